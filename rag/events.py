@@ -1,0 +1,115 @@
+"""Turn a LangGraph run into a flat stream of typed events.
+
+This is the one place that knows LangGraph's stream format. The CLI and the UI both consume
+``Event``s; the UI's own translation (events -> UI state) is a pure function in ``rag.ui``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessageChunk, BaseMessage
+
+logger = logging.getLogger(__name__)
+
+#: Nodes whose LLM tokens are part of the user-visible answer.
+ANSWER_NODES = frozenset({"generate", "direct_answer", "fallback", "retrieval_only"})
+
+
+@dataclass(frozen=True)
+class NodeStarted:
+    node: str
+    at: float  # time.monotonic()
+
+
+@dataclass(frozen=True)
+class NodeFinished:
+    node: str
+    duration_s: float
+    update: dict[str, Any] = field(default_factory=dict)  # the node's state update (typed objects)
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Token:
+    node: str
+    text: str
+
+
+@dataclass(frozen=True)
+class TurnFinished:
+    answer: str
+    total_s: float
+    values: dict[str, Any] = field(default_factory=dict)  # final graph state
+
+
+@dataclass(frozen=True)
+class TurnFailed:
+    message: str  # readable, never a stack trace, never a key
+    total_s: float
+
+
+Event = NodeStarted | NodeFinished | Token | TurnFinished | TurnFailed
+
+
+def translate_stream(chunks: Iterable[tuple[str, Any]], *, clock=time.monotonic) -> Iterator[Event]:
+    """Translate ``graph.stream(..., stream_mode=["tasks", "messages"])`` chunks into events.
+
+    Pure apart from the clock (injectable for tests). Does not emit TurnFinished.
+    """
+    started: dict[str, tuple[str, float]] = {}
+    for mode, payload in chunks:
+        if mode == "tasks":
+            task_id = payload.get("id", "")
+            name = payload.get("name", "")
+            if "input" in payload:  # a task starts
+                now = clock()
+                started[task_id] = (name, now)
+                yield NodeStarted(node=name, at=now)
+            else:  # a task finished
+                _, t0 = started.pop(task_id, (name, clock()))
+                result = payload.get("result")
+                err = payload.get("error")
+                yield NodeFinished(
+                    node=name,
+                    duration_s=max(0.0, clock() - t0),
+                    update=dict(result) if isinstance(result, dict) else {},
+                    error=str(err) if err else None,
+                )
+        elif mode == "messages":
+            message, meta = payload
+            node = (meta or {}).get("langgraph_node", "")
+            if node in ANSWER_NODES and isinstance(message, (AIMessageChunk, BaseMessage)):
+                text = message.content if isinstance(message.content, str) else ""
+                if text:
+                    yield Token(node=node, text=text)
+
+
+def run_turn(graph: Any, question: str, *, thread_id: str, book_id: str | None = None,
+             clock=time.monotonic) -> Iterator[Event]:
+    """Run one question through the compiled graph and yield events, ending with
+    ``TurnFinished`` or ``TurnFailed``. Never raises for a failing turn."""
+    from rag.errors import RagError
+
+    t0 = clock()
+    config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
+    inputs: dict[str, Any] = {"question": question}
+    if book_id is not None:
+        inputs["book_id"] = book_id
+    try:
+        chunks = graph.stream(inputs, config, stream_mode=["tasks", "messages"])
+        yield from translate_stream(chunks, clock=clock)
+        values = dict(graph.get_state(config).values)
+    except RagError as exc:
+        logger.warning("turn failed: %s", exc)
+        yield TurnFailed(message=str(exc), total_s=clock() - t0)
+        return
+    except Exception as exc:  # noqa: BLE001 - a turn must never crash the app
+        logger.exception("turn failed unexpectedly")
+        yield TurnFailed(message=f"{type(exc).__name__}: {exc}", total_s=clock() - t0)
+        return
+    yield TurnFinished(answer=str(values.get("answer", "")), total_s=clock() - t0, values=values)
