@@ -121,3 +121,12 @@ class WebSearch(Protocol):
     def search(self, query: str, count: int) -> list[SearchResult]:
         """Up to ``count`` results. Raises ``SearchError`` on failure; zero results is not an error."""
         ...
+
+
+class SearchOutcome(BaseModel):
+    """A search with what the trace should know about it (who answered, cache, budget)."""
+
+    results: list[SearchResult]
+    provider: str = ""  # which provider answered (after failover)
+    cached: bool = False
+    notes: list[str] = Field(default_factory=list)  # e.g. "cache hit", "budget 3/20", "bocha failed: ..."

@@ -1,0 +1,27 @@
+"""The graph's injected dependencies. Tests build ``Deps`` with fakes; the app with real clients
+(see ``rag.wiring.make_deps``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag.config import Settings
+from rag.schemas import Retriever, WebSearch
+
+
+@dataclass
+class Deps:
+    settings: Settings
+    llm: Any | None = None  # a LangChain BaseChatModel; None means retrieval-only mode
+    retriever: Retriever | None = None
+    web_search: WebSearch | None = None  # None means the web is disabled
+    eval_log: Callable[[dict[str, Any]], None] | None = None  # receives one record per evaluation
+    clock: Callable[[], float] = field(default=time.monotonic)
+
+    @property
+    def mode(self) -> str:
+        """'model' when an LLM is connected, else 'retrieval_only'."""
+        return "model" if self.llm is not None else "retrieval_only"
