@@ -1,0 +1,143 @@
+"""Bocha web search (https://api.bochaai.com/v1/web-search), the original design's provider."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from pydantic import SecretStr
+
+from rag.errors import ConfigError
+from rag.schemas import SearchResult
+from rag.search.base import (
+    DEFAULT_MAX_RETRY_AFTER,
+    HttpProvider,
+    SearchAuthError,
+    SearchError,
+    SearchRateLimited,
+    SearchRequestError,
+    SearchServerError,
+    first_text,
+    list_of_dicts,
+    make_result,
+)
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_URL = "https://api.bochaai.com/v1/web-search"
+MAX_COUNT = 50  # the API accepts 1..50
+
+
+def check_http_url(url: str, env: str) -> str:
+    url = (url or "").strip()
+    if not url.lower().startswith(("http://", "https://")):
+        raise ConfigError(f"{env} must be an http(s) URL")
+    return url
+
+
+class BochaSearch(HttpProvider):
+    """``POST {url}`` with ``Authorization: Bearer <BOCHA_API_KEY>`` and
+    ``{query, freshness, summary, count}``; results in ``data.webPages.value[]``."""
+
+    name = "bocha"
+    key_env = "BOCHA_API_KEY"
+
+    def __init__(
+        self,
+        api_key: SecretStr | None,
+        *,
+        url: str = DEFAULT_URL,
+        freshness: str = "noLimit",
+        timeout: float = 8.0,
+        snippet_chars: int = 800,
+        max_count: int = 8,
+        client: httpx.Client | None = None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] | None = None,
+        max_retry_after: float = DEFAULT_MAX_RETRY_AFTER,
+    ) -> None:
+        if api_key is None or not api_key.get_secret_value().strip():
+            raise ConfigError("SEARCH_PROVIDER includes bocha but BOCHA_API_KEY is not set")
+        self._api_key = api_key
+        self.url = check_http_url(url or DEFAULT_URL, "BOCHA_API_URL")
+        self.freshness = freshness
+        extra = {"sleep": sleep} if sleep is not None else {}
+        super().__init__(
+            timeout=timeout,
+            snippet_chars=snippet_chars,
+            max_count=min(max_count, MAX_COUNT),
+            secrets=[api_key],
+            client=client,
+            transport=transport,
+            max_retry_after=max_retry_after,
+            **extra,
+        )
+
+    def _build_request(self, query: str, count: int) -> httpx.Request:
+        return self._client.build_request(
+            "POST",
+            self.url,
+            json={"query": query, "freshness": self.freshness, "summary": True, "count": count},
+            headers={"Authorization": f"Bearer {self._api_key.get_secret_value()}"},
+        )
+
+    def _forbidden(self, status: int, detail: str) -> SearchError:
+        hint = "check BOCHA_API_KEY" + (" and the account's balance" if status == 403 else "")
+        return SearchAuthError(self.name, f"{self._auth_message(status, detail)} ({hint})")
+
+    def _check_body_code(self, data: dict[str, Any]) -> None:
+        """Bocha also reports errors as ``{"code": 4xx, "msg": ...}`` in the body."""
+        code = data.get("code")
+        if code is None or str(code) == "200":
+            return
+        try:
+            status = int(code)
+        except (TypeError, ValueError):
+            status = 0
+        msg = self._redact(str(data.get("msg") or data.get("message") or ""))[:200]
+        if status in (401, 403):
+            raise self._forbidden(status, msg)
+        if status == 429:
+            raise SearchRateLimited(self.name, f"rate limited (code 429){': ' + msg if msg else ''}")
+        if status >= 500:
+            raise SearchServerError(self.name, f"server error (code {status}): {msg or '(no message)'}", status)
+        raise SearchRequestError(self.name, f"request rejected (code {code}): {msg or '(no message)'}", status or None)
+
+    def _fetch(self, query: str, count: int, notes: list[str]) -> list[SearchResult | None]:
+        data = self._request_json(query, count, notes)
+        if not isinstance(data, dict):
+            raise self.bad_shape(f"expected an object, got {type(data).__name__}")
+        self._check_body_code(data)
+        if "data" not in data:
+            raise self.bad_shape("no 'data' field")
+        payload = data["data"]
+        if payload is None:
+            return []
+        if not isinstance(payload, dict):
+            raise self.bad_shape(f"'data' is {type(payload).__name__}, not an object")
+        pages = payload.get("webPages")
+        if pages is None:
+            return []  # Bocha omits webPages when nothing matched: zero results, not an error
+        if not isinstance(pages, dict):
+            raise self.bad_shape(f"'data.webPages' is {type(pages).__name__}, not an object")
+        raw_value = pages.get("value")
+        if raw_value is None:
+            return []
+        items = list_of_dicts(raw_value)
+        if items is None:
+            raise self.bad_shape(f"'data.webPages.value' is {type(raw_value).__name__}, not a list")
+        if raw_value and not items:
+            raise self.bad_shape("'data.webPages.value' holds no objects")
+        return [
+            make_result(
+                provider=self.name,
+                url=item.get("url"),
+                title=item.get("name"),
+                snippet=first_text(item.get("summary"), item.get("snippet")),
+                site_name=item.get("siteName"),
+                date=first_text(item.get("datePublished"), item.get("dateLastCrawled")),
+            )
+            for item in items
+        ]

@@ -1,0 +1,98 @@
+"""DuckDuckGo (and friends) through the ``ddgs`` package: the keyless default.
+
+``ddgs`` is a metasearch library; ``backend`` picks its engines ("duckduckgo" by default; "auto"
+lets it spread the query over several engines, which survives rate limits better). Its
+exceptions are wrapped into the typed ``SearchError`` subclasses. ``ddgs`` is imported when the
+provider is built, never at import time of this module.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from rag.schemas import SearchResult
+from rag.search.base import (
+    Provider,
+    SearchBadResponse,
+    SearchNetworkError,
+    SearchRateLimited,
+    SearchTimeout,
+    excerpt,
+    list_of_dicts,
+    make_result,
+)
+
+logger = logging.getLogger(__name__)
+
+#: What ``DDGS.text`` raises when every engine answered but nothing matched.
+NO_RESULTS_MESSAGE = "No results found."
+
+
+class DuckDuckGoSearch(Provider):
+    name = "duckduckgo"
+
+    def __init__(
+        self,
+        *,
+        timeout: float = 8.0,
+        snippet_chars: int = 800,
+        max_count: int = 8,
+        backend: str = "duckduckgo",
+        region: str = "wt-wt",
+        ddgs_factory: Callable[[], Any] | None = None,
+    ) -> None:
+        super().__init__(snippet_chars=snippet_chars, max_count=max_count)
+        self.timeout = timeout
+        self.backend = backend
+        self.region = region
+        if ddgs_factory is None:
+            from ddgs import DDGS
+
+            seconds = max(1, round(timeout))
+
+            def ddgs_factory() -> Any:
+                return DDGS(timeout=seconds)
+
+        self._factory = ddgs_factory
+
+    def _fetch(self, query: str, count: int, notes: list[str]) -> list[SearchResult | None]:
+        from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
+
+        try:
+            raw = self._factory().text(query, region=self.region, max_results=count, backend=self.backend)
+        except RatelimitException as exc:
+            raise SearchRateLimited(self.name, f"rate limited: {excerpt(str(exc)) or 'no detail'}") from None
+        except TimeoutException as exc:
+            raise SearchTimeout(self.name, f"no answer within {self.timeout:g} s: {excerpt(str(exc))}") from None
+        except DDGSException as exc:
+            message = str(exc).strip()
+            if message == NO_RESULTS_MESSAGE:
+                return []  # ddgs reports zero results as an exception: not an error for us
+            lowered = message.lower()
+            if "timed out" in lowered or "timeout" in lowered:
+                raise SearchTimeout(self.name, f"no answer within {self.timeout:g} s: {excerpt(message)}") from None
+            if "ratelimit" in lowered or "rate limit" in lowered:
+                raise SearchRateLimited(self.name, f"rate limited: {excerpt(message)}") from None
+            raise SearchNetworkError(self.name, f"search failed: {excerpt(message) or type(exc).__name__}") from None
+        except Exception as exc:  # noqa: BLE001 - anything else from the library becomes typed
+            logger.warning("ddgs raised %s", type(exc).__name__)
+            raise SearchNetworkError(
+                self.name, f"search failed ({type(exc).__name__}): {excerpt(str(exc)) or 'no detail'}"
+            ) from None
+        if raw is None:
+            return []
+        items = list_of_dicts(raw)
+        if items is None:
+            raise SearchBadResponse(self.name, f"ddgs returned {type(raw).__name__}, not a list")
+        return [
+            make_result(
+                provider=self.name,
+                url=item.get("href") or item.get("url"),
+                title=item.get("title"),
+                snippet=item.get("body"),
+                date=item.get("date"),
+            )
+            for item in items
+        ]

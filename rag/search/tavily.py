@@ -1,0 +1,109 @@
+"""Tavily search (https://api.tavily.com/search)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import httpx
+from pydantic import SecretStr
+
+from rag.errors import ConfigError
+from rag.schemas import SearchResult
+from rag.search.base import (
+    DEFAULT_MAX_RETRY_AFTER,
+    HttpProvider,
+    SearchRateLimited,
+    list_of_dicts,
+    make_result,
+)
+
+DEFAULT_URL = "https://api.tavily.com/search"
+MAX_COUNT = 20  # the API accepts max_results 0..20
+#: Tavily's own status codes for "plan / pay-as-you-go usage limit reached".
+QUOTA_STATUSES = (432, 433)
+
+
+class TavilySearch(HttpProvider):
+    """``POST https://api.tavily.com/search`` with a bearer key and
+    ``{query, max_results, search_depth}``; results in ``results[]`` (title, url, content, score)."""
+
+    name = "tavily"
+    key_env = "TAVILY_API_KEY"
+
+    def __init__(
+        self,
+        api_key: SecretStr | None,
+        *,
+        url: str = DEFAULT_URL,
+        search_depth: str = "basic",
+        timeout: float = 8.0,
+        snippet_chars: int = 800,
+        max_count: int = 8,
+        client: httpx.Client | None = None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] | None = None,
+        max_retry_after: float = DEFAULT_MAX_RETRY_AFTER,
+    ) -> None:
+        if api_key is None or not api_key.get_secret_value().strip():
+            raise ConfigError("SEARCH_PROVIDER includes tavily but TAVILY_API_KEY is not set")
+        self._api_key = api_key
+        self.url = url
+        self.search_depth = search_depth
+        extra = {"sleep": sleep} if sleep is not None else {}
+        super().__init__(
+            timeout=timeout,
+            snippet_chars=snippet_chars,
+            max_count=min(max_count, MAX_COUNT),
+            secrets=[api_key],
+            client=client,
+            transport=transport,
+            max_retry_after=max_retry_after,
+            **extra,
+        )
+
+    def _build_request(self, query: str, count: int) -> httpx.Request:
+        return self._client.build_request(
+            "POST",
+            self.url,
+            json={
+                "query": query,
+                "max_results": count,
+                "search_depth": self.search_depth,
+                "include_answer": False,
+            },
+            headers={"Authorization": f"Bearer {self._api_key.get_secret_value()}"},
+        )
+
+    def _check_status(self, response: httpx.Response) -> None:
+        if response.status_code in QUOTA_STATUSES:
+            detail = self._error_detail(response)
+            raise SearchRateLimited(
+                self.name,
+                f"usage limit of the Tavily plan reached (HTTP {response.status_code}){': ' + detail if detail else ''}",
+            )
+        super()._check_status(response)
+
+    def _fetch(self, query: str, count: int, notes: list[str]) -> list[SearchResult | None]:
+        data = self._request_json(query, count, notes)
+        if not isinstance(data, dict):
+            raise self.bad_shape(f"expected an object, got {type(data).__name__}")
+        if "results" not in data:
+            raise self.bad_shape("no 'results' field")
+        raw = data["results"]
+        if raw is None:
+            return []
+        items = list_of_dicts(raw)
+        if items is None:
+            raise self.bad_shape(f"'results' is {type(raw).__name__}, not a list")
+        if raw and not items:
+            raise self.bad_shape("'results' holds no objects")
+        return [
+            make_result(
+                provider=self.name,
+                url=item.get("url"),
+                title=item.get("title"),
+                snippet=item.get("content"),
+                date=item.get("published_date"),
+            )
+            for item in items
+        ]
