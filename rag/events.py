@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessageChunk
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +83,8 @@ def translate_stream(chunks: Iterable[tuple[str, Any]], *, clock=time.monotonic)
         elif mode == "messages":
             message, meta = payload
             node = (meta or {}).get("langgraph_node", "")
-            if node in ANSWER_NODES and isinstance(message, (AIMessageChunk, BaseMessage)):
+            # Only streamed chunks: the full message written to state afterwards would repeat them.
+            if node in ANSWER_NODES and isinstance(message, AIMessageChunk):
                 text = message.content if isinstance(message.content, str) else ""
                 if text:
                     yield Token(node=node, text=text)

@@ -1,0 +1,145 @@
+"""Fakes for tests, benchmarks and demos: a scripted chat model that supports tool-calling
+structured output and streaming (LangChain's GenericFakeChatModel supports neither), a fake
+retriever and a fake web search. Nothing here talks to the network."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import ConfigDict, PrivateAttr
+
+from rag.schemas import Passage, SearchOutcome, SearchResult
+
+#: A scripted reply: a dict (structured output: a tool call or JSON text), a str (text), or an
+#: Exception (raised, as a provider error would be).
+Reply = dict[str, Any] | str | BaseException
+Responder = Callable[..., Reply]
+
+
+def schema_of(kwargs: dict[str, Any]) -> str | None:
+    """Which structured schema a call asks for ('RouteDecision', 'Evaluation', ...) or None."""
+    tools = kwargs.get("tools") or []
+    if tools:
+        return tools[0].get("function", {}).get("name")
+    fmt = kwargs.get("response_format")
+    if isinstance(fmt, dict):
+        return (fmt.get("json_schema") or {}).get("name") or "json_object"
+    return None
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Replies from a script, in order, or from a ``responder(messages, schema=...)`` callable.
+
+    ``calls`` records (schema, messages) for every call, for assertions.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    replies: list[Any] = []
+    responder: Any = None
+    temperature: float = 0.0
+    chunk_chars: int = 4
+    model_name: str = "scripted-fake"
+
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _cursor: dict[str, int] = PrivateAttr(default_factory=lambda: {"next": 0})  # shared by copies
+    _calls: list[tuple[str | None, list[BaseMessage]]] = PrivateAttr(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-fake"
+
+    @property
+    def calls(self) -> list[tuple[str | None, list[BaseMessage]]]:
+        return self._calls
+
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> Any:
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], tool_choice=tool_choice, **kwargs)
+
+    def _next(self, messages: list[BaseMessage], schema: str | None) -> Reply:
+        with self._lock:
+            self._calls.append((schema, list(messages)))
+            if self.responder is not None:
+                return self.responder(messages, schema=schema)
+            index = self._cursor["next"]
+            if index >= len(self.replies):
+                raise AssertionError(f"ScriptedChatModel ran out of replies (call for {schema})")
+            self._cursor["next"] = index + 1
+            return self.replies[index]
+
+    def _message(self, reply: Reply, kwargs: dict[str, Any]) -> AIMessage:
+        if isinstance(reply, BaseException):
+            raise reply
+        schema = schema_of(kwargs)
+        if isinstance(reply, dict):
+            if kwargs.get("tools") and schema:
+                call = {"name": schema, "args": reply, "id": f"call_{uuid.uuid4().hex[:8]}", "type": "tool_call"}
+                return AIMessage(content="", tool_calls=[call])
+            return AIMessage(content=json.dumps(reply, ensure_ascii=False))
+        return AIMessage(content=str(reply))
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        message = self._message(self._next(messages, schema_of(kwargs)), kwargs)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        message = self._message(self._next(messages, schema_of(kwargs)), kwargs)
+        if message.tool_calls:
+            yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=[
+                {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": 0}
+                for c in message.tool_calls]))
+            return
+        text = str(message.content)
+        for i in range(0, len(text), self.chunk_chars):
+            piece = text[i:i + self.chunk_chars]
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+            if run_manager:
+                run_manager.on_llm_new_token(piece, chunk=chunk)
+            yield chunk
+
+
+class FakeRetriever:
+    """Returns the given passages (scoped by book_id when they carry one); records queries."""
+
+    def __init__(self, passages: list[Passage] | None = None, error: BaseException | None = None) -> None:
+        self.passages = passages or []
+        self.error = error
+        self.queries: list[str] = []
+
+    def retrieve(self, query: str, k: int | None = None, book_id: str | None = None) -> list[Passage]:
+        self.queries.append(query)
+        if self.error is not None:
+            raise self.error
+        hits = [p for p in self.passages if book_id is None or p.book_id in ("", book_id)]
+        return hits[: k or len(hits)]
+
+
+class FakeWebSearch:
+    """Returns the given results, or raises ``error``; records queries."""
+
+    def __init__(self, results: list[SearchResult] | None = None, error: BaseException | None = None,
+                 name: str = "fake") -> None:
+        self.name = name
+        self.results = results or []
+        self.error = error
+        self.queries: list[str] = []
+
+    def search(self, query: str, count: int) -> list[SearchResult]:
+        self.queries.append(query)
+        if self.error is not None:
+            raise self.error
+        return self.results[:count]
+
+    def search_detailed(self, query: str, count: int) -> SearchOutcome:
+        return SearchOutcome(results=self.search(query, count), provider=self.name)

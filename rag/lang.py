@@ -1,0 +1,22 @@
+"""Tiny language helpers: the answer follows the question's language."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Lang = Literal["zh", "en"]
+
+
+def detect_lang(text: str) -> Lang:
+    """'zh' when the text has Chinese characters and no more Latin letters than them, else 'en'."""
+    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
+    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    if cjk == 0:
+        return "en"
+    # A Chinese question often holds a few Latin words (TV, CCTV, EPUB): count words, not letters.
+    latin_words = len([w for w in "".join(c if c.isascii() and c.isalpha() else " " for c in text).split() if w])
+    return "zh" if cjk >= latin_words or cjk * 2 >= latin else "en"
+
+
+def language_name(lang: Lang) -> str:
+    return "Simplified Chinese (简体中文)" if lang == "zh" else "English"

@@ -1,0 +1,190 @@
+"""The chat model: any OpenAI-compatible endpoint, plus defensive structured output."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from typing import Any, TypeVar
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from rag.config import Settings
+from rag.errors import ConfigError, LLMError
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T", bound=BaseModel)
+
+OPENAI_DEFAULT_MODEL = "gpt-4o-mini"
+_EMBEDDING_HINTS = ("embed", "bge", "e5", "minilm", "nomic", "rerank")
+
+
+def _pick_chat_model(names: list[str]) -> str | None:
+    for name in names:
+        if not any(hint in name.lower() for hint in _EMBEDDING_HINTS):
+            return name
+    return None
+
+
+def detect_ollama(url: str, timeout: float = 0.6) -> list[str]:
+    """Model names served by an Ollama server at ``url``; [] when none answers."""
+    try:
+        resp = httpx.get(f"{url.rstrip('/')}/api/tags", timeout=timeout)
+        resp.raise_for_status()
+        return [m.get("name", "") for m in resp.json().get("models", []) if m.get("name")]
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return []
+
+
+def list_openai_models(base_url: str, api_key: str | None, timeout: float = 3.0) -> list[str]:
+    """Model ids from ``GET {base_url}/models`` (vLLM, llama.cpp, Ollama...); [] on failure."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        resp = httpx.get(f"{base_url.rstrip('/')}/models", headers=headers, timeout=timeout)
+        resp.raise_for_status()
+        return [m.get("id", "") for m in resp.json().get("data", []) if m.get("id")]
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return []
+
+
+def resolve_endpoint(settings: Settings) -> tuple[str | None, str, str] | None:
+    """(base_url, api_key, model) to use, or None for retrieval-only mode.
+
+    - LLM_BASE_URL and/or LLM_API_KEY set: that endpoint (OpenAI when no base URL).
+    - Neither set: an Ollama server on localhost, if one answers (first chat model or LLM_MODEL).
+    """
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    base = settings.llm_base_url
+    if base or key:
+        model = settings.llm_model
+        if not model:
+            model = _pick_chat_model(list_openai_models(base, key)) if base else OPENAI_DEFAULT_MODEL
+        if not model:
+            raise ConfigError(
+                f"LLM_MODEL is not set and the endpoint {base} lists no chat model: set LLM_MODEL."
+            )
+        # Local servers (vLLM, llama.cpp, Ollama) accept any key; the client insists on one.
+        return base, key or "not-needed", model
+    if settings.ollama_autodetect:
+        names = detect_ollama(settings.ollama_url)
+        if names:
+            model = settings.llm_model if settings.llm_model in names else _pick_chat_model(names)
+            if settings.llm_model and settings.llm_model not in names:
+                logger.warning("LLM_MODEL %s is not served by Ollama; using %s", settings.llm_model, model)
+            if model:
+                logger.info("using Ollama at %s with model %s", settings.ollama_url, model)
+                return f"{settings.ollama_url.rstrip('/')}/v1", "ollama", model
+    return None
+
+
+def make_chat_model(settings: Settings) -> Any | None:
+    """A ``ChatOpenAI`` for the configured endpoint, or None (retrieval-only mode)."""
+    endpoint = resolve_endpoint(settings)
+    if endpoint is None:
+        return None
+    from langchain_openai import ChatOpenAI
+
+    base, key, model = endpoint
+    return ChatOpenAI(
+        model=model,
+        base_url=base,
+        api_key=key,
+        temperature=settings.llm_temperature,
+        timeout=settings.llm_timeout,
+        max_retries=settings.llm_max_retries,
+        streaming=False,
+    )
+
+
+def with_temperature(llm: Any, temperature: float) -> Any:
+    """A copy of ``llm`` with another temperature (route and evaluate use 0)."""
+    if hasattr(llm, "temperature"):
+        try:
+            return llm.model_copy(update={"temperature": temperature})
+        except (AttributeError, TypeError, ValueError):
+            return llm
+    return llm
+
+
+def model_name(llm: Any) -> str:
+    return str(getattr(llm, "model_name", None) or getattr(llm, "model", None) or type(llm).__name__)
+
+
+# --------------------------------------------------------------------------- structured output
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+def parse_json_text(text: str) -> dict[str, Any]:
+    """Defensively pull one JSON object out of a model's text (code fences, prose around it,
+    control characters inside strings). Raises ValueError when there is none."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("empty reply")
+    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    for candidate in candidates:
+        start = candidate.find("{")
+        while start != -1:
+            try:
+                obj, _ = json.JSONDecoder(strict=False).raw_decode(candidate[start:])
+            except json.JSONDecodeError:
+                start = candidate.find("{", start + 1)
+                continue
+            if isinstance(obj, dict):
+                return obj
+            start = candidate.find("{", start + 1)
+    raise ValueError(f"no JSON object in reply: {text[:120]!r}")
+
+
+def _content_text(message: Any) -> str:
+    content = getattr(message, "content", "")
+    if isinstance(content, list):  # content blocks
+        return "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
+    return str(content or "")
+
+
+def _args_from_message(message: Any, schema_name: str) -> dict[str, Any]:
+    for call in getattr(message, "tool_calls", None) or []:
+        if call.get("name") in (schema_name, None, "") or len(message.tool_calls) == 1:
+            args = call.get("args")
+            if isinstance(args, dict):
+                return args
+    for call in getattr(message, "invalid_tool_calls", None) or []:
+        raw = call.get("args")
+        if isinstance(raw, str):
+            return parse_json_text(raw)
+    return parse_json_text(_content_text(message))
+
+
+def structured_invoke(llm: Any, schema: type[T], messages: list[Any], method: str) -> T:
+    """One structured call with the chosen method; raises LLMError on any failure
+    (provider error, timeout, invalid JSON, schema mismatch)."""
+    name = schema.__name__
+    try:
+        if method == "function_calling":
+            runnable = llm.bind_tools([schema], tool_choice=name)
+        elif method == "json_mode":
+            runnable = llm.bind(response_format={"type": "json_object"})
+        elif method == "json_schema":
+            runnable = llm.bind(
+                response_format={
+                    "type": "json_schema",
+                    "json_schema": {"name": name, "schema": schema.model_json_schema(), "strict": False},
+                }
+            )
+        else:
+            raise ConfigError(f"unknown LLM_STRUCTURED_METHOD {method!r}")
+        message = runnable.invoke(messages)
+    except ConfigError:
+        raise
+    except Exception as exc:  # provider errors come in many types
+        raise LLMError(f"model call failed ({type(exc).__name__}): {_short(exc)}") from exc
+    try:
+        return schema.model_validate(_args_from_message(message, name))
+    except (ValueError, ValidationError) as exc:
+        raise LLMError(f"invalid structured output for {name}: {_short(exc)}") from exc
+
+
+def _short(exc: BaseException, limit: int = 240) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

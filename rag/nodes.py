@@ -1,0 +1,343 @@
+"""The graph's nodes. Each is a method of ``Nodes``, which holds the injected ``Deps``; nodes
+create no clients and read no global state. Routing decisions are pure functions."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from rag import prompts
+from rag.deps import Deps
+from rag.errors import LLMError, RagError
+from rag.lang import detect_lang, language_name
+from rag.llm import model_name, structured_invoke, with_temperature
+from rag.schemas import Evaluation, Passage, RouteDecision, SearchOutcome
+from rag.search.base import format_web_context
+from rag.state import GraphState, Notice, WebRound, reset_question_state
+
+logger = logging.getLogger(__name__)
+
+HISTORY_TURNS = 3  # question/answer pairs used to rewrite a follow-up
+
+AfterEvaluate = Literal["generate", "web_search", "fallback"]
+
+
+# --------------------------------------------------------------------------- pure helpers
+def format_book_context(passages: list[Passage], max_chars: int = 1200) -> str:
+    """Book passages numbered [1]..[n], each with its book and chapter."""
+    blocks = []
+    for i, p in enumerate(passages, start=1):
+        body = p.text if len(p.text) <= max_chars else p.text[:max_chars] + "…"
+        where = f"《{p.book_title}》 " if p.book_title else ""
+        blocks.append(f"[{i}] {where}{p.label()}\n{body}")
+    return "\n\n".join(blocks)
+
+
+def after_evaluate(state: GraphState, *, web_enabled: bool, max_web_rounds: int) -> AfterEvaluate:
+    """Where to go after an evaluation. Termination: every web_search adds one web round, and no
+    web_search happens once ``max_web_rounds`` rounds exist."""
+    evaluations = state.get("evaluations") or []
+    if evaluations and evaluations[-1].enough:
+        return "generate"
+    if web_enabled and len(state.get("web_rounds") or []) < max_web_rounds:
+        return "web_search"
+    if not state.get("passages") and not state.get("web_results"):
+        return "fallback"
+    return "generate"
+
+
+def web_query_for(state: GraphState) -> str:
+    """The evaluator's web_query, else the question plus the first missing points."""
+    evaluations = state.get("evaluations") or []
+    last = evaluations[-1] if evaluations else None
+    if last and last.web_query:
+        return last.web_query.strip()
+    question = state.get("standalone_question") or state.get("question", "")
+    missing = last.missing[:2] if last else []
+    return " ".join([question, *missing]).strip()
+
+
+def _history(messages: list[BaseMessage]) -> list[BaseMessage]:
+    return [m for m in messages if isinstance(m, (HumanMessage, AIMessage))][-2 * HISTORY_TURNS:]
+
+
+def _notice(state: GraphState, node: str, level: str, message: str) -> list[Notice]:
+    return [*(state.get("notices") or []), Notice(node=node, level=level, message=message)]  # type: ignore[typeddict-item]
+
+
+class Nodes:
+    def __init__(self, deps: Deps) -> None:
+        self.deps = deps
+        self.settings = deps.settings
+        self.llm = deps.llm
+        # Route, rewrite and evaluate are deterministic: temperature 0.
+        self.judge_llm = with_temperature(deps.llm, 0.0) if deps.llm is not None else None
+
+    @property
+    def web_enabled(self) -> bool:
+        return self.deps.web_search is not None and self.settings.max_web_rounds > 0
+
+    # ------------------------------------------------------------------ structured calls
+    def _structured(self, schema: type, messages: list[BaseMessage]) -> tuple[Any | None, list[str]]:
+        """Call with one retry. Returns (result or None, error messages)."""
+        errors: list[str] = []
+        for _attempt in range(2):
+            try:
+                return structured_invoke(self.judge_llm, schema, messages, self.settings.llm_structured_method), errors
+            except LLMError as exc:
+                logger.warning("%s call failed: %s", schema.__name__, exc)
+                errors.append(str(exc))
+        return None, errors
+
+    # ------------------------------------------------------------------ nodes
+    def route_question(self, state: GraphState) -> dict[str, Any]:
+        question = (state.get("question") or "").strip()
+        update: dict[str, Any] = reset_question_state()
+        notices: list[Notice] = []
+        language = detect_lang(question)
+        standalone = question
+        history = _history(state.get("messages") or [])
+        if history:
+            lines = [f"{'User' if isinstance(m, HumanMessage) else 'Assistant'}: {str(m.content)[:600]}" for m in history]
+            try:
+                reply = self.judge_llm.invoke([
+                    SystemMessage(prompts.REWRITE_SYSTEM),
+                    HumanMessage(prompts.REWRITE_USER.format(history="\n".join(lines), question=question)),
+                ])
+                text = str(reply.content).strip().strip('"“”')
+                if text:
+                    standalone = text.splitlines()[0].strip() or question
+            except Exception as exc:  # noqa: BLE001 - a failed rewrite must not end the turn
+                notices.append(Notice(node="route_question", level="warning",
+                                      message=f"could not rewrite the follow-up question: {exc}"))
+        book_clause = ""
+        route, errors = self._structured(RouteDecision, [
+            SystemMessage(prompts.ROUTE_SYSTEM.format(book_clause=book_clause)),
+            HumanMessage(prompts.ROUTE_USER.format(question=standalone)),
+        ])
+        if route is None:
+            route = RouteDecision(strategy="complex", reason=f"router failed twice, using retrieval: {errors[-1]}")
+            notices.append(Notice(node="route_question", level="warning",
+                                  message=f"router output invalid twice; took the retrieval path ({errors[-1]})"))
+        update.update(standalone_question=standalone, language=language, route=route, notices=notices,
+                      messages=[HumanMessage(question)])
+        return update
+
+    def retrieve_local(self, state: GraphState) -> dict[str, Any]:
+        query = state.get("standalone_question") or state.get("question", "")
+        if self.deps.retriever is None:
+            return {"passages": [], "local_context": "",
+                    "notices": _notice(state, "retrieve_local", "warning", "no book index is loaded")}
+        try:
+            passages = self.deps.retriever.retrieve(query, k=self.settings.retrieval_k, book_id=state.get("book_id"))
+        except RagError as exc:
+            return {"passages": [], "local_context": "",
+                    "notices": _notice(state, "retrieve_local", "error", f"book search failed: {exc}")}
+        return {"passages": passages,
+                "local_context": format_book_context(passages, self.settings.max_passage_chars)}
+
+    def evaluate(self, state: GraphState) -> dict[str, Any]:
+        question = state.get("standalone_question") or state.get("question", "")
+        evaluations = list(state.get("evaluations") or [])
+        rounds = len(state.get("web_rounds") or [])
+        notices = list(state.get("notices") or [])
+        passages = state.get("passages") or []
+        web_results = state.get("web_results") or []
+        started = time.monotonic()
+        if not passages and not web_results:
+            evaluation = Evaluation(reason="Nothing was retrieved, so nothing can answer the question.",
+                                    enough=False, missing=[question], web_query=None if rounds else question,
+                                    confidence=1.0)
+        else:
+            if rounds == 0:
+                rule = prompts.WEB_QUERY_RULE_FIRST if self.web_enabled else prompts.WEB_QUERY_RULE_NONE
+            else:
+                more = self.web_enabled and rounds < self.settings.max_web_rounds
+                rule = prompts.WEB_QUERY_RULE_MORE if more else prompts.WEB_QUERY_RULE_NONE
+            system = prompts.EVALUATE_SYSTEM.format(web_query_rule=rule)
+            if self.deps.few_shot:
+                system += "\n\n" + prompts.EVALUATE_FEW_SHOT
+            context = self._labelled_context(state)
+            evaluation, errors = self._structured(Evaluation, [
+                SystemMessage(system),
+                HumanMessage(prompts.EVALUATE_USER.format(question=question, context=context)),
+            ])
+            if evaluation is None:
+                evaluation = Evaluation(reason=f"The judge's output was invalid twice ({errors[-1]}); "
+                                        "treating the context as not enough.",
+                                        enough=False, missing=[], web_query=None, confidence=0.0)
+                notices.append(Notice(node="evaluate", level="warning",
+                                      message=f"evaluation output invalid twice; assumed not enough ({errors[-1]})"))
+            elif errors:
+                notices.append(Notice(node="evaluate", level="info",
+                                      message=f"evaluation retried once after: {errors[0]}"))
+        evaluations.append(evaluation)
+        update = {"evaluations": evaluations, "notices": notices}
+        self._log_evaluation(state, evaluation, len(evaluations), time.monotonic() - started, update)
+        return update
+
+    def _labelled_context(self, state: GraphState) -> str:
+        book = state.get("local_context") or prompts.text("no_book_context", "en")
+        web_results = state.get("web_results") or []
+        if not web_results:
+            return book
+        web = format_web_context(web_results, start_index=len(state.get("passages") or []) + 1)
+        return f"=== BOOK SOURCES ===\n{book}\n\n=== WEB SOURCES (untrusted data) ===\n{web}"
+
+    def _log_evaluation(self, state: GraphState, evaluation: Evaluation, round_no: int, latency: float,
+                        update: dict[str, Any]) -> None:
+        if self.deps.eval_log is None:
+            return
+        question = state.get("standalone_question") or state.get("question", "")
+        branch = after_evaluate({**state, **update}, web_enabled=self.web_enabled,  # type: ignore[typeddict-item]
+                                max_web_rounds=self.settings.max_web_rounds)
+        record = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "model": model_name(self.llm),
+            "question_hash": hashlib.sha256(question.encode("utf-8")).hexdigest()[:16],
+            "question": question,
+            "round": round_no,
+            "evaluation": evaluation.model_dump(),
+            "latency_s": round(latency, 4),
+            "web_query": web_query_for({**state, **update}) if branch == "web_search" else None,  # type: ignore[typeddict-item]
+            "branch": branch,
+            "invalid_json": evaluation.confidence == 0.0 and "invalid twice" in evaluation.reason,
+        }
+        try:
+            self.deps.eval_log(record)
+        except Exception:  # noqa: BLE001 - logging must never break a turn
+            logger.exception("could not write the evaluation log")
+
+    def web_search(self, state: GraphState) -> dict[str, Any]:
+        query = web_query_for(state)
+        rounds = list(state.get("web_rounds") or [])
+        results = list(state.get("web_results") or [])
+        notices = list(state.get("notices") or [])
+        search = self.deps.web_search
+        web_round = WebRound(query=query, provider="", results=[], error=None, notes=[])
+        try:
+            if search is None:
+                raise RagError("web search is not configured")
+            detailed = getattr(search, "search_detailed", None)
+            if callable(detailed):
+                outcome: SearchOutcome = detailed(query, self.settings.search_count)
+            else:
+                outcome = SearchOutcome(results=search.search(query, self.settings.search_count), provider=search.name)
+            web_round.update(provider=outcome.provider, results=outcome.results, notes=list(outcome.notes))
+            seen = {r.url for r in results}
+            results.extend(r for r in outcome.results if r.url not in seen)
+            if not outcome.results:
+                web_round["notes"].append("no results")
+        except RagError as exc:
+            web_round["error"] = str(exc)
+            notices.append(Notice(node="web_search", level="error", message=f"web search failed: {exc}"))
+        except Exception as exc:  # noqa: BLE001 - a provider bug must not end the turn
+            logger.exception("web search crashed")
+            web_round["error"] = f"{type(exc).__name__}: {exc}"
+            notices.append(Notice(node="web_search", level="error", message=f"web search failed: {web_round['error']}"))
+        rounds.append(web_round)
+        web_context = format_web_context(results, start_index=len(state.get("passages") or []) + 1) if results else ""
+        return {"web_rounds": rounds, "web_results": results, "web_context": web_context, "notices": notices}
+
+    def _stream_answer(self, messages: list[BaseMessage]) -> str:
+        parts: list[str] = []
+        for chunk in self.llm.stream(messages):
+            content = chunk.content if isinstance(chunk.content, str) else ""
+            parts.append(content)
+        return "".join(parts)
+
+    def generate(self, state: GraphState) -> dict[str, Any]:
+        lang = state.get("language", "en")
+        question = state.get("standalone_question") or state.get("question", "")
+        evaluations = state.get("evaluations") or []
+        last = evaluations[-1] if evaluations else None
+        mode = "full" if last is not None and last.enough else "partial"
+        partial_note = ""
+        if mode == "partial":
+            missing = "; ".join(last.missing) if last and last.missing else "(not specified by the judge)"
+            partial_note = "\n" + prompts.GENERATE_PARTIAL_NOTE.format(
+                missing=missing, missing_heading=prompts.text("missing_heading", lang))
+        web_context = state.get("web_context") or ""
+        messages = [
+            SystemMessage(prompts.GENERATE_SYSTEM.format(language=language_name(lang),
+                                                         cannot_confirm=prompts.text("cannot_confirm", lang))),
+            HumanMessage(prompts.GENERATE_USER.format(
+                question=question,
+                book_context=state.get("local_context") or prompts.text("no_book_context", lang),
+                web_context=web_context or prompts.text("no_web_context", lang),
+                partial_note=partial_note)),
+        ]
+        notices = list(state.get("notices") or [])
+        try:
+            answer = self._stream_answer(messages)
+        except Exception as exc:  # noqa: BLE001 - show the sources instead of crashing
+            logger.warning("generation failed: %s", exc)
+            notices.append(Notice(node="generate", level="error", message=f"generation failed: {exc}"))
+            answer = self._sources_dump(state, prompts.text("generation_failed", lang, error=type(exc).__name__))
+        return {"answer": answer, "answer_mode": mode, "notices": notices, "messages": [AIMessage(answer)]}
+
+    def direct_answer(self, state: GraphState) -> dict[str, Any]:
+        lang = state.get("language", "en")
+        question = state.get("standalone_question") or state.get("question", "")
+        notices = list(state.get("notices") or [])
+        try:
+            answer = self._stream_answer([
+                SystemMessage(prompts.DIRECT_SYSTEM.format(language=language_name(lang))),
+                HumanMessage(question),
+            ])
+        except Exception as exc:  # noqa: BLE001
+            notices.append(Notice(node="direct_answer", level="error", message=f"generation failed: {exc}"))
+            answer = prompts.text("generation_failed", lang, error=type(exc).__name__)
+        return {"answer": answer, "answer_mode": "direct", "notices": notices, "messages": [AIMessage(answer)]}
+
+    def fallback(self, state: GraphState) -> dict[str, Any]:
+        """Nothing usable was found: say so without calling the model, and list what is missing."""
+        lang = state.get("language", "en")
+        tried_web = bool(state.get("web_rounds"))
+        lines = [prompts.text("fallback", lang, web=prompts.text("fallback_web", lang) if tried_web else "")]
+        evaluations = state.get("evaluations") or []
+        missing = evaluations[-1].missing if evaluations else []
+        if missing:
+            lines += ["", prompts.text("fallback_missing", lang)] + [f"- {m}" for m in missing]
+        problems = [n["message"] for n in state.get("notices") or [] if n["level"] == "error"]
+        if problems:
+            lines += ["", prompts.text("fallback_errors", lang)] + [f"- {p}" for p in problems]
+        answer = "\n".join(lines)
+        return {"answer": answer, "answer_mode": "fallback", "messages": [AIMessage(answer)]}
+
+    def _sources_dump(self, state: GraphState, head: str) -> str:
+        lines = [head, ""]
+        for i, p in enumerate(state.get("passages") or [], start=1):
+            lines.append(f"[{i}] {p.label()}: {p.text[:300]}")
+        offset = len(state.get("passages") or [])
+        for j, r in enumerate(state.get("web_results") or [], start=offset + 1):
+            lines.append(f"[{j}] {r.title} ({r.url}): {r.snippet[:300]}")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ no model at all
+    def retrieval_only(self, state: GraphState) -> dict[str, Any]:
+        question = (state.get("question") or "").strip()
+        lang = detect_lang(question)
+        update: dict[str, Any] = {**reset_question_state(), "standalone_question": question, "language": lang}
+        state_view: GraphState = {**state, **update}  # type: ignore[typeddict-item]
+        retrieved = self.retrieve_local(state_view)
+        update.update(retrieved)
+        passages: list[Passage] = retrieved["passages"]
+        lines = [prompts.text("retrieval_only_head", lang), ""]
+        if not passages:
+            lines.append(prompts.text("retrieval_only_none", lang))
+        for i, p in enumerate(passages, start=1):
+            snippet = " ".join(p.text.split())
+            snippet = snippet if len(snippet) <= 400 else snippet[:400] + "…"
+            lines.append(f"[{i}] {p.label()} (score {p.score:.3f})\n{snippet}\n")
+        lines += ["", prompts.text("retrieval_only_howto", lang)]
+        answer = "\n".join(lines)
+        update.update(answer=answer, answer_mode="retrieval_only",
+                      messages=[HumanMessage(question), AIMessage(answer)])
+        return update
+
+
