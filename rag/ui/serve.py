@@ -1,0 +1,97 @@
+"""Start the app: settings, logging, book index, sample book, launch. Used by ``app.py``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+SAMPLE_BOOK = Path(__file__).resolve().parents[2] / "assets" / "xiyouji-guide.epub"
+
+
+def configure_logging(level: str = "INFO") -> None:
+    logging.basicConfig(
+        level=getattr(logging, str(level).upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    # Third-party clients log request details (URLs, sometimes headers) at INFO/DEBUG.
+    for noisy in ("httpx", "httpcore", "openai", "urllib3", "chromadb"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def server_host(settings_host: str) -> str:
+    """0.0.0.0 on a Hugging Face Space (SPACE_ID is set there), else the configured host."""
+    return "0.0.0.0" if os.environ.get("SPACE_ID") else settings_host
+
+
+def start_sample_ingest(index: Any, path: Path = SAMPLE_BOOK) -> threading.Thread | None:
+    """Index the sample book in a background thread when the library is empty. Never blocks."""
+    if index is None or not path.is_file():
+        return None
+    try:
+        if list(index.books()):
+            return None
+    except Exception as exc:  # noqa: BLE001
+        logger.warning("could not list books: %s", exc)
+        return None
+
+    def run() -> None:
+        try:
+            info = index.ingest(str(path), background=True)
+            logger.info("sample book indexed: %s", getattr(info, "title", path.name))
+        except Exception as exc:  # noqa: BLE001 - the app works without it
+            logger.warning("indexing the sample book failed: %s", exc)
+
+    thread = threading.Thread(target=run, name="sample-book-ingest", daemon=True)
+    thread.start()
+    return thread
+
+
+def open_book_index(settings: Any) -> Any | None:
+    try:
+        from rag.index import open_index
+    except ImportError as exc:
+        logger.warning("book index unavailable (%s); the book panel is disabled", exc)
+        return None
+    try:
+        return open_index(settings)
+    except Exception as exc:  # noqa: BLE001 - the chat still works in a limited way
+        logger.error("opening the book index failed: %s", exc)
+        return None
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python app.py``: serve on 127.0.0.1:7860 (0.0.0.0:7860 on a Space)."""
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    parser = argparse.ArgumentParser(description="Enough RAG web UI")
+    parser.add_argument("--host", default=None, help="interface to listen on (default: settings / 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=None, help="port (default: settings / 7860)")
+    parser.add_argument("--no-sample", action="store_true", help="do not index the sample book on first start")
+    args = parser.parse_args(argv)
+
+    from rag.config import Settings
+
+    settings = Settings()
+    configure_logging(settings.log_level)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+
+    from rag.ui.blocks import build_app
+    from rag.wiring import make_deps
+
+    index = open_book_index(settings)
+    deps = make_deps(settings, index=index)
+    demo = build_app(deps, index=index, make_deps=make_deps)
+    if not args.no_sample:
+        start_sample_ingest(index)
+    host = args.host or server_host(settings.host)
+    port = args.port or settings.port
+    logger.info("serving on http://%s:%d (mode: %s, web: %s)", host, port, deps.mode,
+                "on" if deps.web_search is not None else "off")
+    demo.queue(default_concurrency_limit=4, max_size=64)
+    demo.launch(server_name=host, server_port=port, show_error=False, footer_links=["api"])

@@ -1,0 +1,279 @@
+"""The pure translation from graph events (``rag.events``) to UI state.
+
+``apply_event(state, event) -> state`` never mutates its input and does no I/O; everything the page
+shows (chat messages, the trace panel, the sources panel) is derived from the returned ``UiState``
+by ``rag.ui.render``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from rag.events import ANSWER_NODES, NodeFinished, NodeStarted, Token, TurnFailed, TurnFinished
+from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult
+
+EntryStatus = Literal["running", "done", "error"]
+TurnStatus = Literal["running", "done", "failed"]
+
+
+@dataclass(frozen=True)
+class TraceEntry:
+    """One node run in the trace panel."""
+
+    node: str
+    status: EntryStatus = "running"
+    duration_s: float | None = None
+    standalone_question: str | None = None
+    route: RouteDecision | None = None
+    passages: tuple[Passage, ...] | None = None  # set by retrieve_local (None: not a retrieval)
+    evaluation: Evaluation | None = None
+    evaluation_round: int | None = None
+    web_rounds: tuple[dict[str, Any], ...] = ()  # WebRound dicts added by this node
+    notices: tuple[dict[str, Any], ...] = ()  # Notice dicts added by this node
+    answer_mode: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One question and everything known about its answer."""
+
+    question: str
+    answer: str = ""
+    status: TurnStatus = "running"
+    error: str | None = None
+    entries: tuple[TraceEntry, ...] = ()
+    passages: tuple[Passage, ...] = ()  # cited as [1..p]
+    web_results: tuple[SearchResult, ...] = ()  # cited as [p+1..]
+    evaluations: tuple[Evaluation, ...] = ()
+    web_rounds: tuple[dict[str, Any], ...] = ()
+    notices: tuple[dict[str, Any], ...] = ()
+    answer_mode: str | None = None
+    standalone_question: str | None = None
+    total_s: float | None = None
+    streamed: bool = False  # whether any answer token arrived
+
+
+@dataclass(frozen=True)
+class UiState:
+    """The whole conversation as the page shows it."""
+
+    turns: tuple[Turn, ...] = field(default_factory=tuple)
+
+    @property
+    def current(self) -> Turn | None:
+        return self.turns[-1] if self.turns else None
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.turns) and self.turns[-1].status == "running"
+
+
+def start_turn(state: UiState, question: str) -> UiState:
+    """A new question was asked: append an empty, running turn."""
+    return replace(state, turns=(*state.turns, Turn(question=question)))
+
+
+def fail_turn(state: UiState, message: str, total_s: float | None = None) -> UiState:
+    """Mark the current turn failed with a readable message (used when the UI itself fails)."""
+    return apply_event(state, TurnFailed(message=message, total_s=total_s or 0.0))
+
+
+def _new_items(seen: Sequence[Any], incoming: Sequence[Any]) -> list[Any]:
+    """Items of ``incoming`` not yet in ``seen``. Works whether a node returns the whole list so
+    far (``seen`` is a prefix of it) or only its own new items."""
+    incoming = list(incoming)
+    n = len(seen)
+    if n and len(incoming) >= n and list(incoming[:n]) == list(seen):
+        return incoming[n:]
+    return incoming
+
+
+def _as_tuple(value: Any) -> tuple[Any, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (list, tuple)):
+        return tuple(value)
+    return (value,)
+
+
+def _coerce_list(items: Iterable[Any], model: type) -> tuple[Any, ...]:
+    out = []
+    for item in items:
+        if isinstance(item, model):
+            out.append(item)
+        elif isinstance(item, dict):
+            try:
+                out.append(model.model_validate(item))  # type: ignore[attr-defined]
+            except Exception:  # noqa: BLE001 - a malformed item is skipped, not fatal
+                continue
+    return tuple(out)
+
+
+def _with_current(state: UiState, turn: Turn) -> UiState:
+    return replace(state, turns=(*state.turns[:-1], turn))
+
+
+def _update_entry(entries: tuple[TraceEntry, ...], node: str, **changes: Any) -> tuple[TraceEntry, ...]:
+    """Apply ``changes`` to the newest running entry of ``node``; add a finished one if none runs."""
+    for i in range(len(entries) - 1, -1, -1):
+        if entries[i].node == node and entries[i].status == "running":
+            return (*entries[:i], replace(entries[i], **changes), *entries[i + 1:])
+    return (*entries, replace(TraceEntry(node=node), **changes))
+
+
+def _finish_node(turn: Turn, event: NodeFinished) -> Turn:
+    update = event.update or {}
+    changes: dict[str, Any] = {
+        "status": "error" if event.error else "done",
+        "duration_s": event.duration_s,
+        "error": event.error,
+    }
+    turn_changes: dict[str, Any] = {}
+
+    if isinstance(update.get("standalone_question"), str) and update["standalone_question"].strip():
+        changes["standalone_question"] = update["standalone_question"]
+        turn_changes["standalone_question"] = update["standalone_question"]
+
+    route = update.get("route")
+    if isinstance(route, dict):
+        coerced = _coerce_list([route], RouteDecision)
+        route = coerced[0] if coerced else None
+    if isinstance(route, RouteDecision):
+        changes["route"] = route
+
+    if "passages" in update and update["passages"] is not None:
+        passages = _coerce_list(_as_tuple(update["passages"]), Passage)
+        turn_changes["passages"] = passages
+        if event.node != "route_question" or passages:  # route_question only resets them
+            changes["passages"] = passages
+
+    if update.get("evaluations"):
+        evaluations = _coerce_list(_as_tuple(update["evaluations"]), Evaluation)
+        new = _new_items(turn.evaluations, evaluations)
+        all_evals = (*turn.evaluations, *new)
+        turn_changes["evaluations"] = all_evals
+        if new:
+            changes["evaluation"] = new[-1]
+            changes["evaluation_round"] = len(all_evals)
+
+    if update.get("web_rounds"):
+        rounds = tuple(r for r in _as_tuple(update["web_rounds"]) if isinstance(r, dict))
+        new_rounds = _new_items(turn.web_rounds, rounds)
+        turn_changes["web_rounds"] = (*turn.web_rounds, *new_rounds)
+        changes["web_rounds"] = tuple(new_rounds)
+
+    if "web_results" in update and update["web_results"] is not None:
+        turn_changes["web_results"] = _coerce_list(_as_tuple(update["web_results"]), SearchResult)
+
+    if update.get("notices"):
+        notices = tuple(n for n in _as_tuple(update["notices"]) if isinstance(n, dict))
+        new_notices = _new_items(turn.notices, notices)
+        turn_changes["notices"] = (*turn.notices, *new_notices)
+        changes["notices"] = tuple(new_notices)
+
+    if update.get("answer_mode") and event.node in ANSWER_NODES:
+        changes["answer_mode"] = update["answer_mode"]
+        turn_changes["answer_mode"] = update["answer_mode"]
+
+    answer = update.get("answer")
+    if event.node in ANSWER_NODES and isinstance(answer, str) and answer:
+        turn_changes["answer"] = answer  # the node's own final text wins over streamed tokens
+
+    entries = _update_entry(turn.entries, event.node, **changes)
+    return replace(turn, entries=entries, **turn_changes)
+
+
+def _finish_turn(turn: Turn, event: TurnFinished) -> Turn:
+    values = event.values or {}
+    changes: dict[str, Any] = {"status": "done", "total_s": event.total_s}
+    if event.answer:
+        changes["answer"] = event.answer
+    if "passages" in values and values["passages"] is not None:
+        changes["passages"] = _coerce_list(_as_tuple(values["passages"]), Passage)
+    if "web_results" in values and values["web_results"] is not None:
+        changes["web_results"] = _coerce_list(_as_tuple(values["web_results"]), SearchResult)
+    if values.get("answer_mode"):
+        changes["answer_mode"] = values["answer_mode"]
+    # Entries still "running" never finished (should not happen): close them.
+    entries = tuple(replace(e, status="done") if e.status == "running" else e for e in turn.entries)
+    return replace(turn, entries=entries, **changes)
+
+
+def apply_event(state: UiState, event: Any) -> UiState:
+    """Return the UI state after ``event``. Pure: ``state`` is not modified.
+
+    An event that arrives with no running turn starts an (unnamed) one, so the function is total.
+    """
+    turn = state.current
+    if turn is None or (turn.status != "running" and not isinstance(event, (TurnFinished, TurnFailed))):
+        state = start_turn(state, "")
+        turn = state.current
+    assert turn is not None
+
+    if isinstance(event, NodeStarted):
+        turn = replace(turn, entries=(*turn.entries, TraceEntry(node=event.node)))
+    elif isinstance(event, NodeFinished):
+        turn = _finish_node(turn, event)
+    elif isinstance(event, Token):
+        if event.node in ANSWER_NODES and event.text:
+            turn = replace(turn, answer=(turn.answer if turn.streamed else "") + event.text, streamed=True)
+    elif isinstance(event, TurnFinished):
+        turn = _finish_turn(turn, event)
+    elif isinstance(event, TurnFailed):
+        entries = tuple(
+            replace(e, status="error", error=e.error or event.message) if e.status == "running" else e
+            for e in turn.entries
+        )
+        turn = replace(turn, status="failed", error=event.message, total_s=event.total_s, entries=entries)
+    else:
+        return state
+    return _with_current(state, turn)
+
+
+def apply_events(state: UiState, events: Iterable[Any]) -> UiState:
+    """Fold ``apply_event`` over ``events``."""
+    for event in events:
+        state = apply_event(state, event)
+    return state
+
+
+def trace_model(turn: Turn) -> dict[str, Any]:
+    """A plain, JSON-able summary of one turn's trace (for tests, logs and gr.JSON)."""
+    entries = []
+    for e in turn.entries:
+        item: dict[str, Any] = {"node": e.node, "status": e.status, "duration_s": e.duration_s}
+        if e.route is not None:
+            item["route"] = e.route.model_dump()
+        if e.passages is not None:
+            item["hits"] = [
+                {"label": p.label(), "score": p.score, "source": p.source} for p in e.passages
+            ]
+        if e.evaluation is not None:
+            item["evaluation"] = e.evaluation.model_dump()
+            item["round"] = e.evaluation_round
+        if e.web_rounds:
+            item["web"] = [
+                {
+                    "query": r.get("query", ""),
+                    "provider": r.get("provider", ""),
+                    "error": r.get("error"),
+                    "notes": list(r.get("notes") or []),
+                    "results": len(r.get("results") or []),
+                }
+                for r in e.web_rounds
+            ]
+        if e.notices:
+            item["notices"] = [dict(n) for n in e.notices]
+        if e.error:
+            item["error"] = e.error
+        entries.append(item)
+    return {
+        "question": turn.question,
+        "status": turn.status,
+        "entries": entries,
+        "total_s": turn.total_s,
+        "error": turn.error,
+    }
