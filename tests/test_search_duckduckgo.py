@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conftest import make_settings
 from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 
-from conftest import make_settings
 from rag.search import (
     DuckDuckGoSearch,
     SearchBadResponse,

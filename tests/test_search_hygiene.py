@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rag.schemas import SearchResult
 from rag.search import clean_results, format_web_context, normalize_url, plain_text

@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 import respx
-
 from conftest import make_settings
+
 from rag.errors import SearchError
 from rag.search import (
     SearchAuthError,
@@ -369,8 +369,8 @@ def test_429_without_retry_after_is_not_retried(mock):
 
 
 def test_429_retry_after_as_http_date(mock):
-    from email.utils import format_datetime
     from datetime import datetime, timedelta, timezone
+    from email.utils import format_datetime
 
     when = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=5), usegmt=True)
     route(mock, SPECS[2]).mock(side_effect=[httpx.Response(429, headers={"Retry-After": when}),

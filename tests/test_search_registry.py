@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 import pytest
 import respx
-
 from conftest import make_settings
+
 from rag.errors import ConfigError, SearchError
 from rag.schemas import SearchOutcome, SearchResult, WebSearch
 from rag.search import (
