@@ -94,18 +94,22 @@ def make_chat_model(settings: Settings) -> Any | None:
         temperature=settings.llm_temperature,
         timeout=settings.llm_timeout,
         max_retries=settings.llm_max_retries,
-        streaming=False,
     )
 
 
-def with_temperature(llm: Any, temperature: float) -> Any:
-    """A copy of ``llm`` with another temperature (route and evaluate use 0)."""
-    if hasattr(llm, "temperature"):
-        try:
-            return llm.model_copy(update={"temperature": temperature})
-        except (AttributeError, TypeError, ValueError):
-            return llm
-    return llm
+def judge_model(llm: Any) -> Any:
+    """A copy of ``llm`` for route, rewrite and evaluate: temperature 0, and no streaming (the
+    structured reply is needed whole; some servers stream tool calls badly)."""
+    update: dict[str, Any] = {}
+    fields = getattr(type(llm), "model_fields", {})
+    if "temperature" in fields:
+        update["temperature"] = 0.0
+    if "disable_streaming" in fields:
+        update["disable_streaming"] = True
+    try:
+        return llm.model_copy(update=update) if update else llm
+    except (AttributeError, TypeError, ValueError):
+        return llm
 
 
 def model_name(llm: Any) -> str:

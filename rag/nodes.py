@@ -14,7 +14,7 @@ from rag import prompts
 from rag.deps import Deps
 from rag.errors import LLMError, RagError
 from rag.lang import detect_lang, language_name
-from rag.llm import model_name, structured_invoke, with_temperature
+from rag.llm import judge_model, model_name, structured_invoke
 from rag.schemas import Evaluation, Passage, RouteDecision, SearchOutcome
 from rag.search.base import format_web_context
 from rag.state import GraphState, Notice, WebRound, reset_question_state
@@ -75,7 +75,7 @@ class Nodes:
         self.settings = deps.settings
         self.llm = deps.llm
         # Route, rewrite and evaluate are deterministic: temperature 0.
-        self.judge_llm = with_temperature(deps.llm, 0.0) if deps.llm is not None else None
+        self.judge_llm = judge_model(deps.llm) if deps.llm is not None else None
 
     @property
     def web_enabled(self) -> bool:

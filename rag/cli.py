@@ -1,0 +1,148 @@
+"""Command line: ``python -m rag ask|ingest|books|search|eval ...``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import uuid
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from pydantic import ValidationError
+
+from rag.config import Settings
+from rag.errors import ConfigError, RagError
+from rag.events import NodeFinished, Token, TurnFailed, TurnFinished, run_turn
+
+logger = logging.getLogger(__name__)
+
+
+def describe_update(node: str, update: dict[str, Any]) -> str:
+    """One readable line for a finished node (the CLI's trace)."""
+    if node == "route_question":
+        route = update.get("route")
+        text = f"{route.strategy}: {route.reason}" if route else "?"
+        standalone = update.get("standalone_question")
+        question = update.get("question")
+        if standalone and question and standalone != question:
+            text += f" | rewritten: {standalone}"
+        return text
+    if node in ("retrieve_local", "retrieval_only"):
+        passages = update.get("passages") or []
+        hits = ", ".join(f"{p.label()} ({p.score:.3f})" for p in passages[:4])
+        return f"{len(passages)} passages" + (f": {hits}" if hits else "")
+    if node == "evaluate":
+        evaluations = update.get("evaluations") or []
+        return json.dumps(evaluations[-1].model_dump(), ensure_ascii=False) if evaluations else "?"
+    if node == "web_search":
+        rounds = update.get("web_rounds") or []
+        if not rounds:
+            return "?"
+        last = rounds[-1]
+        if last["error"]:
+            return f"query {last['query']!r} failed: {last['error']}"
+        notes = f" [{'; '.join(last['notes'])}]" if last["notes"] else ""
+        return f"{last['provider']}: {len(last['results'])} results for {last['query']!r}{notes}"
+    if node in ("generate", "direct_answer", "fallback"):
+        return f"mode={update.get('answer_mode', '?')}"
+    return ""
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {}
+    if getattr(args, "no_web", False):
+        overrides["search_provider"] = "none"
+    if getattr(args, "web_rounds", None) is not None:
+        overrides["max_web_rounds"] = args.web_rounds
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"invalid settings: {problems}") from None
+
+
+def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    from rag.graph import build_graph
+    from rag.wiring import make_deps
+
+    index = None
+    book_id = args.book_id
+    try:
+        from rag.index import open_index
+
+        index = open_index(settings)
+        if args.book:
+            info = index.ingest(args.book, progress=None, background=False)
+            book_id = info.id
+    except ImportError:  # the book index is an optional part while it is being built
+        logger.warning("book index unavailable")
+    deps = make_deps(settings, index=index)
+    if deps.llm is None:
+        print("note: no language model configured - retrieval-only mode (set LLM_BASE_URL / LLM_API_KEY / LLM_MODEL)",
+              file=err)
+    graph = build_graph(deps)
+    streamed = False
+    status = 0
+    for event in run_turn(graph, args.question, thread_id=str(uuid.uuid4()), book_id=book_id):
+        if isinstance(event, NodeFinished):
+            if streamed:
+                print(file=out)
+                streamed = False
+            print(f"[{event.node:<14} {event.duration_s:6.2f}s] {describe_update(event.node, event.update)}", file=err)
+        elif isinstance(event, Token):
+            print(event.text, end="", file=out, flush=True)
+            streamed = True
+        elif isinstance(event, TurnFinished):
+            values = event.values
+            if not streamed and event.answer:
+                print(event.answer, file=out)  # a model that did not stream
+            elif streamed:
+                print(file=out)
+            for notice in values.get("notices") or []:
+                print(f"[{notice['level']}] {notice['node']}: {notice['message']}", file=err)
+            print(f"[total {event.total_s:.2f}s]", file=err)
+        elif isinstance(event, TurnFailed):
+            print(f"error: {event.message}", file=err)
+            status = 1
+    if index is not None and hasattr(index, "close"):
+        index.close()
+    return status
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m rag", description="Enough RAG: ask a book, know when it is not enough.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    ask = sub.add_parser("ask", help="ask a question (prints the trace to stderr, the answer to stdout)")
+    ask.add_argument("question")
+    ask.add_argument("--book", help="a book file to index (if needed) and ask about")
+    ask.add_argument("--book-id", help="scope retrieval to an indexed book")
+    ask.add_argument("--no-web", action="store_true", help="disable web search")
+    ask.add_argument("--web-rounds", type=int, help="maximum web search rounds (default from MAX_WEB_ROUNDS)")
+    ask.set_defaults(func=cmd_ask)
+    for module in ("rag.index.cli", "rag.eval.cli"):
+        try:
+            __import__(module, fromlist=["add_commands"]).add_commands(sub)
+        except ImportError as exc:
+            logger.debug("%s not available: %s", module, exc)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = _settings(args)
+        from rag.logs import setup_logging
+
+        setup_logging(settings)
+        return int(args.func(args, settings) or 0)
+    except ConfigError as exc:
+        print(f"configuration error: {exc}", file=sys.stderr)
+        return 2
+    except RagError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,35 @@
+"""Build real dependencies from settings (the only place that creates clients)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from rag.config import Settings
+from rag.deps import Deps
+from rag.evallog import JsonlEvalLog
+from rag.llm import make_chat_model
+
+logger = logging.getLogger(__name__)
+
+
+def make_web_search_or_none(settings: Settings) -> Any | None:
+    """The configured web search (raises ConfigError for an unknown provider or a missing key)."""
+    if not settings.web_enabled:
+        return None
+    from rag.search import make_web_search
+
+    return make_web_search(settings)
+
+
+def make_deps(settings: Settings, *, index: Any | None = None, llm: Any | None = None,
+              web_search: Any | None = None) -> Deps:
+    """Deps for the app and CLI. ``index`` is the book index (a Retriever); explicit ``llm`` and
+    ``web_search`` override what the settings would build. Raises ConfigError on bad settings."""
+    return Deps(
+        settings=settings,
+        llm=llm if llm is not None else make_chat_model(settings),
+        retriever=index,
+        web_search=web_search if web_search is not None else make_web_search_or_none(settings),
+        eval_log=JsonlEvalLog(settings.eval_log_path) if settings.eval_log_enabled else None,
+    )

