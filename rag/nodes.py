@@ -8,7 +8,7 @@ import logging
 import time
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 
 from rag import prompts
 from rag.deps import Deps
@@ -22,6 +22,7 @@ from rag.state import GraphState, Notice, WebRound, reset_question_state
 logger = logging.getLogger(__name__)
 
 HISTORY_TURNS = 3  # question/answer pairs used to rewrite a follow-up
+KEEP_MESSAGES = 4 * HISTORY_TURNS  # messages kept in the thread; older ones are removed
 
 AfterEvaluate = Literal["generate", "web_search", "fallback"]
 
@@ -123,8 +124,10 @@ class Nodes:
             route = RouteDecision(strategy="complex", reason=f"router failed twice, using retrieval: {errors[-1]}")
             notices.append(Notice(node="route_question", level="warning",
                                   message=f"router output invalid twice; took the retrieval path ({errors[-1]})"))
+        old = (state.get("messages") or [])[:-KEEP_MESSAGES] if state.get("messages") else []
+        trimmed: list[BaseMessage] = [RemoveMessage(id=m.id) for m in old if m.id]
         update.update(standalone_question=standalone, language=language, route=route, notices=notices,
-                      messages=[HumanMessage(question)])
+                      messages=[*trimmed, HumanMessage(question)])
         return update
 
     def retrieve_local(self, state: GraphState) -> dict[str, Any]:

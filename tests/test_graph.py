@@ -283,3 +283,14 @@ def test_unexpected_exception_in_a_node_becomes_turn_failed():
     events = list(run_turn(build_graph(deps), QUESTION, thread_id="t"))
     assert isinstance(events[-1], TurnFailed)
     assert "bad index" in events[-1].message
+
+
+def test_long_conversations_keep_a_bounded_history():
+    from rag.nodes import KEEP_MESSAGES
+
+    model = ScriptedChatModel(responder=responder(route="simple", answer="ok"))
+    graph, _ = build(model)
+    for i in range(KEEP_MESSAGES):
+        _, values = run(graph, f"question {i}", thread_id="long")
+    assert len(values["messages"]) <= KEEP_MESSAGES + 2
+    assert values["messages"][-2].content == f"question {KEEP_MESSAGES - 1}"

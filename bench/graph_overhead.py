@@ -1,0 +1,83 @@
+"""The graph's own overhead per question, with an instant scripted model and fakes.
+
+Runs each path many times and reports per-question wall time (p50/p95/mean) through
+``run_turn`` (graph + checkpointer + event translation), i.e. everything but the model,
+the index and the web. Target: <= 20 ms per question on the project's 2-core machine.
+
+    python bench/graph_overhead.py [--n 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rag.config import Settings  # noqa: E402
+from rag.deps import Deps  # noqa: E402
+from rag.events import TurnFinished, run_turn  # noqa: E402
+from rag.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel  # noqa: E402
+from rag.graph import build_graph  # noqa: E402
+from rag.schemas import Passage, SearchResult  # noqa: E402
+
+PASSAGES = [Passage(id=f"p{i}", text="白骨精三戏唐三藏。" * 40, book_title="导读", chapter_num=27,
+                    chapter_title="第二十七回", score=1 - i / 10) for i in range(6)]
+WEB = [SearchResult(title=f"r{i}", url=f"https://example.org/{i}", snippet="第7集" * 50, provider="fake")
+       for i in range(8)]
+
+PATHS = {
+    "simple": ("simple", []),
+    "book_enough": ("complex", [True]),
+    "web_then_enough": ("complex", [False, True]),
+    "partial_after_web": ("complex", [False, False]),
+}
+
+
+def responder(strategy: str, verdicts: list[bool]):
+    state = {"i": 0}
+
+    def reply(messages, *, schema):
+        if schema == "RouteDecision":
+            state["i"] = 0
+            return {"reason": "bench", "strategy": strategy}
+        if schema == "Evaluation":
+            verdict = verdicts[state["i"]]
+            state["i"] += 1
+            return {"reason": "bench", "enough": verdict, "missing": [] if verdict else ["x"],
+                    "web_query": None if verdict else "q", "confidence": 0.9}
+        return "答案 [1]，第7集 [7]。" * 20
+
+    return reply
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=200)
+    args = parser.parse_args()
+    settings = Settings(_env_file=None, search_provider="fake")
+    print(f"{'path':<20} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}  (n={args.n}, same thread for all questions)")
+    for name, (strategy, verdicts) in PATHS.items():
+        model = ScriptedChatModel(responder=responder(strategy, verdicts), chunk_chars=8)
+        graph = build_graph(Deps(settings=settings, llm=model, retriever=FakeRetriever(PASSAGES),
+                                 web_search=FakeWebSearch(WEB)))
+        thread = str(uuid.uuid4())
+        for _ in range(5):  # warm-up
+            list(run_turn(graph, "三打白骨精是第几回？", thread_id=str(uuid.uuid4())))
+        times = []
+        for _ in range(args.n):
+            t0 = time.perf_counter()
+            events = list(run_turn(graph, "三打白骨精是第几回？", thread_id=thread))
+            times.append((time.perf_counter() - t0) * 1000)
+            assert isinstance(events[-1], TurnFinished)
+        times.sort()
+        p95 = times[int(0.95 * (len(times) - 1))]
+        print(f"{name:<20} {statistics.median(times):8.2f} {p95:8.2f} {statistics.fmean(times):8.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""Settings: documented, secret-safe, no import-time work."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from conftest import REPO, make_settings
+
+from rag.config import Settings
+from rag.logs import RedactingFilter, redact, secrets_of
+
+
+def test_every_setting_is_documented_in_env_example():
+    documented = set(re.findall(r"^([A-Z_]+)=", (REPO / ".env.example").read_text(encoding="utf-8"), re.M))
+    assert {name.upper() for name in Settings.model_fields} == documented
+
+
+def test_keys_are_secret_and_never_in_repr():
+    s = make_settings(llm_api_key="sk-abcdef123456", bocha_api_key="bocha-xyz-987654")
+    assert "sk-abcdef123456" not in repr(s) and "bocha-xyz-987654" not in str(s.model_dump())
+    assert sorted(secrets_of(s)) == ["bocha-xyz-987654", "sk-abcdef123456"]
+
+
+def test_blank_values_mean_unset(monkeypatch):
+    monkeypatch.setenv("LLM_BASE_URL", " ")
+    monkeypatch.setenv("LLM_API_KEY", "")
+    s = Settings(_env_file=None)
+    assert s.llm_base_url is None and s.llm_api_key is None
+    assert not s.web_enabled
+
+
+def test_redaction_of_secrets_and_bearer_tokens(caplog):
+    import logging
+
+    assert redact("key sk-abcdef123456 used", ["sk-abcdef123456"]) == "key *** used"
+    assert "tok_123456789" not in redact("Authorization: Bearer tok_123456789", [])
+    logger = logging.getLogger("test.redact")
+    caplog.handler.addFilter(RedactingFilter(["sk-abcdef123456"]))
+    logger.warning("calling with %s", "sk-abcdef123456")
+    assert "sk-abcdef123456" not in caplog.text and "***" in caplog.text
+
+
+def test_importing_the_package_does_no_io_and_creates_no_clients():
+    code = (
+        "import sys, socket\n"
+        "def deny(*a, **k): raise AssertionError('network at import')\n"
+        "socket.socket.connect = deny\n"
+        "import rag, rag.graph, rag.nodes, rag.cli, rag.wiring, rag.events, rag.config\n"
+        "assert 'chromadb' not in sys.modules and 'gradio' not in sys.modules and 'openai' not in sys.modules, "
+        "[m for m in ('chromadb','gradio','openai') if m in sys.modules]\n"
+        "print('ok')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
