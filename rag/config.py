@@ -24,6 +24,7 @@ class Settings(BaseSettings):
     llm_structured_method: StructuredMethod = "function_calling"
     llm_timeout: float = 60.0
     llm_max_retries: int = 1
+    judge_few_shot: bool = True  # the judge's few-shot counter-examples (prompts.EVALUATE_FEW_SHOT)
     ollama_autodetect: bool = True
     ollama_url: str = "http://localhost:11434"
 

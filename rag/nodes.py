@@ -38,6 +38,21 @@ def format_book_context(passages: list[Passage], max_chars: int = 1200) -> str:
     return "\n\n".join(blocks)
 
 
+def route_messages(question: str) -> list[BaseMessage]:
+    """The router's prompt (shared by the graph and ``rag eval route``)."""
+    return [SystemMessage(prompts.ROUTE_SYSTEM.format(book_clause="")),
+            HumanMessage(prompts.ROUTE_USER.format(question=question))]
+
+
+def evaluate_messages(question: str, context: str, *, web_query_rule: str = prompts.WEB_QUERY_RULE_FIRST,
+                      few_shot: bool = True) -> list[BaseMessage]:
+    """The judge's prompt (shared by the graph and ``rag eval judge``)."""
+    system = prompts.EVALUATE_SYSTEM.format(web_query_rule=web_query_rule)
+    if few_shot:
+        system += "\n\n" + prompts.EVALUATE_FEW_SHOT
+    return [SystemMessage(system), HumanMessage(prompts.EVALUATE_USER.format(question=question, context=context))]
+
+
 def after_evaluate(state: GraphState, *, web_enabled: bool, max_web_rounds: int) -> AfterEvaluate:
     """Where to go after an evaluation. Termination: every web_search adds one web round, and no
     web_search happens once ``max_web_rounds`` rounds exist."""
@@ -70,6 +85,19 @@ def _notice(state: GraphState, node: str, level: str, message: str) -> list[Noti
     return [*(state.get("notices") or []), Notice(node=node, level=level, message=message)]  # type: ignore[typeddict-item]
 
 
+def structured_with_retry(judge_llm: Any, schema: type, messages: list[BaseMessage], method: str,
+                          attempts: int = 2) -> tuple[Any | None, list[str]]:
+    """A structured call, retried once. Returns (result or None, the errors met)."""
+    errors: list[str] = []
+    for _attempt in range(attempts):
+        try:
+            return structured_invoke(judge_llm, schema, messages, method), errors
+        except LLMError as exc:
+            logger.warning("%s call failed: %s", schema.__name__, exc)
+            errors.append(str(exc))
+    return None, errors
+
+
 class Nodes:
     def __init__(self, deps: Deps) -> None:
         self.deps = deps
@@ -84,15 +112,7 @@ class Nodes:
 
     # ------------------------------------------------------------------ structured calls
     def _structured(self, schema: type, messages: list[BaseMessage]) -> tuple[Any | None, list[str]]:
-        """Call with one retry. Returns (result or None, error messages)."""
-        errors: list[str] = []
-        for _attempt in range(2):
-            try:
-                return structured_invoke(self.judge_llm, schema, messages, self.settings.llm_structured_method), errors
-            except LLMError as exc:
-                logger.warning("%s call failed: %s", schema.__name__, exc)
-                errors.append(str(exc))
-        return None, errors
+        return structured_with_retry(self.judge_llm, schema, messages, self.settings.llm_structured_method)
 
     # ------------------------------------------------------------------ nodes
     def route_question(self, state: GraphState) -> dict[str, Any]:
@@ -115,11 +135,7 @@ class Nodes:
             except Exception as exc:  # noqa: BLE001 - a failed rewrite must not end the turn
                 notices.append(Notice(node="route_question", level="warning",
                                       message=f"could not rewrite the follow-up question: {exc}"))
-        book_clause = ""
-        route, errors = self._structured(RouteDecision, [
-            SystemMessage(prompts.ROUTE_SYSTEM.format(book_clause=book_clause)),
-            HumanMessage(prompts.ROUTE_USER.format(question=standalone)),
-        ])
+        route, errors = self._structured(RouteDecision, route_messages(standalone))
         if route is None:
             route = RouteDecision(strategy="complex", reason=f"router failed twice, using retrieval: {errors[-1]}")
             notices.append(Notice(node="route_question", level="warning",
@@ -161,14 +177,8 @@ class Nodes:
             else:
                 more = self.web_enabled and rounds < self.settings.max_web_rounds
                 rule = prompts.WEB_QUERY_RULE_MORE if more else prompts.WEB_QUERY_RULE_NONE
-            system = prompts.EVALUATE_SYSTEM.format(web_query_rule=rule)
-            if self.deps.few_shot:
-                system += "\n\n" + prompts.EVALUATE_FEW_SHOT
-            context = self._labelled_context(state)
-            evaluation, errors = self._structured(Evaluation, [
-                SystemMessage(system),
-                HumanMessage(prompts.EVALUATE_USER.format(question=question, context=context)),
-            ])
+            evaluation, errors = self._structured(Evaluation, evaluate_messages(
+                question, self._labelled_context(state), web_query_rule=rule, few_shot=self.deps.few_shot))
             if evaluation is None:
                 evaluation = Evaluation(reason=f"The judge's output was invalid twice ({errors[-1]}); "
                                         "treating the context as not enough.",

@@ -32,4 +32,5 @@ def make_deps(settings: Settings, *, index: Any | None = None, llm: Any | None =
         retriever=index,
         web_search=web_search if web_search is not None else make_web_search_or_none(settings),
         eval_log=JsonlEvalLog(settings.eval_log_path) if settings.eval_log_enabled else None,
+        few_shot=settings.judge_few_shot,
     )
