@@ -93,6 +93,7 @@ def _key():
         (500, b"<html>Internal Server Error</html>", {}, SearchServerError, "Internal Server Error"),
         (200, b"<html>captive portal</html>", {}, SearchBadResponse, "not JSON"),
     ],
+    ids=["401", "429", "500", "not-json"],
 )
 def test_loopback_error_statuses(status, raw, headers, error, text, caplog):
     caplog.set_level(logging.DEBUG)
@@ -105,6 +106,14 @@ def test_loopback_error_statuses(status, raw, headers, error, text, caplog):
     assert KEY not in str(info.value) and KEY not in caplog.text
     if status == 429:
         assert len(stub.requests) == 2  # Retry-After: 0 honoured once
+
+
+def test_undecodable_body_is_a_bad_response():
+    with BochaStubServer(raw_body=b"definitely not gzip", headers={"Content-Encoding": "gzip"}) as stub:
+        provider = BochaSearch(_key(), url=stub.url, timeout=3.0)
+        with pytest.raises(SearchBadResponse, match="cannot be decoded"):
+            provider.search("q", 3)
+        provider.close()
 
 
 def test_nothing_listening_is_a_network_error():

@@ -471,3 +471,17 @@ def test_searxng_url_credentials_are_redacted(mock):
     with pytest.raises(SearchNetworkError) as info:
         provider.search("q", 3)
     assert "hunter2secret" not in str(info.value) and "searx.local" in str(info.value)
+
+
+def test_an_unexpected_exception_while_parsing_is_still_typed(mock, monkeypatch):
+    from rag.search import BochaSearch
+
+    route(mock, SPECS[0]).mock(return_value=httpx.Response(200, json=bocha_success()))
+
+    def broken(self, data):
+        raise KeyError(f"oops {BOCHA_KEY}")
+
+    monkeypatch.setattr(BochaSearch, "_check_body_code", broken)
+    with pytest.raises(SearchBadResponse) as info:
+        build(SPECS[0]).search("q", 3)
+    assert "unexpected KeyError" in str(info.value) and BOCHA_KEY not in str(info.value)

@@ -351,6 +351,7 @@ class Provider:
     def __init__(self, *, snippet_chars: int = 800, max_count: int = 8) -> None:
         self.snippet_chars = snippet_chars
         self.max_count = max(1, max_count)
+        self._redact: Callable[[str], str] = Redactor()
 
     def _fetch(self, query: str, count: int, notes: list[str]) -> list[SearchResult | None]:
         raise NotImplementedError
@@ -370,7 +371,14 @@ class Provider:
         if count <= 0:
             return SearchOutcome(results=[], provider=self.name, notes=notes)
         started = time.monotonic()
-        raw = self._fetch(query, count, notes)
+        try:
+            raw = self._fetch(query, count, notes)
+        except SearchError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a parsing bug must still be a typed error
+            logger.warning("%s: unexpected %s while searching", self.name, type(exc).__name__)
+            detail = self._redact(excerpt(str(exc)))
+            raise SearchBadResponse(self.name, f"unexpected {type(exc).__name__}: {detail or 'no detail'}") from None
         results = clean_results(raw, count, self.snippet_chars)
         if not results:
             notes.append(f"{self.name}: no results")
@@ -458,7 +466,10 @@ class HttpProvider(Provider):
             return self._client.send(request)
         except httpx.TimeoutException as exc:
             raise SearchTimeout(self.name, f"no answer within {self.timeout:g} s ({type(exc).__name__})") from None
-        except httpx.TransportError as exc:
+        except httpx.DecodingError as exc:
+            reason = self._redact(excerpt(str(exc) or type(exc).__name__))
+            raise SearchBadResponse(self.name, f"answered with a body that cannot be decoded: {reason}") from None
+        except httpx.HTTPError as exc:  # transport errors, decoding errors, invalid URLs...
             reason = self._redact(excerpt(str(exc) or type(exc).__name__))
             raise SearchNetworkError(self.name, f"could not reach {self._where(request)}: {reason}") from None
 

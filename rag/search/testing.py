@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import zlib
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 def bocha_page(name: str, url: str, summary: str, **extra: Any) -> dict[str, Any]:
     """One item of ``data.webPages.value`` as Bocha sends it."""
     item: dict[str, Any] = {
-        "id": f"https://api.bochaai.com/v1/#WebPages.{abs(hash(url)) % 1000}",
+        "id": f"https://api.bochaai.com/v1/#WebPages.{zlib.crc32(url.encode()) % 1000}",
         "name": name,
         "url": url,
         "displayUrl": url,
@@ -133,7 +134,9 @@ class BochaStubServer:
     def start(self) -> BochaStubServer:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="bocha-stub", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="bocha-stub", daemon=True
+        )
         self._thread.start()
         return self
 
