@@ -243,7 +243,7 @@ class Nodes:
             web_round.update(provider=outcome.provider, results=outcome.results, notes=list(outcome.notes))
             seen = {r.url for r in results}
             results.extend(r for r in outcome.results if r.url not in seen)
-            if not outcome.results:
+            if not outcome.results and not any("no results" in n for n in web_round["notes"]):
                 web_round["notes"].append("no results")
         except RagError as exc:
             web_round["error"] = str(exc)
