@@ -1,0 +1,273 @@
+"""``python -m rag eval judge|route|answers|log``: the judge benchmark and the evaluation-log summary.
+
+``add_commands(subparsers)`` registers ``eval``; every handler is ``func(args, settings) -> int``.
+Exit codes: 0 done, 1 bad input (case file, log), 2 no usable model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from rag.config import Settings
+from rag.errors import LLMError, RagError
+from rag.eval.cases import KINDS, load_cases, load_route_cases
+from rag.eval.logsummary import format_summary, summarize_log
+from rag.eval.metrics import fmt
+from rag.eval.runner import (
+    WEB_RULES,
+    AnswerOutcome,
+    JudgeOutcome,
+    RouteOutcome,
+    make_graph_factory,
+    model_label,
+    run_answers,
+    run_judge,
+    run_route,
+    summarize_answers,
+    summarize_judge,
+    summarize_route,
+)
+
+METHODS = ("function_calling", "json_mode", "json_schema")
+
+
+# --------------------------------------------------------------------------- helpers
+def _eval_settings(args: argparse.Namespace, settings: Settings) -> Settings:
+    update: dict[str, Any] = {}
+    if getattr(args, "model", None):
+        update["llm_model"] = args.model
+    if getattr(args, "method", None):
+        update["llm_structured_method"] = args.method
+    return settings.model_copy(update=update) if update else settings
+
+
+def _make_llm(settings: Settings, err: TextIO) -> Any | None:
+    from rag.llm import make_chat_model
+
+    llm = make_chat_model(settings)
+    if llm is None:
+        print("error: no language model is configured, so there is nothing to measure. Set LLM_BASE_URL "
+              "(and LLM_API_KEY, LLM_MODEL) or start Ollama, e.g. LLM_BASE_URL=http://127.0.0.1:8080/v1", file=err)
+    return llm
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "model"
+
+
+def _report_path(args: argparse.Namespace, settings: Settings, command: str, model: str, tag: str) -> Path:
+    if getattr(args, "report", None):
+        return Path(args.report)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return settings.data_dir / "eval" / f"{command}-{_slug(model)}-{tag}-{stamp}.json"
+
+
+def _write_report(path: Path, report: dict[str, Any], out: TextIO) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n", encoding="utf-8")
+    print(f"report: {path}", file=out)
+
+
+def _kinds(args: argparse.Namespace) -> list[str] | None:
+    raw = getattr(args, "kinds", None)
+    return [k.strip() for k in raw.split(",") if k.strip()] if raw else None
+
+
+def _header(report: dict[str, Any]) -> str:
+    return (f"model={report['model']} method={report['method']}"
+            + (f" few_shot={'on' if report['few_shot'] else 'off'}" if "few_shot" in report else "")
+            + f" cases={report['summary']['n']} file={report['cases_file']}")
+
+
+def format_binary_table(summary: dict[str, Any], positive: str, negative: str) -> str:
+    m = summary["metrics"]
+    c = summary["confusion"]
+    width = max(len(positive), len(negative)) + 2
+    lines = [
+        f"accuracy {fmt(m['accuracy'])}   precision({positive}) {fmt(m['precision'])}   "
+        f"recall({positive}) {fmt(m['recall'])}   F1 {fmt(m['f1'])}",
+        "confusion (rows: label, columns: prediction)",
+        f"  {'':<{width}}{negative:>{width}}{positive:>{width}}",
+        f"  {negative:<{width}}{c[negative][negative]:>{width}}{c[negative][positive]:>{width}}",
+        f"  {positive:<{width}}{c[positive][negative]:>{width}}{c[positive][positive]:>{width}}",
+        "per kind:",
+    ]
+    for kind, row in summary["per_kind"].items():
+        extra = f"  predicted enough {row['predicted_enough']}/{row['n']}" if "predicted_enough" in row else ""
+        lines.append(f"  {kind:<24} n={row['n']:<3} correct={row['correct']:<3} accuracy {fmt(row['accuracy'])}{extra}")
+    lines.append(f"calls {summary['calls']}   mean latency per call {fmt(summary['mean_latency_per_call_s'], 2)} s   "
+                 f"invalid JSON {summary['invalid_json_replies']} (rate {fmt(summary['invalid_json_rate'])})   "
+                 f"cases without a valid reply {summary['cases_without_valid_reply']}   "
+                 f"call errors {summary['call_errors']}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- commands
+def cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None = None,
+              out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    try:
+        cases = load_cases(args.cases, corpus_dir=args.corpus_dir, limit=args.limit, kinds=_kinds(args))
+    except RagError as exc:
+        print(f"error: {exc}", file=err)
+        return 1
+    settings = _eval_settings(args, settings)
+    llm = llm if llm is not None else _make_llm(settings, err)
+    if llm is None:
+        return 2
+    few_shot = settings.judge_few_shot and not args.no_few_shot
+    method = settings.llm_structured_method
+
+    def progress(i: int, o: JudgeOutcome) -> None:
+        verdict = "invalid" if not o.stats.valid else ("enough" if o.predicted_enough else "not enough")
+        mark = "ok" if o.predicted_enough == o.case.label_enough else "WRONG"
+        print(f"[{i + 1}/{len(cases)}] {o.case.id:<10} {o.case.kind:<24} {verdict:<11} {mark:<5} "
+              f"{o.stats.latency_s:6.2f}s", file=err, flush=True)
+
+    try:
+        outcomes = run_judge(cases, llm, method=method, few_shot=few_shot, max_chars=settings.max_passage_chars,
+                             web_rule=args.web_rule, on_result=None if args.quiet else progress)
+    except LLMError as exc:
+        print(f"error: {exc}", file=err)
+        return 2
+    model = model_label(llm)
+    report = {"command": "judge", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
+              "model": model, "method": method, "few_shot": few_shot, "web_rule": args.web_rule,
+              "limit": args.limit, "kinds": _kinds(args), "summary": summarize_judge(outcomes),
+              "results": [o.as_dict() for o in outcomes]}
+    print(_header(report), file=out)
+    print(format_binary_table(report["summary"], "not_enough", "enough"), file=out)
+    _write_report(_report_path(args, settings, "judge", model, "fewshot" if few_shot else "zeroshot"), report, out)
+    return 0
+
+
+def cmd_route(args: argparse.Namespace, settings: Settings, *, llm: Any | None = None,
+              out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    try:
+        cases = load_route_cases(args.cases, limit=args.limit)
+    except RagError as exc:
+        print(f"error: {exc}", file=err)
+        return 1
+    settings = _eval_settings(args, settings)
+    llm = llm if llm is not None else _make_llm(settings, err)
+    if llm is None:
+        return 2
+    method = settings.llm_structured_method
+
+    def progress(i: int, o: RouteOutcome) -> None:
+        mark = "ok" if o.predicted == o.case.label_strategy else "WRONG"
+        print(f"[{i + 1}/{len(cases)}] {o.case.id:<10} {o.case.label_strategy:<8} -> {o.predicted:<8} {mark:<5} "
+              f"{o.stats.latency_s:6.2f}s", file=err, flush=True)
+
+    try:
+        outcomes = run_route(cases, llm, method=method, on_result=None if args.quiet else progress)
+    except LLMError as exc:
+        print(f"error: {exc}", file=err)
+        return 2
+    model = model_label(llm)
+    report = {"command": "route", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
+              "model": model, "method": method, "limit": args.limit, "summary": summarize_route(outcomes),
+              "results": [o.as_dict() for o in outcomes]}
+    print(_header(report), file=out)
+    print(format_binary_table(report["summary"], "simple", "complex"), file=out)
+    _write_report(_report_path(args, settings, "route", model, "router"), report, out)
+    return 0
+
+
+def cmd_answers(args: argparse.Namespace, settings: Settings, *, llm: Any | None = None,
+                out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    """Hallucination risk: the whole graph (no web) on cases whose context is not enough."""
+    try:
+        cases = load_cases(args.cases, corpus_dir=args.corpus_dir, kinds=_kinds(args) or ["half"])
+    except RagError as exc:
+        print(f"error: {exc}", file=err)
+        return 1
+    cases = cases[: args.limit] if args.limit else cases
+    settings = _eval_settings(args, settings)
+    llm = llm if llm is not None else _make_llm(settings, err)
+    if llm is None:
+        return 2
+    few_shot = settings.judge_few_shot and not args.no_few_shot
+
+    def progress(i: int, o: AnswerOutcome) -> None:
+        print(f"[{i + 1}/{len(cases)}] {o.case.id:<10} mode={o.answer_mode:<8} states_missing={o.states_missing!s:<5} "
+              f"asserted={','.join(o.asserted) or '-'} {o.latency_s:6.2f}s", file=err, flush=True)
+
+    outcomes = run_answers(cases, make_graph_factory(settings, llm, few_shot=few_shot),
+                           on_result=None if args.quiet else progress)
+    if outcomes and all(o.error for o in outcomes):
+        print(f"error: every case failed, e.g. {outcomes[0].error}", file=err)
+        return 2
+    model = model_label(llm)
+    summary = summarize_answers(outcomes)
+    report = {"command": "answers", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
+              "model": model, "method": settings.llm_structured_method, "few_shot": few_shot,
+              "kinds": _kinds(args) or ["half"], "summary": summary, "results": [o.as_dict() for o in outcomes]}
+    print(_header(report), file=out)
+    print(f"answers that say what is missing {fmt(summary['states_missing_rate'])}   "
+          f"answers that state a missing fact anyway {fmt(summary['asserts_missing_fact_rate'])}   "
+          f"at risk {fmt(summary['at_risk_rate'])}   judge said enough {fmt(summary['judged_enough_rate'])}", file=out)
+    print("answer modes: " + ", ".join(f"{k}={v}" for k, v in sorted(summary["answer_modes"].items())), file=out)
+    _write_report(_report_path(args, settings, "answers", model, "fewshot" if few_shot else "zeroshot"), report, out)
+    return 0
+
+
+def cmd_log(args: argparse.Namespace, settings: Settings, *, out: TextIO = sys.stdout,
+            err: TextIO = sys.stderr) -> int:
+    path = Path(args.path) if args.path else settings.eval_log_path
+    try:
+        summary = summarize_log(path)
+    except RagError as exc:
+        print(f"error: {exc}", file=err)
+        return 1
+    if args.json:
+        print(json.dumps(summary.as_dict(), ensure_ascii=False, indent=2), file=out)
+    else:
+        print(format_summary(summary), file=out)
+    return 0
+
+
+# --------------------------------------------------------------------------- wiring
+def _common(p: argparse.ArgumentParser, *, judge_cases: bool = True) -> None:
+    p.add_argument("--cases", required=True, help="a JSONL case file (see assets/eval/)")
+    p.add_argument("--model", help="model name (overrides LLM_MODEL)")
+    p.add_argument("--method", choices=METHODS, help="structured-output method (overrides LLM_STRUCTURED_METHOD)")
+    p.add_argument("--report", help="where to write the JSON report (default: DATA_DIR/eval/...)")
+    p.add_argument("--limit", type=int, help="only the first N cases")
+    p.add_argument("--quiet", action="store_true", help="no per-case progress lines")
+    if judge_cases:
+        p.add_argument("--corpus-dir", help="directory of the corpus files that references point into "
+                                            "(default: ../shared/corpus next to the repository, or $EVAL_CORPUS_DIR)")
+        p.add_argument("--kinds", help=f"comma-separated case kinds to keep ({', '.join(KINDS)})")
+        p.add_argument("--no-few-shot", action="store_true", help="judge without the few-shot counter-examples")
+
+
+def add_commands(subparsers: Any) -> None:
+    """Register ``eval`` with its sub-commands on the main CLI's subparsers."""
+    ev = subparsers.add_parser("eval", help="measure the judge and the router; summarise the evaluation log")
+    sub = ev.add_subparsers(dest="eval_command", required=True)
+
+    judge = sub.add_parser("judge", help="benchmark the sufficiency judge on labelled cases")
+    _common(judge)
+    judge.add_argument("--web-rule", choices=sorted(WEB_RULES), default="first",
+                       help="the web_query rule in the prompt: 'first' (web search available, default) or 'none'")
+    judge.set_defaults(func=cmd_judge)
+
+    route = sub.add_parser("route", help="benchmark the router (simple vs complex) on labelled questions")
+    _common(route, judge_cases=False)
+    route.set_defaults(func=cmd_route)
+
+    answers = sub.add_parser("answers", help="hallucination risk: full graph, no web, on 'half' cases; "
+                                             "does the answer say what is missing?")
+    _common(answers)
+    answers.set_defaults(func=cmd_answers)
+
+    log = sub.add_parser("log", help="summarise the evaluation log")
+    log.add_argument("--path", help="the log file (default: DATA_DIR/eval_log.jsonl)")
+    log.add_argument("--json", action="store_true", help="print the summary as JSON")
+    log.set_defaults(func=cmd_log)

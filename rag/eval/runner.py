@@ -1,0 +1,300 @@
+"""Run the judge, the router, or the whole answer path over labelled cases.
+
+The judge and the router are called exactly as the graph calls them: the same prompt builders
+(``rag.nodes.evaluate_messages`` / ``route_messages``), the same context formatting
+(``format_book_context``), the same schema, the temperature-0 copy of the model (``judge_model``)
+and the same one-retry policy (``structured_with_retry``). A case whose reply is invalid twice is
+counted as "not enough" (judge) or "complex" (router) - what the graph would then do - and is
+also counted in the invalid-JSON figures.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag import prompts
+from rag.errors import LLMError
+from rag.eval.cases import Case, RouteCase
+from rag.eval.metrics import binary_metrics, confusion, latency_summary, per_group, ratio
+from rag.llm import judge_model, model_name
+from rag.nodes import evaluate_messages, format_book_context, route_messages, structured_with_retry
+from rag.schemas import Evaluation, RouteDecision
+
+logger = logging.getLogger(__name__)
+
+_INVALID_PREFIX = "invalid structured output"
+WEB_RULES = {"first": prompts.WEB_QUERY_RULE_FIRST, "none": prompts.WEB_QUERY_RULE_NONE}
+
+
+@dataclass
+class CallStats:
+    """One structured call with its retry: how many attempts, which failed and why, how long."""
+
+    attempts: int
+    invalid_replies: int  # replies that were not valid JSON / did not fit the schema
+    call_errors: int  # attempts that got no reply (HTTP error, timeout, refused connection)
+    latency_s: float
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        return self.attempts > self.invalid_replies + self.call_errors
+
+
+def _structured(judge_llm: Any, schema: type, messages: list[Any], method: str) -> tuple[Any | None, CallStats]:
+    started = time.perf_counter()
+    result, errors = structured_with_retry(judge_llm, schema, messages, method)
+    latency = time.perf_counter() - started
+    invalid = sum(1 for e in errors if e.startswith(_INVALID_PREFIX))
+    stats = CallStats(attempts=len(errors) + (1 if result is not None else 0), invalid_replies=invalid,
+                      call_errors=len(errors) - invalid, latency_s=latency, errors=errors)
+    return result, stats
+
+
+def _check_reachable(index: int, stats: CallStats) -> None:
+    """The first case got no reply at all: the model is not there. Stop instead of timing out N times."""
+    if index == 0 and stats.call_errors and stats.call_errors == stats.attempts:
+        raise LLMError(f"the model did not answer: {stats.errors[-1]}")
+
+
+# --------------------------------------------------------------------------- judge
+@dataclass
+class JudgeOutcome:
+    case: Case
+    predicted_enough: bool  # what the graph acts on (an invalid reply counts as not enough)
+    evaluation: Evaluation | None
+    stats: CallStats
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.case.id, "kind": self.case.kind, "label_enough": self.case.label_enough,
+                "predicted_enough": self.predicted_enough, "correct": self.predicted_enough == self.case.label_enough,
+                "valid": self.stats.valid, "attempts": self.stats.attempts,
+                "invalid_replies": self.stats.invalid_replies, "call_errors": self.stats.call_errors,
+                "latency_s": round(self.stats.latency_s, 4), "errors": self.stats.errors,
+                "evaluation": self.evaluation.model_dump() if self.evaluation else None}
+
+
+def judge_case(judge_llm: Any, case: Case, *, method: str, few_shot: bool, max_chars: int = 1200,
+               web_rule: str = "first") -> JudgeOutcome:
+    context = format_book_context(case.passages(), max_chars)
+    messages = evaluate_messages(case.question, context, web_query_rule=WEB_RULES[web_rule], few_shot=few_shot)
+    evaluation, stats = _structured(judge_llm, Evaluation, messages, method)
+    return JudgeOutcome(case=case, predicted_enough=bool(evaluation and evaluation.enough),
+                        evaluation=evaluation, stats=stats)
+
+
+def run_judge(cases: Sequence[Case], llm: Any, *, method: str, few_shot: bool, max_chars: int = 1200,
+              web_rule: str = "first", on_result: Callable[[int, JudgeOutcome], None] | None = None) -> list[JudgeOutcome]:
+    """Judge every case. Raises LLMError when the very first call gets no reply at all."""
+    judge = judge_model(llm)
+    outcomes: list[JudgeOutcome] = []
+    for i, case in enumerate(cases):
+        outcome = judge_case(judge, case, method=method, few_shot=few_shot, max_chars=max_chars, web_rule=web_rule)
+        _check_reachable(i, outcome.stats)
+        outcomes.append(outcome)
+        if on_result:
+            on_result(i, outcome)
+    return outcomes
+
+
+def _call_figures(stats: Sequence[CallStats]) -> dict[str, Any]:
+    calls = sum(s.attempts for s in stats)
+    invalid = sum(s.invalid_replies for s in stats)
+    return {
+        "calls": calls,
+        "invalid_json_replies": invalid,
+        "invalid_json_rate": ratio(invalid, calls),  # per call (a retried case counts its bad reply)
+        "call_errors": sum(s.call_errors for s in stats),
+        "cases_without_valid_reply": sum(1 for s in stats if not s.valid),
+        "mean_latency_per_call_s": ratio(sum(s.latency_s for s in stats), calls),
+        "latency_per_case_s": latency_summary(s.latency_s for s in stats),
+    }
+
+
+def summarize_judge(outcomes: Sequence[JudgeOutcome]) -> dict[str, Any]:
+    """Metrics with "not enough" as the positive class (the decision that sends for more context)."""
+    labels = [not o.case.label_enough for o in outcomes]
+    preds = [not o.predicted_enough for o in outcomes]
+    metrics = binary_metrics(labels, preds)
+    name = {True: "enough", False: "not_enough"}
+    kinds = [o.case.kind for o in outcomes]
+    per_kind = per_group(kinds, [o.case.label_enough for o in outcomes], [o.predicted_enough for o in outcomes])
+    for kind, row in per_kind.items():
+        group = [o for o in outcomes if o.case.kind == kind]
+        row["label_enough"] = group[0].case.label_enough
+        row["predicted_enough"] = sum(1 for o in group if o.predicted_enough)
+        row["invalid"] = sum(1 for o in group if not o.stats.valid)
+    valid = [o for o in outcomes if o.stats.valid]
+    valid_metrics = binary_metrics([not o.case.label_enough for o in valid], [not o.predicted_enough for o in valid])
+    return {
+        "n": len(outcomes),
+        "positive_class": "not_enough",
+        "metrics": metrics.as_dict(),
+        "confusion": confusion([name[o.case.label_enough] for o in outcomes],
+                               [name[o.predicted_enough] for o in outcomes], ["enough", "not_enough"]),
+        "per_kind": per_kind,
+        "valid_only": valid_metrics.as_dict(),
+        **_call_figures([o.stats for o in outcomes]),
+    }
+
+
+# --------------------------------------------------------------------------- router
+@dataclass
+class RouteOutcome:
+    case: RouteCase
+    predicted: str  # what the graph acts on (an invalid reply counts as "complex")
+    decision: RouteDecision | None
+    stats: CallStats
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.case.id, "kind": self.case.kind, "label": self.case.label_strategy,
+                "predicted": self.predicted, "correct": self.predicted == self.case.label_strategy,
+                "valid": self.stats.valid, "attempts": self.stats.attempts,
+                "invalid_replies": self.stats.invalid_replies, "call_errors": self.stats.call_errors,
+                "latency_s": round(self.stats.latency_s, 4), "errors": self.stats.errors,
+                "reason": self.decision.reason if self.decision else None}
+
+
+def run_route(cases: Sequence[RouteCase], llm: Any, *, method: str,
+              on_result: Callable[[int, RouteOutcome], None] | None = None) -> list[RouteOutcome]:
+    judge = judge_model(llm)
+    outcomes: list[RouteOutcome] = []
+    for i, case in enumerate(cases):
+        decision, stats = _structured(judge, RouteDecision, route_messages(case.question), method)
+        _check_reachable(i, stats)
+        outcome = RouteOutcome(case=case, predicted=decision.strategy if decision else "complex",
+                               decision=decision, stats=stats)
+        outcomes.append(outcome)
+        if on_result:
+            on_result(i, outcome)
+    return outcomes
+
+
+def summarize_route(outcomes: Sequence[RouteOutcome]) -> dict[str, Any]:
+    """Metrics with "simple" as the positive class: the branch that answers without the book."""
+    labels = [o.case.label_strategy for o in outcomes]
+    preds = [o.predicted for o in outcomes]
+    metrics = binary_metrics([y == "simple" for y in labels], [p == "simple" for p in preds])
+    return {
+        "n": len(outcomes),
+        "positive_class": "simple",
+        "metrics": metrics.as_dict(),
+        "confusion": confusion(labels, preds, ["simple", "complex"]),
+        "per_kind": per_group([o.case.kind for o in outcomes], labels, preds),
+        **_call_figures([o.stats for o in outcomes]),
+    }
+
+
+# --------------------------------------------------------------------------- answers (hallucination risk)
+#: Phrases by which an answer says that something cannot be confirmed from its sources. The fixed
+#: texts the generate prompt asks for come first; the rest are common paraphrases.
+MISSING_MARKERS: tuple[str, ...] = (
+    prompts.text("cannot_confirm", "zh"), prompts.text("cannot_confirm", "en"),
+    prompts.text("missing_heading", "zh"), prompts.text("missing_heading", "en"),
+    "无法确认", "无法从", "未能确认", "不能确认", "无从", "未提及", "没有提及", "没有提到", "未提到", "未说明",
+    "没有说明", "没有给出", "未给出", "没有涉及", "未涉及", "不包含", "没有包含", "没有相关", "没有关于", "资料中没有",
+    "来源中没有", "尚缺", "缺少", "缺失",
+    "cannot confirm", "cannot be confirmed", "can't confirm", "could not be confirmed", "not mentioned",
+    "does not mention", "do not mention", "not covered", "does not say", "do not say", "no information",
+    "not stated", "not provided", "missing",
+)
+
+
+def states_missing(answer: str) -> bool:
+    low = answer.lower()
+    return any(marker.lower() in low for marker in MISSING_MARKERS)
+
+
+@dataclass
+class AnswerOutcome:
+    case: Case
+    answer: str
+    answer_mode: str  # full | partial | direct | fallback | error
+    judged_enough: bool | None  # the last evaluation's verdict (None: no evaluation ran)
+    states_missing: bool
+    asserted: list[str]  # the case's missing-fact strings that the answer states anyway
+    latency_s: float
+    error: str | None = None
+
+    @property
+    def at_risk(self) -> bool:
+        """The answer does not say what is missing, or states a fact the sources do not hold."""
+        return self.error is not None or not self.states_missing or bool(self.asserted)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.case.id, "kind": self.case.kind, "answer_mode": self.answer_mode,
+                "judged_enough": self.judged_enough, "states_missing": self.states_missing,
+                "asserted_missing_facts": self.asserted, "at_risk": self.at_risk,
+                "latency_s": round(self.latency_s, 4), "error": self.error, "answer": self.answer}
+
+
+def answer_case(graph_factory: Callable[[Case], Any], case: Case) -> AnswerOutcome:
+    """Run the whole graph (route, retrieve = the case's passages, evaluate, generate; no web)."""
+    graph = graph_factory(case)
+    config = {"configurable": {"thread_id": f"eval-{uuid.uuid4().hex}"}, "recursion_limit": 50}
+    started = time.perf_counter()
+    try:
+        values = graph.invoke({"question": case.question}, config)
+    except Exception as exc:  # noqa: BLE001 - a failing case is a result, not a crash
+        logger.warning("case %s failed: %s", case.id, exc)
+        return AnswerOutcome(case=case, answer="", answer_mode="error", judged_enough=None, states_missing=False,
+                             asserted=[], latency_s=time.perf_counter() - started, error=f"{type(exc).__name__}: {exc}")
+    answer = str(values.get("answer") or "")
+    evaluations = values.get("evaluations") or []
+    return AnswerOutcome(
+        case=case, answer=answer, answer_mode=str(values.get("answer_mode") or "?"),
+        judged_enough=evaluations[-1].enough if evaluations else None,
+        states_missing=states_missing(answer),
+        asserted=[s for s in case.answer_strings if s in answer],
+        latency_s=time.perf_counter() - started)
+
+
+def make_graph_factory(settings: Any, llm: Any, *, few_shot: bool) -> Callable[[Case], Any]:
+    """A graph per case whose retriever returns exactly the case's passages; no web, no eval log."""
+    from rag.deps import Deps
+    from rag.fakes import FakeRetriever
+    from rag.graph import build_graph
+
+    def factory(case: Case) -> Any:
+        deps = Deps(settings=settings, llm=llm, retriever=FakeRetriever(case.passages()), web_search=None,
+                    eval_log=None, few_shot=few_shot)
+        return build_graph(deps)
+
+    return factory
+
+
+def run_answers(cases: Sequence[Case], graph_factory: Callable[[Case], Any],
+                on_result: Callable[[int, AnswerOutcome], None] | None = None) -> list[AnswerOutcome]:
+    outcomes: list[AnswerOutcome] = []
+    for i, case in enumerate(cases):
+        outcome = answer_case(graph_factory, case)
+        outcomes.append(outcome)
+        if on_result:
+            on_result(i, outcome)
+    return outcomes
+
+
+def summarize_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
+    n = len(outcomes)
+    modes: dict[str, int] = {}
+    for o in outcomes:
+        modes[o.answer_mode] = modes.get(o.answer_mode, 0) + 1
+    return {
+        "n": n,
+        "states_missing_rate": ratio(sum(o.states_missing for o in outcomes), n),
+        "asserts_missing_fact_rate": ratio(sum(bool(o.asserted) for o in outcomes), n),
+        "at_risk_rate": ratio(sum(o.at_risk for o in outcomes), n),
+        "judged_enough_rate": ratio(sum(1 for o in outcomes if o.judged_enough), n),
+        "answer_modes": modes,
+        "errors": sum(1 for o in outcomes if o.error),
+        "latency_per_case_s": latency_summary(o.latency_s for o in outcomes),
+    }
+
+
+def model_label(llm: Any) -> str:
+    return model_name(llm)
