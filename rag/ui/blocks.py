@@ -202,7 +202,7 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
                 with gr.Row():
                     question = gr.Textbox(
                         label=t(default_lang, "question"), placeholder=t(default_lang, "question_placeholder"),
-                        lines=2, max_lines=6, scale=5, elem_id="rag-question", autofocus=True,
+                        lines=1, max_lines=6, scale=5, elem_id="rag-question", autofocus=True,
                     )
                     send = gr.Button(t(default_lang, "send"), variant="primary", scale=1, elem_id="rag-send")
                 with gr.Row():
