@@ -112,42 +112,11 @@ def make_epub(path: Path, title: str, chapters: list[tuple[str, str]]) -> Path:
     return path
 
 
-def make_index(tmp_path: Path) -> Any:
-    """The real book index in tmp_path, with a fast fake embedder."""
-    return StubIndex()
+def make_index(tmp_path: Path, settings: Any) -> Any:
+    """The real book index (Chroma on disk + BM25) in tmp_path, with the instant hash embedder."""
+    from rag.index import HashEmbedder, open_index
 
-
-class _Book:
-    def __init__(self, **kw: Any) -> None:
-        self.__dict__.update(kw)
-
-
-class StubIndex:
-    """Stand-in until rag.index lands: reads EPUB chapters with ebooklib."""
-
-    def __init__(self) -> None:
-        self._books: list[_Book] = []
-
-    def books(self) -> list[_Book]:
-        return list(self._books)
-
-    def ingest(self, path: str, name: str | None = None, progress: Any = None, background: bool = True) -> _Book:
-        from ebooklib import ITEM_DOCUMENT, epub
-
-        from rag.errors import BookError
-
-        try:
-            book = epub.read_epub(path)
-        except Exception as exc:  # noqa: BLE001
-            raise BookError(f"not a readable EPUB: {exc}") from exc
-        docs = [i for i in book.get_items() if i.get_type() == ITEM_DOCUMENT and "nav" not in i.get_name()]
-        if progress:
-            progress("parse", len(docs), len(docs), "")
-        title = (book.get_metadata("DC", "title") or [[name or Path(path).stem]])[0][0]
-        info = _Book(id=uuid.uuid4().hex[:8], title=title, chapters=len(docs), chunks=len(docs) * 2,
-                     embedded=0, status="keyword_ready")
-        self._books.append(info)
-        return info
+    return open_index(settings, embedder=HashEmbedder())
 
 
 def free_port() -> int:
@@ -163,7 +132,7 @@ def build_fake_app(tmp_path: Path):
                              data_dir=tmp_path / "data", ui_language="zh")
     model = SlowScriptedChatModel(responder=scripted_responder())
     deps = Deps(settings=settings, llm=model, retriever=FakeRetriever(PASSAGES), web_search=FakeWebSearch(WEB))
-    index = make_index(tmp_path)
+    index = make_index(tmp_path, settings)
     return build_app(deps, index=index), deps, index
 
 
@@ -178,6 +147,7 @@ def served(tmp_path: Path):
         yield f"http://127.0.0.1:{port}/", deps, index, tmp_path
     finally:
         demo.close()
+        index.close()
 
 
 def _last_bot_text(page) -> str:
@@ -297,8 +267,12 @@ def test_browser_full_flow(served):
             expect(row).to_be_visible(timeout=120_000)
             expect(page.locator("#rag-books .book-msg")).to_contain_text("小书测试")
             expect(row.locator(".book-status")).to_have_text(re.compile("就绪|向量化"))
-            expect(row).to_contain_text("2")
             expect(page.locator("#rag-active-book input")).to_have_value("小书测试")
+            books = index.books()
+            assert [b.title for b in books] == ["小书测试"] and books[0].chapters == 2 and books[0].chunks >= 2
+            # embedding finishes in the background and the timer refreshes the list to "ready"
+            expect(row.locator(".book-status")).to_have_text("就绪", timeout=60_000)
+            expect(row).to_contain_text(str(books[0].chunks))
 
             # a broken upload is a readable error, not a stack trace
             bad = tmp_path / "broken.epub"

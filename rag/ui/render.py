@@ -393,12 +393,17 @@ def render_books(books: Sequence[Any] | None, lang: str, message: str = "", leve
     for book in books:
         status = str(_book_field(book, "status", ""))
         status_text = t(lang, f"status_{status}") if status in {"keyword_ready", "embedding", "ready", "error"} else status
+        error = _book_field(book, "error", None)
+        error_html = f'<div class="note error book-error">{esc(error)}</div>' if error else ""
+        embedded, chunks = _book_field(book, "embedded", ""), _book_field(book, "chunks", "")
+        if status in {"keyword_ready", "embedding"} and isinstance(embedded, int) and isinstance(chunks, int) and chunks:
+            status_text = f"{status_text} {100 * embedded // chunks}%"
         rows.append(
             f'<tr class="book-row status-{esc(status)}" data-book-id="{esc(_book_field(book, "id"))}">'
             f'<td class="book-title">{esc(_book_field(book, "title"))}</td>'
             f"<td>{esc(_book_field(book, 'chapters', ''))}</td>"
             f"<td>{esc(_book_field(book, 'chunks', ''))}</td>"
             f"<td>{esc(_book_field(book, 'embedded', ''))}</td>"
-            f'<td class="book-status">{esc(status_text)}</td></tr>'
+            f'<td class="book-status">{esc(status_text)}{error_html}</td></tr>'
         )
     return f'<div class="rag-books">{msg}<table class="books"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'

@@ -87,6 +87,11 @@ def main(argv: list[str] | None = None) -> None:
     index = open_book_index(settings)
     deps = make_deps(settings, index=index)
     demo = build_app(deps, index=index, make_deps=make_deps)
+    if index is not None:
+        try:
+            index.resume_embedding(background=True)  # finish what a previous run left half-embedded
+        except Exception as exc:  # noqa: BLE001
+            logger.warning("could not resume embedding: %s", exc)
     if not args.no_sample:
         start_sample_ingest(index)
     host = args.host or server_host(settings.host)
