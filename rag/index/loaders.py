@@ -270,9 +270,14 @@ _DROP_TAGS = {"script", "style", "head", "title", "svg", "math", "noscript", "te
 
 def html_to_text(content: bytes | str) -> tuple[str, str]:
     """(first heading, clean text with one paragraph per line) from an XHTML document."""
-    from bs4 import BeautifulSoup, NavigableString, Tag
+    import warnings
 
-    soup = BeautifulSoup(content, "lxml")
+    from bs4 import BeautifulSoup, NavigableString, Tag, XMLParsedAsHTMLWarning
+
+    with warnings.catch_warnings():
+        # XHTML through the lenient HTML parser on purpose: real EPUBs are often not well-formed XML.
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        soup = BeautifulSoup(content, "lxml")
     heading = ""
     for level in ("h1", "h2", "h3"):
         tag = soup.find(level)
@@ -292,6 +297,12 @@ def html_to_text(content: bytes | str) -> tuple[str, str]:
                 if name in _DROP_TAGS:
                     continue
                 if name in {"rt", "rp"}:  # ruby annotations (pinyin) would pollute the text
+                    continue
+                if name == "tr":  # one table row per line, cells separated by " | "
+                    cells = [
+                        re.sub(r"\s+", " ", cell.get_text(" ", strip=True)) for cell in child.find_all(["td", "th"])
+                    ]
+                    parts.append("\n" + " | ".join(c for c in cells if c) + "\n")
                     continue
                 block = name in _BLOCK_TAGS
                 if block:
