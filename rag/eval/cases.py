@@ -380,3 +380,16 @@ def load_route_cases(path: str | Path, *, limit: int | None = None) -> list[Rout
     if not cases:
         raise CaseError(f"case file {path} holds no cases")
     return cases[:limit] if limit else cases
+
+
+def check_answer_strings(case: Case) -> list[str]:
+    """Problems with a case's ``answer_strings``: every one must appear in the context of an
+    "enough" case, and none may appear in the context of a "not enough" case."""
+    if not case.answer_strings:
+        return [f"{case.source}: no answer_strings to check"]
+    text = case.context_text
+    if case.label_enough:
+        return [f"{case.source}: labelled enough but {s!r} is not in its context" for s in case.answer_strings
+                if s not in text]
+    return [f"{case.source}: labelled not enough but {s!r} is in its context" for s in case.answer_strings
+            if s in text]
