@@ -129,7 +129,7 @@ def build_fake_app(tmp_path: Path):
     from rag.ui import build_app
 
     settings = make_settings(search_provider="fake", max_web_rounds=2, llm_model="scripted-fake",
-                             data_dir=tmp_path / "data", ui_language="zh")
+                             data_dir=tmp_path / "data", ui_language="auto")
     model = SlowScriptedChatModel(responder=scripted_responder())
     deps = Deps(settings=settings, llm=model, retriever=FakeRetriever(PASSAGES), web_search=FakeWebSearch(WEB))
     index = make_index(tmp_path, settings)
@@ -289,3 +289,50 @@ def test_browser_full_flow(served):
         finally:
             browser.close()
     assert not dialogs
+
+
+@pytest.mark.browser
+def test_browser_sessions_are_isolated_and_follow_the_browser_language(served):
+    from playwright.sync_api import expect, sync_playwright
+
+    url, deps, index, tmp_path = served
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            zh = browser.new_context(locale="zh-CN", viewport={"width": 1300, "height": 900}).new_page()
+            en = browser.new_context(locale="en-US", viewport={"width": 1300, "height": 900}).new_page()
+            for page in (zh, en):
+                page.goto(url, wait_until="domcontentloaded")
+            expect(zh.locator("#rag-send")).to_have_text("发送", timeout=30_000)
+            expect(en.locator("#rag-send")).to_have_text("Send", timeout=30_000)
+            expect(en.locator("#rag-banner .mode-model")).to_contain_text("Model connected")
+
+            # both ask at the same time; each sees only its own conversation
+            zh.locator("#rag-question textarea").fill(QUESTION)
+            en.locator("#rag-question textarea").fill("Which chapter is the White Bone Demon in?")
+            zh.locator("#rag-send").click()
+            en.locator("#rag-send").click()
+            for page in (zh, en):
+                expect(page.locator("#rag-trace .trace-total")).to_be_visible(timeout=60_000)
+                expect(page.locator("#rag-chat")).to_contain_text("第二十七回")
+            expect(zh.locator("#rag-chat")).not_to_contain_text("White Bone Demon")
+            expect(en.locator("#rag-chat")).not_to_contain_text("孙悟空三打白骨精发生在原著第几回")
+            expect(en.locator("#rag-trace .trace-question")).to_contain_text("White Bone Demon")
+            expect(zh.locator("#rag-trace .trace-question")).to_contain_text("孙悟空三打白骨精")
+            # each session spent its own web-search budget
+            expect(zh.locator("#rag-trace .web-round")).to_contain_text("budget 1/20")
+            expect(en.locator("#rag-trace .web-round")).to_contain_text("budget 1/20")
+
+            # per-session settings: the banner of one session changes, the other's does not
+            en.get_by_role("tab", name="Settings").click()
+            en.locator("#rag-s-rounds input[type=number]").fill("0")
+            en.locator("#rag-s-rounds input[type=number]").press("Enter")
+            en.locator("#rag-s-apply").click()
+            expect(en.locator("#rag-s-status")).to_contain_text("Settings applied")
+            expect(en.locator("#rag-banner .mode-web-off")).to_be_visible()
+            expect(en.locator("#rag-banner")).to_contain_text("custom settings")
+            zh.reload()
+            expect(zh.locator("#rag-banner .mode-web")).to_be_visible(timeout=30_000)
+            expect(zh.locator("#rag-banner .mode-web-off")).to_have_count(0)
+        finally:
+            browser.close()
