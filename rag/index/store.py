@@ -328,10 +328,14 @@ class BookIndex:
         name: str | None = None,
         progress: Progress | None = None,
         background: bool = True,
+        embed: bool = True,
     ) -> BookInfo:
         """Add a book. Returns once it is keyword-searchable; vectors follow in a background thread
-        (``background=False``: returns when fully embedded). Re-ingesting the same content is a no-op
-        (an unfinished embedding is resumed). Raises ``BookError`` on bad input."""
+        (``background=False``: returns when fully embedded; ``embed=False``: no vectors now, see
+        ``resume_embedding``). Re-ingesting the same content is a no-op (an unfinished embedding is
+        resumed). ``progress(stage, done, total, message)`` is called with the stages reading,
+        chunking, keyword, embedding (per chapter, from the embedding thread), ready or error.
+        Raises ``BookError`` on bad input."""
         if self._closed:
             raise IndexError_("the book index is closed.")
         callbacks = [progress] if progress else []
@@ -355,7 +359,7 @@ class BookIndex:
             if existing is not None and all(existing.manifest.get(k) == v for k, v in params.items()):
                 log.info("book %s (%s) is already indexed", book_id, existing.manifest["title"])
                 _call(callbacks, "keyword", existing.manifest["chunks"], existing.manifest["chunks"], "already indexed")
-                return self._after_keyword(existing, callbacks, background)
+                return self._after_keyword(existing, callbacks, background, embed)
 
             chunks = chunk_chapters(
                 book_id,
@@ -392,7 +396,7 @@ class BookIndex:
                 self._changed.notify_all()
             _call(callbacks, "keyword", len(chunks), len(chunks), "keyword search ready")
             log.info("indexed %s (%s): %d chapters, %d chunks", book_id, loaded.title, len(chapters), len(chunks))
-            return self._after_keyword(book, callbacks, background)
+            return self._after_keyword(book, callbacks, background, embed)
 
     def _write_book_dir(self, manifest: dict[str, Any], chunks: list[Any], callbacks: list[Progress]) -> Path:
         root = self.keyword_dir
@@ -434,9 +438,11 @@ class BookIndex:
             shutil.rmtree(old, ignore_errors=True)
         return final
 
-    def _after_keyword(self, book: _Book, callbacks: list[Progress], background: bool) -> BookInfo:
+    def _after_keyword(self, book: _Book, callbacks: list[Progress], background: bool, embed: bool) -> BookInfo:
         if book.complete:
             _call(callbacks, "ready", book.manifest["chunks"], book.manifest["chunks"], "ready")
+            return book.info()
+        if not embed:
             return book.info()
         with self._lock:
             book.progress.extend(callbacks)
