@@ -336,3 +336,53 @@ def test_browser_sessions_are_isolated_and_follow_the_browser_language(served):
             expect(zh.locator("#rag-banner .mode-web-off")).to_have_count(0)
         finally:
             browser.close()
+
+
+@pytest.mark.browser
+def test_browser_retrieval_only_mode_with_the_real_index(tmp_path: Path):
+    """No model configured: the banner says so, the graph's retrieval_only node answers with the
+    best passages of a real (hash-embedded) index, cited and linked to the sources panel."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from rag.ui import build_app
+
+    settings = make_settings(data_dir=tmp_path / "data", ui_language="en", retrieval_k=3)
+    index = make_index(tmp_path, settings)
+    epub_path = make_epub(tmp_path / "monkey.epub", "猴王小传", [
+        ("第一回 石猴出世", "花果山顶有一块仙石，石破天惊，迸出一个石猴。" * 10),
+        ("第二回 拜师学艺", "石猴漂洋过海，拜须菩提祖师为师，学得七十二变。" * 10),
+    ])
+    info = index.ingest(str(epub_path), background=False)
+    deps = Deps(settings=settings, llm=None, retriever=index, web_search=None)
+    demo = build_app(deps, index=index)
+    port = free_port()
+    demo.queue()
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True, ssr_mode=False)
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000}, locale="en-US")
+                page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
+                expect(page.locator("#rag-banner .mode-retrieval-only")).to_be_visible(timeout=30_000)
+                expect(page.locator("#rag-banner .mode-web-off")).to_be_visible()
+                page.get_by_role("tab", name="Books").click()
+                expect(page.locator("#rag-books tr.book-row", has_text="猴王小传")).to_contain_text("ready")
+                page.locator("#rag-active-book input").click()
+                page.get_by_role("option", name="猴王小传").click()
+                page.get_by_role("tab", name="Trace & sources").click()
+                page.locator("#rag-question textarea").fill("石猴拜谁为师，学了什么本领？")
+                page.locator("#rag-send").click()
+                expect(page.locator("#rag-trace .trace-total")).to_be_visible(timeout=60_000)
+                nodes = page.locator("#rag-trace li.trace-entry").evaluate_all("els => els.map(e => e.dataset.node)")
+                assert nodes == ["retrieval_only"]
+                expect(page.locator("#rag-trace li.hit").first).to_contain_text("第二回 拜师学艺")
+                expect(page.locator("#rag-chat")).to_contain_text("须菩提")
+                expect(page.locator("#rag-chat a", has_text="[1]").first).to_have_attribute("href", "#src-0-1")
+                expect(page.locator("#src-0-1")).to_contain_text(info.title)
+                page.screenshot(path=str(OUT / "ui-retrieval-only.png"), full_page=True)
+            finally:
+                browser.close()
+    finally:
+        demo.close()
+        index.close()

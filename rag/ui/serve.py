@@ -20,7 +20,7 @@ def configure_logging(level: str = "INFO") -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     # Third-party clients log request details (URLs, sometimes headers) at INFO/DEBUG.
-    for noisy in ("httpx", "httpcore", "openai", "urllib3", "chromadb"):
+    for noisy in ("httpx", "httpcore", "openai", "urllib3", "chromadb", "bm25s"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
