@@ -147,10 +147,10 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
     def ensure_graph(session: Session) -> Any:
         with session.lock:
             if session.graph is None:
-                from langgraph.checkpoint.memory import InMemorySaver
+                from rag.graph import make_checkpointer
 
                 if session.checkpointer is None:
-                    session.checkpointer = InMemorySaver()
+                    session.checkpointer = make_checkpointer()
                 if session.deps is None:
                     session.deps = _per_session_deps(deps)
                 session.graph = factory(session.deps, session.checkpointer)
