@@ -19,6 +19,7 @@ class Deps:
     retriever: Retriever | None = None
     web_search: WebSearch | None = None  # None means the web is disabled
     eval_log: Callable[[dict[str, Any]], None] | None = None  # receives one record per evaluation
+    secrets: list[str] = field(default_factory=list)  # values scrubbed from notices shown to users
     few_shot: bool = True  # the judge's few-shot counter-examples (prompts.EVALUATE_FEW_SHOT)
     clock: Callable[[], float] = field(default=time.monotonic)
 

@@ -15,6 +15,7 @@ from rag.deps import Deps
 from rag.errors import LLMError, RagError
 from rag.lang import detect_lang, language_name
 from rag.llm import judge_model, model_name, structured_invoke
+from rag.logs import redact
 from rag.schemas import Evaluation, Passage, RouteDecision, SearchOutcome
 from rag.search.base import format_web_context
 from rag.state import GraphState, Notice, WebRound, reset_question_state
@@ -81,10 +82,6 @@ def _history(messages: list[BaseMessage]) -> list[BaseMessage]:
     return [m for m in messages if isinstance(m, (HumanMessage, AIMessage))][-2 * HISTORY_TURNS:]
 
 
-def _notice(state: GraphState, node: str, level: str, message: str) -> list[Notice]:
-    return [*(state.get("notices") or []), Notice(node=node, level=level, message=message)]  # type: ignore[typeddict-item]
-
-
 def structured_with_retry(judge_llm: Any, schema: type, messages: list[BaseMessage], method: str,
                           attempts: int = 2) -> tuple[Any | None, list[str]]:
     """A structured call, retried once. Returns (result or None, the errors met)."""
@@ -106,13 +103,21 @@ class Nodes:
         # Route, rewrite and evaluate are deterministic: temperature 0.
         self.judge_llm = judge_model(deps.llm) if deps.llm is not None else None
 
+    def _n(self, *, node: str, level: str, message: str) -> Notice:
+        """A notice for the trace, with any secret scrubbed from the message."""
+        return Notice(node=node, level=level, message=redact(message, self.deps.secrets))  # type: ignore[typeddict-item]
+
+    def _append(self, state: GraphState, node: str, level: str, message: str) -> list[Notice]:
+        return [*(state.get("notices") or []), self._n(node=node, level=level, message=message)]
+
     @property
     def web_enabled(self) -> bool:
         return self.deps.web_search is not None and self.settings.max_web_rounds > 0
 
     # ------------------------------------------------------------------ structured calls
     def _structured(self, schema: type, messages: list[BaseMessage]) -> tuple[Any | None, list[str]]:
-        return structured_with_retry(self.judge_llm, schema, messages, self.settings.llm_structured_method)
+        result, errors = structured_with_retry(self.judge_llm, schema, messages, self.settings.llm_structured_method)
+        return result, [redact(e, self.deps.secrets) for e in errors]
 
     # ------------------------------------------------------------------ nodes
     def route_question(self, state: GraphState) -> dict[str, Any]:
@@ -133,12 +138,12 @@ class Nodes:
                 if text:
                     standalone = text.splitlines()[0].strip() or question
             except Exception as exc:  # noqa: BLE001 - a failed rewrite must not end the turn
-                notices.append(Notice(node="route_question", level="warning",
+                notices.append(self._n(node="route_question", level="warning",
                                       message=f"could not rewrite the follow-up question: {exc}"))
         route, errors = self._structured(RouteDecision, route_messages(standalone))
         if route is None:
             route = RouteDecision(strategy="complex", reason=f"router failed twice, using retrieval: {errors[-1]}")
-            notices.append(Notice(node="route_question", level="warning",
+            notices.append(self._n(node="route_question", level="warning",
                                   message=f"router output invalid twice; took the retrieval path ({errors[-1]})"))
         old = (state.get("messages") or [])[:-KEEP_MESSAGES] if state.get("messages") else []
         trimmed: list[BaseMessage] = [RemoveMessage(id=m.id) for m in old if m.id]
@@ -150,12 +155,12 @@ class Nodes:
         query = state.get("standalone_question") or state.get("question", "")
         if self.deps.retriever is None:
             return {"passages": [], "local_context": "",
-                    "notices": _notice(state, "retrieve_local", "warning", "no book index is loaded")}
+                    "notices": self._append(state, "retrieve_local", "warning", "no book index is loaded")}
         try:
             passages = self.deps.retriever.retrieve(query, k=self.settings.retrieval_k, book_id=state.get("book_id"))
         except RagError as exc:
             return {"passages": [], "local_context": "",
-                    "notices": _notice(state, "retrieve_local", "error", f"book search failed: {exc}")}
+                    "notices": self._append(state, "retrieve_local", "error", f"book search failed: {exc}")}
         return {"passages": passages,
                 "local_context": format_book_context(passages, self.settings.max_passage_chars)}
 
@@ -183,10 +188,10 @@ class Nodes:
                 evaluation = Evaluation(reason=f"The judge's output was invalid twice ({errors[-1]}); "
                                         "treating the context as not enough.",
                                         enough=False, missing=[], web_query=None, confidence=0.0)
-                notices.append(Notice(node="evaluate", level="warning",
+                notices.append(self._n(node="evaluate", level="warning",
                                       message=f"evaluation output invalid twice; assumed not enough ({errors[-1]})"))
             elif errors:
-                notices.append(Notice(node="evaluate", level="info",
+                notices.append(self._n(node="evaluate", level="info",
                                       message=f"evaluation retried once after: {errors[0]}"))
         evaluations.append(evaluation)
         update = {"evaluations": evaluations, "notices": notices}
@@ -246,12 +251,12 @@ class Nodes:
             if not outcome.results and not any("no results" in n for n in web_round["notes"]):
                 web_round["notes"].append("no results")
         except RagError as exc:
-            web_round["error"] = str(exc)
-            notices.append(Notice(node="web_search", level="error", message=f"web search failed: {exc}"))
+            web_round["error"] = redact(str(exc), self.deps.secrets)
+            notices.append(self._n(node="web_search", level="error", message=f"web search failed: {exc}"))
         except Exception as exc:  # noqa: BLE001 - a provider bug must not end the turn
             logger.exception("web search crashed")
-            web_round["error"] = f"{type(exc).__name__}: {exc}"
-            notices.append(Notice(node="web_search", level="error", message=f"web search failed: {web_round['error']}"))
+            web_round["error"] = redact(f"{type(exc).__name__}: {exc}", self.deps.secrets)
+            notices.append(self._n(node="web_search", level="error", message=f"web search failed: {web_round['error']}"))
         rounds.append(web_round)
         web_context = format_web_context(results, start_index=len(state.get("passages") or []) + 1) if results else ""
         return {"web_rounds": rounds, "web_results": results, "web_context": web_context, "notices": notices}
@@ -289,7 +294,7 @@ class Nodes:
             answer = self._stream_answer(messages)
         except Exception as exc:  # noqa: BLE001 - show the sources instead of crashing
             logger.warning("generation failed: %s", exc)
-            notices.append(Notice(node="generate", level="error", message=f"generation failed: {exc}"))
+            notices.append(self._n(node="generate", level="error", message=f"generation failed: {exc}"))
             answer = self._sources_dump(state, prompts.text("generation_failed", lang, error=type(exc).__name__))
         return {"answer": answer, "answer_mode": mode, "notices": notices, "messages": [AIMessage(answer)]}
 
@@ -303,7 +308,7 @@ class Nodes:
                 HumanMessage(question),
             ])
         except Exception as exc:  # noqa: BLE001
-            notices.append(Notice(node="direct_answer", level="error", message=f"generation failed: {exc}"))
+            notices.append(self._n(node="direct_answer", level="error", message=f"generation failed: {exc}"))
             answer = prompts.text("generation_failed", lang, error=type(exc).__name__)
         return {"answer": answer, "answer_mode": "direct", "notices": notices, "messages": [AIMessage(answer)]}
 

@@ -9,6 +9,7 @@ from rag.config import Settings
 from rag.deps import Deps
 from rag.evallog import JsonlEvalLog
 from rag.llm import make_chat_model
+from rag.logs import secrets_of
 
 logger = logging.getLogger(__name__)
 
@@ -33,4 +34,5 @@ def make_deps(settings: Settings, *, index: Any | None = None, llm: Any | None =
         web_search=web_search if web_search is not None else make_web_search_or_none(settings),
         eval_log=JsonlEvalLog(settings.eval_log_path) if settings.eval_log_enabled else None,
         few_shot=settings.judge_few_shot,
+        secrets=secrets_of(settings),
     )

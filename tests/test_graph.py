@@ -294,3 +294,17 @@ def test_long_conversations_keep_a_bounded_history():
         _, values = run(graph, f"question {i}", thread_id="long")
     assert len(values["messages"]) <= KEEP_MESSAGES + 2
     assert values["messages"][-2].content == f"question {KEEP_MESSAGES - 1}"
+
+
+def test_a_key_echoed_in_provider_errors_never_reaches_the_trace():
+    secret = "sk-live-ABCDEF0123456789"
+    model = ScriptedChatModel(responder=responder(
+        evaluations=[RuntimeError(f"401 invalid key {secret}"), RuntimeError(f"401 invalid key {secret}")]))
+    search = FakeWebSearch(error=SearchError("bocha", f"refused token {secret}"))
+    deps = Deps(settings=make_settings(), llm=model, retriever=FakeRetriever(PASSAGES), web_search=search,
+                secrets=[secret])
+    events = list(run_turn(build_graph(deps), QUESTION, thread_id="t"))
+    assert isinstance(events[-1], TurnFinished)
+    shown = repr([e.update for e in events if isinstance(e, NodeFinished)]) + repr(events[-1].values)
+    assert secret not in shown
+    assert "401 invalid key ***" in shown and "refused token ***" in shown
