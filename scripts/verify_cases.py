@@ -3,7 +3,8 @@ answer strings are present in "enough" cases and absent in the others, and every
 
     python scripts/verify_cases.py [FILE ...] [--corpus-dir DIR]
 
-With no FILE, checks every assets/eval/*.jsonl judge case file. Exit 0 when all is well, 1 otherwise.
+With no FILE, checks every assets/eval/*.jsonl judge case file; passages of guide_*.jsonl must be cut
+verbatim from the sample book's Markdown sources (assets/xiyouji-guide/). Exit 0 when all is well, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -19,13 +20,27 @@ if str(REPO) not in sys.path:
 
 from rag.eval.cases import KINDS, CaseError, check_answer_strings, load_cases  # noqa: E402
 
+GUIDE_DIR = REPO / "assets" / "xiyouji-guide"
 
-def verify(path: Path, corpus_dir: str | None) -> list[str]:
+
+def _squash(text: str) -> str:
+    return "".join(text.split())
+
+
+def verify(path: Path, corpus_dir: str | None, sources: Path | None) -> list[str]:
     try:
         cases = load_cases(path, corpus_dir=corpus_dir)
     except CaseError as exc:
         return [str(exc)]
     problems = [p for case in cases for p in check_answer_strings(case)]
+    if sources is not None:
+        files = sorted(sources.glob("*.md"))
+        if not files:
+            problems.append(f"{path.name}: no Markdown sources in {sources}")
+        book = _squash("\n".join(f.read_text(encoding="utf-8") for f in files))
+        problems += [f"{case.source}: passage {i} is not verbatim in {sources.name}/*.md: {p.text[:40]!r}..."
+                     for case in cases for i, p in enumerate(case.context, start=1)
+                     if p.ref is None and _squash(p.text) not in book]
     kinds = Counter(case.kind for case in cases)
     missing = [k for k in KINDS if not kinds.get(k)]
     if missing:
@@ -40,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--corpus-dir", help="directory of the corpus files (default: ../shared/corpus)")
+    parser.add_argument("--sources", type=Path, help="Markdown sources that inline passages must be cut from "
+                                                     "(default: assets/xiyouji-guide for guide_*.jsonl)")
     args = parser.parse_args(argv)
     files = args.files or sorted(p for p in (REPO / "assets" / "eval").glob("*.jsonl") if "route" not in p.name)
     if not files:
@@ -47,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     problems: list[str] = []
     for path in files:
-        problems += verify(path, args.corpus_dir)
+        sources = args.sources or (GUIDE_DIR if path.name.startswith("guide") else None)
+        problems += verify(path, args.corpus_dir, sources)
     for problem in problems:
         print(f"PROBLEM: {problem}", file=sys.stderr)
     print("ok" if not problems else f"{len(problems)} problem(s)")
