@@ -1,0 +1,1 @@
+"""Helpers for the book index tests (tests/test_index_*.py)."""
