@@ -110,7 +110,8 @@ def format_binary_table(summary: dict[str, Any], positive: str, negative: str) -
 
 # --------------------------------------------------------------------------- commands
 def cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None = None,
-              out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+              out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
     try:
         cases = load_cases(args.cases, corpus_dir=args.corpus_dir, limit=args.limit, kinds=_kinds(args))
     except RagError as exc:
@@ -147,7 +148,8 @@ def cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
 
 
 def cmd_route(args: argparse.Namespace, settings: Settings, *, llm: Any | None = None,
-              out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+              out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
     try:
         cases = load_route_cases(args.cases, limit=args.limit)
     except RagError as exc:
@@ -180,7 +182,8 @@ def cmd_route(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
 
 
 def cmd_answers(args: argparse.Namespace, settings: Settings, *, llm: Any | None = None,
-                out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+                out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
     """Hallucination risk: the whole graph (no web) on cases whose context is not enough."""
     try:
         cases = load_cases(args.cases, corpus_dir=args.corpus_dir, kinds=_kinds(args) or ["half"])
@@ -217,8 +220,9 @@ def cmd_answers(args: argparse.Namespace, settings: Settings, *, llm: Any | None
     return 0
 
 
-def cmd_log(args: argparse.Namespace, settings: Settings, *, out: TextIO = sys.stdout,
-            err: TextIO = sys.stderr) -> int:
+def cmd_log(args: argparse.Namespace, settings: Settings, *, out: TextIO | None = None,
+            err: TextIO | None = None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
     path = Path(args.path) if args.path else settings.eval_log_path
     try:
         summary = summarize_log(path)

@@ -1,0 +1,219 @@
+"""``python -m rag eval ...`` end to end: the real CLI and ChatOpenAI over real HTTP against the
+loopback OpenAI-compatible stub, and the scripted fake model for the answer path."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import socket
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import make_settings
+from openai_stub import OpenAIStub, request_kind
+
+from rag.cli import main
+from rag.eval.cases import load_cases
+from rag.eval.cli import cmd_answers
+from rag.fakes import ScriptedChatModel
+from rag.nodes import evaluate_messages, format_book_context, route_messages
+
+REPO = Path(__file__).resolve().parents[1]
+GUIDE = REPO / "assets" / "eval" / "guide_cases.jsonl"
+ROUTES = REPO / "assets" / "eval" / "route_cases.jsonl"
+CASES = load_cases(GUIDE)
+LABEL_BY_QUESTION = {c.question: c.label_enough for c in CASES}  # identical questions share a label? checked below
+
+
+def _question(body: dict[str, Any]) -> str:
+    user = body["messages"][-1]["content"]
+    return user.split("QUESTION: ", 1)[1].split("\n", 1)[0] if "QUESTION: " in user else user.split("Question: ", 1)[1]
+
+
+def _evaluation(enough: bool) -> dict[str, Any]:
+    return {"reason": "stub", "enough": enough, "missing": [] if enough else ["x"],
+            "web_query": None if enough else "q", "confidence": 0.7}
+
+
+@pytest.fixture
+def llm_env(monkeypatch: pytest.MonkeyPatch):
+    def use(stub: OpenAIStub) -> None:
+        monkeypatch.setenv("LLM_BASE_URL", stub.base_url)
+        monkeypatch.setenv("LLM_MODEL", "stub-model")
+        monkeypatch.setenv("LLM_MAX_RETRIES", "0")
+    return use
+
+
+def _label_counts() -> Counter:
+    return Counter("enough" if c.label_enough else "not_enough" for c in CASES)
+
+
+def test_judge_always_enough_model_gets_the_numbers_the_labels_dictate(tmp_path: Path, llm_env,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    with OpenAIStub(lambda body: _evaluation(True)) as stub:
+        llm_env(stub)
+        report_path = tmp_path / "r.json"
+        assert main(["eval", "judge", "--cases", str(GUIDE), "--report", str(report_path), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    counts = _label_counts()
+    s = report["summary"]
+    assert s["n"] == len(CASES) == len(stub.requests)
+    assert s["confusion"]["not_enough"] == {"enough": counts["not_enough"], "not_enough": 0}
+    assert s["confusion"]["enough"] == {"enough": counts["enough"], "not_enough": 0}
+    assert s["metrics"]["accuracy"] == pytest.approx(counts["enough"] / len(CASES))
+    assert s["metrics"]["recall"] == 0.0 and s["metrics"]["precision"] is None
+    assert s["per_kind"]["half"]["accuracy"] == 0.0 and s["per_kind"]["full"]["accuracy"] == 1.0
+    assert s["invalid_json_rate"] == 0.0 and s["calls"] == len(CASES)
+    assert report["model"] == "stub-model" and report["few_shot"] is True
+    assert "accuracy" in out and "precision(not_enough) n/a" in out and str(report_path) in out
+
+
+def test_judge_uses_the_graphs_prompt_and_few_shot_switch(tmp_path: Path, llm_env) -> None:
+    def oracle(body: dict[str, Any]) -> Any:
+        assert request_kind(body) == "Evaluation"
+        return _evaluation(LABEL_BY_QUESTION[_question(body)])
+
+    for flag, few_shot in (([], True), (["--no-few-shot"], False)):
+        with OpenAIStub(oracle) as stub:
+            llm_env(stub)
+            report_path = tmp_path / f"r{few_shot}.json"
+            assert main(["eval", "judge", "--cases", str(GUIDE), "--report", str(report_path), "--limit", "5",
+                         "--quiet", *flag]) == 0
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+        assert report["summary"]["n"] == 5 and report["summary"]["metrics"]["accuracy"] == 1.0
+        assert report["few_shot"] is few_shot
+        first = CASES[0]
+        expected = evaluate_messages(first.question, format_book_context(first.passages(), 1200), few_shot=few_shot)
+        sent = stub.requests[0]["messages"]
+        assert sent[0]["content"] == expected[0].content  # the graph's own prompt, not a copy
+        assert sent[1]["content"] == expected[1].content
+        assert ("Example A" in sent[0]["content"]) is few_shot
+        assert stub.requests[0]["temperature"] == 0.0  # the judge copy of the model
+
+
+def test_judge_counts_invalid_json_and_retries(tmp_path: Path, llm_env) -> None:
+    calls: Counter = Counter()
+
+    def flaky(body: dict[str, Any]) -> Any:
+        q = _question(body)
+        calls[q] += 1
+        if q == CASES[1].question:
+            return "I think it is enough."  # never valid
+        if q == CASES[2].question and calls[q] == 1:
+            return "{broken"  # valid on the retry
+        return _evaluation(LABEL_BY_QUESTION[q])
+
+    with OpenAIStub(flaky) as stub:
+        llm_env(stub)
+        report_path = tmp_path / "r.json"
+        assert main(["eval", "judge", "--cases", str(GUIDE), "--limit", "4", "--report", str(report_path),
+                     "--quiet"]) == 0
+    s = json.loads(report_path.read_text(encoding="utf-8"))["summary"]
+    assert s["calls"] == 4 + 1 + 1  # case 2 twice (both invalid), case 3 twice
+    assert s["invalid_json_replies"] == 3
+    assert s["invalid_json_rate"] == pytest.approx(3 / 6)
+    assert s["cases_without_valid_reply"] == 1
+    # the never-valid case counts as "not enough", as the graph treats it; it is a full case -> one error
+    assert CASES[1].label_enough is True
+    assert s["metrics"]["accuracy"] == pytest.approx(3 / 4)
+
+
+def test_judge_kinds_filter_and_default_report_location(tmp_path: Path, llm_env) -> None:
+    with OpenAIStub(lambda body: _evaluation(False)) as stub:
+        llm_env(stub)
+        assert main(["eval", "judge", "--cases", str(GUIDE), "--kinds", "half,unrelated", "--quiet"]) == 0
+    reports = list((tmp_path / "data" / "eval").glob("judge-stub-model-fewshot-*.json"))  # cwd is tmp_path
+    assert len(reports) == 1
+    s = json.loads(reports[0].read_text(encoding="utf-8"))["summary"]
+    assert set(s["per_kind"]) == {"half", "unrelated"}
+    assert s["metrics"]["accuracy"] == 1.0
+
+
+def test_judge_without_a_model_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "judge", "--cases", str(GUIDE)]) == 2
+    assert "no language model is configured" in capsys.readouterr().err
+
+
+def test_judge_with_an_unreachable_model_exits_2(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("LLM_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("LLM_MODEL", "m")
+    monkeypatch.setenv("LLM_MAX_RETRIES", "0")
+    monkeypatch.setenv("LLM_TIMEOUT", "3")
+    assert main(["eval", "judge", "--cases", str(GUIDE), "--quiet"]) == 2
+    assert "the model did not answer" in capsys.readouterr().err
+
+
+def test_judge_with_a_bad_case_file_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x", "question": "q", "kind": "full", "label_enough": true, "corpus": "xiyouji.txt", '
+                   '"refs": [{"chapter": 101, "start": 0, "end": 5}]}\n', encoding="utf-8")
+    assert main(["eval", "judge", "--cases", str(bad)]) == 1
+    assert "chapter 101 does not exist" in capsys.readouterr().err
+
+
+def test_route_benchmark(tmp_path: Path, llm_env) -> None:
+    labels = {json.loads(line)["question"]: json.loads(line)["label_strategy"]
+              for line in ROUTES.read_text(encoding="utf-8").splitlines() if line.startswith("{")}
+
+    def always_complex(body: dict[str, Any]) -> Any:
+        assert request_kind(body) == "RouteDecision"
+        assert body["messages"][0]["content"] == route_messages("x")[0].content
+        return {"reason": "stub", "strategy": "complex"}
+
+    with OpenAIStub(always_complex) as stub:
+        llm_env(stub)
+        report_path = tmp_path / "route.json"
+        assert main(["eval", "route", "--cases", str(ROUTES), "--report", str(report_path), "--quiet"]) == 0
+    s = json.loads(report_path.read_text(encoding="utf-8"))["summary"]
+    simple = sum(1 for v in labels.values() if v == "simple")
+    assert s["n"] == len(labels) == len(stub.requests)
+    assert s["confusion"]["simple"] == {"simple": 0, "complex": simple}
+    assert s["metrics"]["recall"] == 0.0
+    assert s["metrics"]["accuracy"] == pytest.approx((len(labels) - simple) / len(labels))
+    assert s["per_kind"]["general"]["accuracy"] == 0.0 and s["per_kind"]["book"]["accuracy"] == 1.0
+
+
+def test_answers_measure_hallucination_risk_on_half_cases(tmp_path: Path) -> None:
+    half = [c for c in CASES if c.kind == "half"]
+    honest, liar = half[0], half[1]
+
+    def reply(messages: list[Any], *, schema: str | None) -> Any:
+        question = str(messages[-1].content)
+        if schema == "RouteDecision":
+            return {"reason": "book", "strategy": "complex"}
+        if schema == "Evaluation":
+            return _evaluation(False)
+        if liar.question in question:
+            return f"答案见[1]。另外，{liar.answer_strings[0]}。"  # states the missing fact from memory
+        if honest.question in question:
+            return "第一部分见[1]。\n\n尚缺的信息：第二部分无法从资料中确认。"
+        return "只回答了一部分[1]。"  # says nothing about what is missing
+
+    llm = ScriptedChatModel(responder=reply)
+    args = argparse.Namespace(cases=str(GUIDE), corpus_dir=None, kinds=None, limit=None, model=None, method=None,
+                              no_few_shot=False, report=str(tmp_path / "answers.json"), quiet=True)
+    out = io.StringIO()
+    assert cmd_answers(args, make_settings(), llm=llm, out=out, err=io.StringIO()) == 0
+    report = json.loads((tmp_path / "answers.json").read_text(encoding="utf-8"))
+    s = report["summary"]
+    assert s["n"] == len(half)
+    assert s["answer_modes"] == {"partial": len(half)}
+    assert s["judged_enough_rate"] == 0.0
+    by_id = {r["id"]: r for r in report["results"]}
+    assert by_id[honest.id]["states_missing"] is True and by_id[honest.id]["at_risk"] is False
+    assert by_id[liar.id]["asserted_missing_facts"] == [liar.answer_strings[0]] and by_id[liar.id]["at_risk"] is True
+    assert s["states_missing_rate"] == pytest.approx(1 / len(half))
+    assert s["asserts_missing_fact_rate"] == pytest.approx(1 / len(half))
+    assert s["at_risk_rate"] == pytest.approx((len(half) - 1) / len(half))
+    assert "at risk" in out.getvalue()
+    # the graph's retriever served exactly the case's passages
+    evaluate_calls = [m for schema, m in llm.calls if schema == "Evaluation"]
+    assert honest.context[0].text[:30] in str(evaluate_calls[0][-1].content)
