@@ -217,3 +217,19 @@ def test_answers_measure_hallucination_risk_on_half_cases(tmp_path: Path) -> Non
     # the graph's retriever served exactly the case's passages
     evaluate_calls = [m for schema, m in llm.calls if schema == "Evaluation"]
     assert honest.context[0].text[:30] in str(evaluate_calls[0][-1].content)
+
+
+def test_bench_table_compares_reports(tmp_path: Path, llm_env, capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_judge", REPO / "bench" / "judge.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    with OpenAIStub(lambda body: _evaluation(False)) as stub:
+        llm_env(stub)
+        assert bench.main(["--run", "--cases", str(GUIDE), "--limit", "6", "--out-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| guide_cases.jsonl")]
+    assert len(rows) == 2
+    assert "| on |" in rows[0] and "| off |" in rows[1]
+    assert len(list(tmp_path.glob("judge-guide_cases-*.json"))) == 2

@@ -1,0 +1,78 @@
+"""Compare judge reports side by side (e.g. with and without the few-shot counter-examples).
+
+    python bench/judge.py REPORT.json [REPORT.json ...]        # a Markdown table of the reports
+    python bench/judge.py --run --cases FILE [--limit N] ...    # run `rag eval judge` with and without
+                                                                # few-shot, then print the table
+
+Reports come from ``python -m rag eval judge --report PATH``. The model is whatever the settings
+(LLM_BASE_URL, LLM_MODEL, LLM_STRUCTURED_METHOD) point at.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from rag.eval.cases import KINDS  # noqa: E402
+from rag.eval.metrics import fmt  # noqa: E402
+
+
+def table(reports: list[dict[str, Any]]) -> str:
+    head = ["cases", "model", "method", "few-shot", "n", "accuracy", "P(not enough)", "R(not enough)", "F1",
+            "invalid JSON", "s/call", *KINDS]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in reports:
+        s = r["summary"]
+        m = s["metrics"]
+        kinds = [f"{s['per_kind'][k]['correct']}/{s['per_kind'][k]['n']}" if k in s["per_kind"] else "-" for k in KINDS]
+        rows.append("| " + " | ".join([
+            Path(r["cases_file"]).name, r["model"], r["method"], "on" if r.get("few_shot") else "off", str(s["n"]),
+            fmt(m["accuracy"], 2), fmt(m["precision"], 2), fmt(m["recall"], 2), fmt(m["f1"], 2),
+            fmt(s["invalid_json_rate"], 2), fmt(s["mean_latency_per_call_s"], 1), *kinds]) + " |")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("reports", nargs="*", type=Path)
+    parser.add_argument("--run", action="store_true", help="run the benchmark with and without few-shot first")
+    parser.add_argument("--cases", help="case file for --run")
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--kinds")
+    parser.add_argument("--corpus-dir")
+    parser.add_argument("--out-dir", type=Path, default=Path("data") / "eval")
+    args = parser.parse_args(argv)
+    paths = list(args.reports)
+    if args.run:
+        if not args.cases:
+            parser.error("--run needs --cases")
+        from rag.cli import main as rag_main
+
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for few_shot in (True, False):
+            path = args.out_dir / f"judge-{Path(args.cases).stem}-{'fewshot' if few_shot else 'zeroshot'}-{stamp}.json"
+            cmd = ["eval", "judge", "--cases", args.cases, "--report", str(path)]
+            cmd += [] if few_shot else ["--no-few-shot"]
+            cmd += ["--limit", str(args.limit)] if args.limit else []
+            cmd += ["--kinds", args.kinds] if args.kinds else []
+            cmd += ["--corpus-dir", args.corpus_dir] if args.corpus_dir else []
+            status = rag_main(cmd)
+            if status:
+                return status
+            paths.append(path)
+    if not paths:
+        parser.error("give report files or --run")
+    print(table([json.loads(p.read_text(encoding="utf-8")) for p in paths]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
