@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import re
 import sys
 import time
@@ -57,6 +58,12 @@ def _make_llm(settings: Settings, err: TextIO) -> Any | None:
     return llm
 
 
+def _quiet_http_logs() -> None:
+    """One INFO line per HTTP request would drown the per-case progress lines."""
+    for name in ("httpx", "httpx2", "httpcore", "openai"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "model"
 
@@ -101,6 +108,10 @@ def format_binary_table(summary: dict[str, Any], positive: str, negative: str) -
     for kind, row in summary["per_kind"].items():
         extra = f"  predicted enough {row['predicted_enough']}/{row['n']}" if "predicted_enough" in row else ""
         lines.append(f"  {kind:<24} n={row['n']:<3} correct={row['correct']:<3} accuracy {fmt(row['accuracy'])}{extra}")
+    if "valid_only" in summary and summary["cases_without_valid_reply"]:
+        v = summary["valid_only"]
+        lines.append(f"valid replies only (n={v['n']}): accuracy {fmt(v['accuracy'])}   "
+                     f"precision({positive}) {fmt(v['precision'])}   recall({positive}) {fmt(v['recall'])}")
     lines.append(f"calls {summary['calls']}   mean latency per call {fmt(summary['mean_latency_per_call_s'], 2)} s   "
                  f"invalid JSON {summary['invalid_json_replies']} (rate {fmt(summary['invalid_json_rate'])})   "
                  f"cases without a valid reply {summary['cases_without_valid_reply']}   "
@@ -121,6 +132,7 @@ def cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
     llm = llm if llm is not None else _make_llm(settings, err)
     if llm is None:
         return 2
+    _quiet_http_logs()
     few_shot = settings.judge_few_shot and not args.no_few_shot
     method = settings.llm_structured_method
 
@@ -159,6 +171,7 @@ def cmd_route(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
     llm = llm if llm is not None else _make_llm(settings, err)
     if llm is None:
         return 2
+    _quiet_http_logs()
     method = settings.llm_structured_method
 
     def progress(i: int, o: RouteOutcome) -> None:
@@ -195,6 +208,7 @@ def cmd_answers(args: argparse.Namespace, settings: Settings, *, llm: Any | None
     llm = llm if llm is not None else _make_llm(settings, err)
     if llm is None:
         return 2
+    _quiet_http_logs()
     few_shot = settings.judge_few_shot and not args.no_few_shot
 
     def progress(i: int, o: AnswerOutcome) -> None:
