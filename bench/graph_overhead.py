@@ -55,11 +55,46 @@ def responder(strategy: str, verdicts: list[bool]):
     return reply
 
 
+def show_paths(settings: Settings) -> None:
+    """The node events of one question on each path (for the docs and the issue note)."""
+    from rag.cli import describe_update
+    from rag.events import NodeFinished, NodeStarted, Token
+
+    from rag.errors import SearchError
+
+    cases = [(name, ScriptedChatModel(responder=responder(strategy, verdicts), chunk_chars=8),
+              FakeRetriever(PASSAGES[:2]), FakeWebSearch(WEB[:2])) for name, (strategy, verdicts) in PATHS.items()]
+    cases.append(("fallback (nothing in the book, search down)",
+                  ScriptedChatModel(responder=responder("complex", []), chunk_chars=8),
+                  FakeRetriever([]), FakeWebSearch(error=SearchError("bocha", "HTTP 503"))))
+    cases.append(("retrieval_only (no model)", None, FakeRetriever(PASSAGES[:2]), None))
+    for name, model, retriever, search in cases:
+        graph = build_graph(Deps(settings=settings, llm=model, retriever=retriever, web_search=search))
+        print(f"== {name}")
+        tokens = 0
+        for event in run_turn(graph, "三打白骨精是第几回？", thread_id=str(uuid.uuid4())):
+            if isinstance(event, NodeStarted):
+                print(f"  start  {event.node}")
+            elif isinstance(event, Token):
+                tokens += 1
+            elif isinstance(event, NodeFinished):
+                if tokens:
+                    print(f"  tokens x{tokens}")
+                    tokens = 0
+                print(f"  finish {event.node:<15} {describe_update(event.node, event.update)[:110]}")
+            else:
+                print(f"  {type(event).__name__}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=200)
+    parser.add_argument("--show", action="store_true", help="print each path's node events once and exit")
     args = parser.parse_args()
     settings = Settings(_env_file=None, search_provider="fake")
+    if args.show:
+        show_paths(settings)
+        return
     print(f"{'path':<20} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}  (n={args.n}, same thread for all questions)")
     for name, (strategy, verdicts) in PATHS.items():
         model = ScriptedChatModel(responder=responder(strategy, verdicts), chunk_chars=8)

@@ -54,5 +54,5 @@ def setup_logging(settings: Settings, *, extra_secrets: list[str] | None = None)
     for handler in logging.getLogger().handlers:
         handler.filters = [f for f in handler.filters if not isinstance(f, RedactingFilter)]
         handler.addFilter(redactor)
-    for noisy in ("httpx", "httpcore", "chromadb", "openai"):
+    for noisy in ("httpx", "httpcore", "chromadb", "openai", "bm25s"):
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
