@@ -58,9 +58,8 @@ def responder(strategy: str, verdicts: list[bool]):
 def show_paths(settings: Settings) -> None:
     """The node events of one question on each path (for the docs and the issue note)."""
     from rag.cli import describe_update
-    from rag.events import NodeFinished, NodeStarted, Token
-
     from rag.errors import SearchError
+    from rag.events import NodeFinished, NodeStarted, Token
 
     cases = [(name, ScriptedChatModel(responder=responder(strategy, verdicts), chunk_chars=8),
               FakeRetriever(PASSAGES[:2]), FakeWebSearch(WEB[:2])) for name, (strategy, verdicts) in PATHS.items()]
