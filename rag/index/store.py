@@ -38,7 +38,7 @@ from typing import Any
 from rag.config import Settings
 from rag.errors import BookError, IndexError_, RagError
 from rag.index import fusion
-from rag.index.chunking import chunk_chapters
+from rag.index.chunking import chunk_chapters, embedding_text
 from rag.index.embeddings import Embedder, chroma_embedding_function, make_embedder
 from rag.index.keyword import KeywordIndex
 from rag.index.loaders import load_book
@@ -429,7 +429,14 @@ class BookIndex:
             if final.exists():  # same content, new chunk settings: swap the directories
                 old = root / f".old-{manifest['id']}-{uuid.uuid4().hex[:8]}"
                 os.replace(final, old)
-            os.replace(tmp, final)
+            try:
+                os.replace(tmp, final)
+            except OSError:
+                if not (final / "manifest.json").exists():
+                    raise
+                # another process indexed the same book at the same time: keep its copy
+                log.info("book %s was indexed concurrently; keeping the existing copy", manifest["id"])
+                shutil.rmtree(tmp, ignore_errors=True)
             _fsync_dir(root)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -624,7 +631,7 @@ class BookIndex:
                 continue
             c = chunks[pos]
             a, b = c["pieces"][j]
-            text = c["text"][a - c["start"] : b - c["start"]]
+            text = embedding_text(c["text"][a - c["start"] : b - c["start"]]) or c["text"][a - c["start"] : b - c["start"]]
             meta = {
                 "book_id": book.id,
                 "chunk_id": c["id"],
