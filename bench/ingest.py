@@ -50,6 +50,11 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def loadavg() -> str:
     try:
         return " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -73,8 +78,10 @@ def bench_ingest(book: Path, data_dir: Path, keyword_only: bool) -> dict[str, An
             if len(chapter_times) % 10 == 0:
                 print(f"  embedding {done}/{total} chunks at {chapter_times[-1][0]:.0f}s ({message})", file=sys.stderr)
 
+    cpu_start = cpu_seconds()
     info = index.ingest(book, progress=progress, background=True, embed=not keyword_only)
     t_keyword = time.perf_counter() - started
+    cpu_keyword = cpu_seconds()
     rss_keyword = peak_rss_mb()
     t_query = time.perf_counter()
     hits = index.retrieve("如来佛祖把孙悟空压在了哪座山下", k=5, book_id=info.id)
@@ -88,6 +95,7 @@ def bench_ingest(book: Path, data_dir: Path, keyword_only: bool) -> dict[str, An
         "seconds_to_keyword_searchable": round(t_keyword, 2),
         "keyword_query_seconds_while_embedding": round(t_query, 4),
         "keyword_hits": [h.chapter_num for h in hits],
+        "keyword_cpu_seconds": round(cpu_keyword - cpu_start, 2),
         "peak_rss_mb_keyword": round(rss_keyword, 1),
         "load_before": loadavg(),
     }
@@ -95,6 +103,7 @@ def bench_ingest(book: Path, data_dir: Path, keyword_only: bool) -> dict[str, An
         ok = index.wait_until_embedded(info.id)
         total = time.perf_counter() - started
         embed_seconds = total - t_keyword
+        embed_cpu = cpu_seconds() - cpu_keyword
         status = index.books()
         result.update(
             {
@@ -103,6 +112,9 @@ def bench_ingest(book: Path, data_dir: Path, keyword_only: bool) -> dict[str, An
                 "embedding_seconds": round(embed_seconds, 1),
                 "chunks_per_second": round(info.chunks / embed_seconds, 2) if embed_seconds else None,
                 "chars_per_second": round(info.chars / embed_seconds, 1) if embed_seconds else None,
+                # CPU time does not depend on other processes: /2 is the wall time on 2 idle cores
+                "embedding_cpu_seconds": round(embed_cpu, 1),
+                "idle_2core_estimate_seconds": round(embed_cpu / 2, 1),
                 "status": [b.status for b in status if b.id == info.id][0],
                 "load_after": loadavg(),
             }
