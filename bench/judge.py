@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", help="case file for --run")
     parser.add_argument("--limit", type=int)
     parser.add_argument("--kinds")
+    parser.add_argument("--per-kind")
     parser.add_argument("--corpus-dir")
     parser.add_argument("--out-dir", type=Path, default=Path("data") / "eval")
     args = parser.parse_args(argv)
@@ -63,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             cmd += [] if few_shot else ["--no-few-shot"]
             cmd += ["--limit", str(args.limit)] if args.limit else []
             cmd += ["--kinds", args.kinds] if args.kinds else []
+            cmd += ["--per-kind", args.per_kind] if args.per_kind else []
             cmd += ["--corpus-dir", args.corpus_dir] if args.corpus_dir else []
             status = rag_main(cmd)
             if status:

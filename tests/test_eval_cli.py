@@ -125,11 +125,13 @@ def test_judge_counts_invalid_json_and_retries(tmp_path: Path, llm_env) -> None:
 def test_judge_kinds_filter_and_default_report_location(tmp_path: Path, llm_env) -> None:
     with OpenAIStub(lambda body: _evaluation(False)) as stub:
         llm_env(stub)
-        assert main(["eval", "judge", "--cases", str(GUIDE), "--kinds", "half,unrelated", "--quiet"]) == 0
+        assert main(["eval", "judge", "--cases", str(GUIDE), "--kinds", "half,unrelated", "--per-kind", "2",
+                     "--quiet"]) == 0
     reports = list((tmp_path / "data" / "eval").glob("judge-stub-model-fewshot-*.json"))  # cwd is tmp_path
     assert len(reports) == 1
     s = json.loads(reports[0].read_text(encoding="utf-8"))["summary"]
     assert set(s["per_kind"]) == {"half", "unrelated"}
+    assert s["n"] == 4 and s["per_kind"]["half"]["n"] == 2
     assert s["metrics"]["accuracy"] == 1.0
 
 
@@ -198,8 +200,8 @@ def test_answers_measure_hallucination_risk_on_half_cases(tmp_path: Path) -> Non
         return "只回答了一部分[1]。"  # says nothing about what is missing
 
     llm = ScriptedChatModel(responder=reply)
-    args = argparse.Namespace(cases=str(GUIDE), corpus_dir=None, kinds=None, limit=None, model=None, method=None,
-                              no_few_shot=False, report=str(tmp_path / "answers.json"), quiet=True)
+    args = argparse.Namespace(cases=str(GUIDE), corpus_dir=None, kinds=None, per_kind=None, limit=None, model=None,
+                              method=None, no_few_shot=False, report=str(tmp_path / "answers.json"), quiet=True)
     out = io.StringIO()
     assert cmd_answers(args, make_settings(), llm=llm, out=out, err=io.StringIO()) == 0
     report = json.loads((tmp_path / "answers.json").read_text(encoding="utf-8"))

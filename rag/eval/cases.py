@@ -326,9 +326,11 @@ def _parse_case(record: dict[str, Any], where: str, loader: _Loader) -> Case:
 
 
 def load_cases(path: str | Path, *, corpus_dir: str | Path | None = None, limit: int | None = None,
-               kinds: list[str] | None = None) -> list[Case]:
+               kinds: list[str] | None = None, per_kind: int | None = None) -> list[Case]:
     """Judge cases from a JSONL file, corpus references resolved. Raises CaseError on any problem
-    (naming the file, line and case) - a case file with one bad case is rejected whole."""
+    (naming the file, line and case) - a case file with one bad case is rejected whole.
+    ``kinds`` keeps only those kinds; ``per_kind`` keeps the first N cases of each kind (a stratified
+    subset for slow models); ``limit`` then keeps the first N cases."""
     path = Path(path)
     loader = _Loader(Path(corpus_dir) if corpus_dir else default_corpus_dir())
     if kinds:
@@ -347,6 +349,14 @@ def load_cases(path: str | Path, *, corpus_dir: str | Path | None = None, limit:
         raise CaseError(f"case file {path} holds no cases")
     if kinds:
         cases = [c for c in cases if c.kind in kinds]
+    if per_kind:
+        seen_kinds: dict[str, int] = {}
+        kept = []
+        for case in cases:
+            seen_kinds[case.kind] = seen_kinds.get(case.kind, 0) + 1
+            if seen_kinds[case.kind] <= per_kind:
+                kept.append(case)
+        cases = kept
     return cases[:limit] if limit else cases
 
 

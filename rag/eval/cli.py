@@ -124,7 +124,8 @@ def cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
               out: TextIO | None = None, err: TextIO | None = None) -> int:
     out, err = out or sys.stdout, err or sys.stderr
     try:
-        cases = load_cases(args.cases, corpus_dir=args.corpus_dir, limit=args.limit, kinds=_kinds(args))
+        cases = load_cases(args.cases, corpus_dir=args.corpus_dir, limit=args.limit, kinds=_kinds(args),
+                           per_kind=args.per_kind)
     except RagError as exc:
         print(f"error: {exc}", file=err)
         return 1
@@ -151,7 +152,8 @@ def cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
     model = model_label(llm)
     report = {"command": "judge", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
               "model": model, "method": method, "few_shot": few_shot, "web_rule": args.web_rule,
-              "limit": args.limit, "kinds": _kinds(args), "summary": summarize_judge(outcomes),
+              "limit": args.limit, "per_kind": args.per_kind, "kinds": _kinds(args),
+              "summary": summarize_judge(outcomes),
               "results": [o.as_dict() for o in outcomes]}
     print(_header(report), file=out)
     print(format_binary_table(report["summary"], "not_enough", "enough"), file=out)
@@ -199,7 +201,8 @@ def cmd_answers(args: argparse.Namespace, settings: Settings, *, llm: Any | None
     out, err = out or sys.stdout, err or sys.stderr
     """Hallucination risk: the whole graph (no web) on cases whose context is not enough."""
     try:
-        cases = load_cases(args.cases, corpus_dir=args.corpus_dir, kinds=_kinds(args) or ["half"])
+        cases = load_cases(args.cases, corpus_dir=args.corpus_dir, kinds=_kinds(args) or ["half"],
+                           per_kind=args.per_kind)
     except RagError as exc:
         print(f"error: {exc}", file=err)
         return 1
@@ -262,6 +265,7 @@ def _common(p: argparse.ArgumentParser, *, judge_cases: bool = True) -> None:
         p.add_argument("--corpus-dir", help="directory of the corpus files that references point into "
                                             "(default: ../shared/corpus next to the repository, or $EVAL_CORPUS_DIR)")
         p.add_argument("--kinds", help=f"comma-separated case kinds to keep ({', '.join(KINDS)})")
+        p.add_argument("--per-kind", type=int, help="only the first N cases of each kind (a stratified subset)")
         p.add_argument("--no-few-shot", action="store_true", help="judge without the few-shot counter-examples")
 
 
