@@ -46,13 +46,23 @@ class RedactingFilter(logging.Filter):
         return True
 
 
+NOISY_LIBRARIES = ("httpx", "httpcore", "chromadb", "openai", "bm25s", "urllib3")
+
+
+class QuietLibraries(logging.Filter):
+    """Drops libraries' records below WARNING, even from libraries that reset their own logger's
+    level when imported (bm25s sets DEBUG)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.WARNING or not record.name.startswith(NOISY_LIBRARIES)
+
+
 def setup_logging(settings: Settings, *, extra_secrets: list[str] | None = None) -> None:
     """Root logging at ``settings.log_level`` with secrets scrubbed from every handler's output."""
     level = getattr(logging, settings.log_level.upper(), logging.INFO)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     redactor = RedactingFilter(secrets_of(settings) + list(extra_secrets or []))
     for handler in logging.getLogger().handlers:
-        handler.filters = [f for f in handler.filters if not isinstance(f, RedactingFilter)]
+        handler.filters = [f for f in handler.filters if not isinstance(f, (RedactingFilter, QuietLibraries))]
+        handler.addFilter(QuietLibraries())
         handler.addFilter(redactor)
-    for noisy in ("httpx", "httpcore", "chromadb", "openai", "bm25s"):
-        logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
