@@ -273,3 +273,32 @@ def test_cli_ingest_books_search(tmp_path: Path, epub: Path, capsys, monkeypatch
     assert code == 1 and "no book matches" in err
     code, _, err = run("ingest", str(tmp_path / "missing.epub"))
     assert code == 1 and "file not found" in err
+
+
+class _Recorder(HashEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed_passages(self, texts: list[str]):
+        self.texts.extend(texts)
+        return super().embed_passages(texts)
+
+
+def test_pieces_are_embedded_without_punctuation_unless_switched_off(tmp_path: Path, epub: Path, monkeypatch) -> None:
+    recorder = _Recorder()
+    index = open_index(settings(tmp_path), embedder=recorder)
+    info = index.ingest(epub, background=False)
+    assert recorder.texts and not any("，" in t or "。" in t or "\n" in t for t in recorder.texts)
+    assert index._chroma().name == "enough_rag_hash64"
+    index.close()
+
+    monkeypatch.setattr(store_module, "EMBED_STRIP_PUNCTUATION", False)
+    raw = _Recorder()
+    index = open_index(settings(tmp_path), embedder=raw)
+    assert index.books()[0].status == "keyword_ready"  # another vector space: not embedded there yet
+    index.resume_embedding(info.id, background=False)
+    assert index._chroma().name == "enough_rag_hash64_punct"
+    assert any("，" in t for t in raw.texts) and len(raw.texts) == len(recorder.texts)
+    assert index.books()[0].status == "ready"
+    index.close()
