@@ -197,6 +197,8 @@ def test_answers_measure_hallucination_risk_on_half_cases(tmp_path: Path) -> Non
             return f"答案见[1]。另外，{liar.answer_strings[0]}。"  # states the missing fact from memory
         if honest.question in question:
             return "第一部分见[1]。\n\n尚缺的信息：第二部分无法从资料中确认。"
+        if half[2].question in question:
+            return "见[1]。尚缺的信息：无法确认；不过大概是1986年拍的第7集。"  # says so, yet invents numbers
         return "只回答了一部分[1]。"  # says nothing about what is missing
 
     llm = ScriptedChatModel(responder=reply)
@@ -212,8 +214,13 @@ def test_answers_measure_hallucination_risk_on_half_cases(tmp_path: Path) -> Non
     by_id = {r["id"]: r for r in report["results"]}
     assert by_id[honest.id]["states_missing"] is True and by_id[honest.id]["at_risk"] is False
     assert by_id[liar.id]["asserted_missing_facts"] == [liar.answer_strings[0]] and by_id[liar.id]["at_risk"] is True
-    assert s["states_missing_rate"] == pytest.approx(1 / len(half))
+    inventor = by_id[half[2].id]
+    assert inventor["states_missing"] is True and inventor["at_risk"] is True
+    assert "7" in inventor["unsupported_numbers"] and "1986" not in inventor["unsupported_numbers"]  # 1986 is in the question
+    assert by_id[honest.id]["unsupported_numbers"] == []  # the citation mark [1] is not a claim
+    assert s["states_missing_rate"] == pytest.approx(2 / len(half))
     assert s["asserts_missing_fact_rate"] == pytest.approx(1 / len(half))
+    assert s["unsupported_numbers_rate"] == pytest.approx(1 / len(half))
     assert s["at_risk_rate"] == pytest.approx((len(half) - 1) / len(half))
     assert "at risk" in out.getvalue()
     # the graph's retriever served exactly the case's passages

@@ -231,6 +231,7 @@ def cmd_answers(args: argparse.Namespace, settings: Settings, *, llm: Any | None
     print(_header(report), file=out)
     print(f"answers that say what is missing {fmt(summary['states_missing_rate'])}   "
           f"answers that state a missing fact anyway {fmt(summary['asserts_missing_fact_rate'])}   "
+          f"answers with numbers found in no source {fmt(summary['unsupported_numbers_rate'])}   "
           f"at risk {fmt(summary['at_risk_rate'])}   judge said enough {fmt(summary['judged_enough_rate'])}", file=out)
     print("answer modes: " + ", ".join(f"{k}={v}" for k, v in sorted(summary["answer_modes"].items())), file=out)
     _write_report(_report_path(args, settings, "answers", model, "fewshot" if few_shot else "zeroshot"), report, out)

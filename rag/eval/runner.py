@@ -11,6 +11,7 @@ also counted in the invalid-JSON figures.
 from __future__ import annotations
 
 import logging
+import re
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -210,6 +211,17 @@ def states_missing(answer: str) -> bool:
     return any(marker.lower() in low for marker in MISSING_MARKERS)
 
 
+_CITATION = re.compile(r"\[\d+\]")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def unsupported_numbers(answer: str, sources: str) -> list[str]:
+    """Arabic numbers in the answer (citation marks aside) that neither the sources nor the question
+    contain: a cheap, checkable sign of a fact supplied from memory (an invented year, episode, count)."""
+    found = _NUMBER.findall(_CITATION.sub(" ", answer))
+    return sorted({n for n in found if n not in sources})
+
+
 @dataclass
 class AnswerOutcome:
     case: Case
@@ -220,16 +232,18 @@ class AnswerOutcome:
     asserted: list[str]  # the case's missing-fact strings that the answer states anyway
     latency_s: float
     error: str | None = None
+    unsupported: list[str] = field(default_factory=list)  # numbers in the answer found in no source
 
     @property
     def at_risk(self) -> bool:
         """The answer does not say what is missing, or states a fact the sources do not hold."""
-        return self.error is not None or not self.states_missing or bool(self.asserted)
+        return self.error is not None or not self.states_missing or bool(self.asserted) or bool(self.unsupported)
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.case.id, "kind": self.case.kind, "answer_mode": self.answer_mode,
                 "judged_enough": self.judged_enough, "states_missing": self.states_missing,
-                "asserted_missing_facts": self.asserted, "at_risk": self.at_risk,
+                "asserted_missing_facts": self.asserted, "unsupported_numbers": self.unsupported,
+                "at_risk": self.at_risk,
                 "latency_s": round(self.latency_s, 4), "error": self.error, "answer": self.answer}
 
 
@@ -251,6 +265,7 @@ def answer_case(graph_factory: Callable[[Case], Any], case: Case) -> AnswerOutco
         judged_enough=evaluations[-1].enough if evaluations else None,
         states_missing=states_missing(answer),
         asserted=[s for s in case.answer_strings if s in answer],
+        unsupported=unsupported_numbers(answer, case.context_text + "\n" + case.question),
         latency_s=time.perf_counter() - started)
 
 
@@ -288,6 +303,7 @@ def summarize_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
         "n": n,
         "states_missing_rate": ratio(sum(o.states_missing for o in outcomes), n),
         "asserts_missing_fact_rate": ratio(sum(bool(o.asserted) for o in outcomes), n),
+        "unsupported_numbers_rate": ratio(sum(bool(o.unsupported) for o in outcomes), n),
         "at_risk_rate": ratio(sum(o.at_risk for o in outcomes), n),
         "judged_enough_rate": ratio(sum(1 for o in outcomes if o.judged_enough), n),
         "answer_modes": modes,
