@@ -102,7 +102,8 @@ def run_turn(graph: Any, question: str, *, thread_id: str, book_id: str | None =
     if book_id is not None:
         inputs["book_id"] = book_id
     try:
-        chunks = graph.stream(inputs, config, stream_mode=["tasks", "messages"])
+        # Checkpoint once per question (not after every node): the thread only needs the final state.
+        chunks = graph.stream(inputs, config, stream_mode=["tasks", "messages"], durability="exit")
         yield from translate_stream(chunks, clock=clock)
         values = dict(graph.get_state(config).values)
     except RagError as exc:
