@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -12,16 +13,6 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 SAMPLE_BOOK = Path(__file__).resolve().parents[2] / "assets" / "xiyouji-guide.epub"
-
-
-def configure_logging(level: str = "INFO") -> None:
-    logging.basicConfig(
-        level=getattr(logging, str(level).upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    # Third-party clients log request details (URLs, sometimes headers) at INFO/DEBUG.
-    for noisy in ("httpx", "httpcore", "openai", "urllib3", "chromadb", "bm25s"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
 def server_host(settings_host: str) -> str:
@@ -75,17 +66,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-sample", action="store_true", help="do not index the sample book on first start")
     args = parser.parse_args(argv)
 
-    from rag.config import Settings
+    from pydantic import ValidationError
 
-    settings = Settings()
-    configure_logging(settings.log_level)
+    from rag.config import Settings
+    from rag.errors import ConfigError
+    from rag.logs import setup_logging
+
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
+        sys.exit(f"configuration error: {problems}")
+    setup_logging(settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
 
     from rag.ui.blocks import build_app
     from rag.wiring import make_deps
 
     index = open_book_index(settings)
-    deps = make_deps(settings, index=index)
+    try:
+        deps = make_deps(settings, index=index)
+    except ConfigError as exc:  # e.g. SEARCH_PROVIDER=bocha without BOCHA_API_KEY
+        sys.exit(f"configuration error: {exc}")
     demo = build_app(deps, index=index, make_deps=make_deps)
     if index is not None:
         try:
