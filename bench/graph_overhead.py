@@ -94,23 +94,27 @@ def main() -> None:
     if args.show:
         show_paths(settings)
         return
-    print(f"{'path':<20} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}  (n={args.n}, same thread for all questions)")
+    print(f"{'path':<20} {'conversation':<13} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}  (n={args.n})")
     for name, (strategy, verdicts) in PATHS.items():
-        model = ScriptedChatModel(responder=responder(strategy, verdicts), chunk_chars=8)
-        graph = build_graph(Deps(settings=settings, llm=model, retriever=FakeRetriever(PASSAGES),
-                                 web_search=FakeWebSearch(WEB)))
-        thread = str(uuid.uuid4())
-        for _ in range(5):  # warm-up
-            list(run_turn(graph, "三打白骨精是第几回？", thread_id=str(uuid.uuid4())))
-        times = []
-        for _ in range(args.n):
-            t0 = time.perf_counter()
-            events = list(run_turn(graph, "三打白骨精是第几回？", thread_id=thread))
-            times.append((time.perf_counter() - t0) * 1000)
-            assert isinstance(events[-1], TurnFinished)
-        times.sort()
-        p95 = times[int(0.95 * (len(times) - 1))]
-        print(f"{name:<20} {statistics.median(times):8.2f} {p95:8.2f} {statistics.fmean(times):8.2f}")
+        for conversation in ("new thread", "follow-ups"):
+            model = ScriptedChatModel(responder=responder(strategy, verdicts), chunk_chars=8)
+            graph = build_graph(Deps(settings=settings, llm=model, retriever=FakeRetriever(PASSAGES),
+                                     web_search=FakeWebSearch(WEB)))
+            thread = str(uuid.uuid4())
+            for _ in range(5):  # warm-up
+                list(run_turn(graph, "三打白骨精是第几回？", thread_id=str(uuid.uuid4())))
+            times = []
+            for _ in range(args.n):
+                # "follow-ups": one long conversation, so every question is rewritten with the history
+                thread_id = str(uuid.uuid4()) if conversation == "new thread" else thread
+                t0 = time.perf_counter()
+                events = list(run_turn(graph, "三打白骨精是第几回？", thread_id=thread_id))
+                times.append((time.perf_counter() - t0) * 1000)
+                assert isinstance(events[-1], TurnFinished)
+            times.sort()
+            p95 = times[int(0.95 * (len(times) - 1))]
+            print(f"{name:<20} {conversation:<13} {statistics.median(times):8.2f} {p95:8.2f} "
+                  f"{statistics.fmean(times):8.2f}")
 
 
 if __name__ == "__main__":
