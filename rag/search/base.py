@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import httpx
 from pydantic import SecretStr
 
-from rag.errors import SearchError
+from rag.errors import ConfigError, SearchError
 from rag.schemas import SearchOutcome, SearchResult
 
 logger = logging.getLogger(__name__)
@@ -520,6 +520,29 @@ class HttpProvider(Provider):
 
     def bad_shape(self, what: str) -> SearchBadResponse:
         return SearchBadResponse(self.name, f"answered with JSON of an unexpected shape: {what}")
+
+    def require_key(self, api_key: SecretStr | None) -> SecretStr:
+        """The key, or a ConfigError naming ``key_env`` (raised at construction)."""
+        if api_key is None or not api_key.get_secret_value().strip():
+            raise ConfigError(f"SEARCH_PROVIDER includes {self.name} but {self.key_env} is not set")
+        return api_key
+
+    def results_list(self, data: Any, field: str = "results") -> list[dict[str, Any]]:
+        """``data[field]`` as a list of result objects; a missing or malformed list is a typed error,
+        a null list is zero results."""
+        if not isinstance(data, dict):
+            raise self.bad_shape(f"expected an object, got {type(data).__name__}")
+        if field not in data:
+            raise self.bad_shape(f"no '{field}' field")
+        raw = data[field]
+        if raw is None:
+            return []
+        items = list_of_dicts(raw)
+        if items is None:
+            raise self.bad_shape(f"'{field}' is {type(raw).__name__}, not a list")
+        if raw and not items:
+            raise self.bad_shape(f"'{field}' holds no objects")
+        return items
 
 
 def _find_message(data: Any) -> str:

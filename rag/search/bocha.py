@@ -58,9 +58,7 @@ class BochaSearch(HttpProvider):
         sleep: Callable[[float], None] | None = None,
         max_retry_after: float = DEFAULT_MAX_RETRY_AFTER,
     ) -> None:
-        if api_key is None or not api_key.get_secret_value().strip():
-            raise ConfigError("SEARCH_PROVIDER includes bocha but BOCHA_API_KEY is not set")
-        self._api_key = api_key
+        self._api_key = self.require_key(api_key)
         self.url = check_http_url(url or DEFAULT_URL, "BOCHA_API_URL")
         self.freshness = freshness
         extra = {"sleep": sleep} if sleep is not None else {}

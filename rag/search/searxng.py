@@ -14,7 +14,6 @@ from rag.search.base import (
     SearchConfigError,
     SearchError,
     excerpt,
-    list_of_dicts,
     make_result,
 )
 from rag.search.bocha import check_http_url
@@ -71,18 +70,7 @@ class SearxngSearch(HttpProvider):
 
     def _fetch(self, query: str, count: int, notes: list[str]) -> list[SearchResult | None]:
         data = self._request_json(query, count, notes)
-        if not isinstance(data, dict):
-            raise self.bad_shape(f"expected an object, got {type(data).__name__}")
-        if "results" not in data:
-            raise self.bad_shape("no 'results' field")
-        raw = data["results"]
-        if raw is None:
-            return []
-        items = list_of_dicts(raw)
-        if items is None:
-            raise self.bad_shape(f"'results' is {type(raw).__name__}, not a list")
-        if raw and not items:
-            raise self.bad_shape("'results' holds no objects")
+        items = self.results_list(data)
         unresponsive = data.get("unresponsive_engines")
         if isinstance(unresponsive, list) and unresponsive:
             names = ", ".join(

@@ -7,13 +7,11 @@ from collections.abc import Callable
 import httpx
 from pydantic import SecretStr
 
-from rag.errors import ConfigError
 from rag.schemas import SearchResult
 from rag.search.base import (
     DEFAULT_MAX_RETRY_AFTER,
     HttpProvider,
     SearchRateLimited,
-    list_of_dicts,
     make_result,
 )
 
@@ -44,9 +42,7 @@ class TavilySearch(HttpProvider):
         sleep: Callable[[float], None] | None = None,
         max_retry_after: float = DEFAULT_MAX_RETRY_AFTER,
     ) -> None:
-        if api_key is None or not api_key.get_secret_value().strip():
-            raise ConfigError("SEARCH_PROVIDER includes tavily but TAVILY_API_KEY is not set")
-        self._api_key = api_key
+        self._api_key = self.require_key(api_key)
         self.url = url
         self.search_depth = search_depth
         extra = {"sleep": sleep} if sleep is not None else {}
@@ -85,18 +81,7 @@ class TavilySearch(HttpProvider):
 
     def _fetch(self, query: str, count: int, notes: list[str]) -> list[SearchResult | None]:
         data = self._request_json(query, count, notes)
-        if not isinstance(data, dict):
-            raise self.bad_shape(f"expected an object, got {type(data).__name__}")
-        if "results" not in data:
-            raise self.bad_shape("no 'results' field")
-        raw = data["results"]
-        if raw is None:
-            return []
-        items = list_of_dicts(raw)
-        if items is None:
-            raise self.bad_shape(f"'results' is {type(raw).__name__}, not a list")
-        if raw and not items:
-            raise self.bad_shape("'results' holds no objects")
+        items = self.results_list(data)
         return [
             make_result(
                 provider=self.name,
