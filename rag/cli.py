@@ -83,7 +83,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdo
         print("note: no language model configured - retrieval-only mode (set LLM_BASE_URL / LLM_API_KEY / LLM_MODEL)",
               file=err)
     graph = build_graph(deps)
-    streamed_any = False  # some answer tokens were printed
+    streamed: list[str] = []  # answer tokens printed so far
     mid_line = False  # the last thing printed on stdout was a token, not a newline
     status = 0
     for event in run_turn(graph, args.question, thread_id=str(uuid.uuid4()), book_id=book_id):
@@ -94,12 +94,18 @@ def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdo
             print(f"[{event.node:<14} {event.duration_s:6.2f}s] {describe_update(event.node, event.update)}", file=err)
         elif isinstance(event, Token):
             print(event.text, end="", file=out, flush=True)
-            streamed_any = mid_line = True
+            streamed.append(event.text)
+            mid_line = True
         elif isinstance(event, TurnFinished):
-            if not streamed_any and event.answer:
-                print(event.answer, file=out)  # nodes that do not stream (fallback, retrieval-only)
-            elif mid_line:
+            shown = "".join(streamed)
+            if mid_line:
                 print(file=out)
+            if event.answer.startswith(shown):
+                rest = event.answer[len(shown):].strip("\n")  # added after streaming, or a non-streaming node
+                if rest:
+                    print(rest, file=out)
+            else:  # the node replaced what it streamed (e.g. generation failed midway)
+                print(event.answer, file=out)
             for notice in event.values.get("notices") or []:
                 print(f"[{notice['level']}] {notice['node']}: {notice['message']}", file=err)
             print(f"[total {event.total_s:.2f}s]", file=err)

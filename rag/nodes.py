@@ -307,6 +307,8 @@ class Nodes:
                 SystemMessage(prompts.DIRECT_SYSTEM.format(language=language_name(lang))),
                 HumanMessage(question),
             ])
+            # Say plainly that nothing was looked up: a misrouted book question must not pass as sourced.
+            answer = f"{answer.rstrip()}\n\n{prompts.text('direct_note', lang)}"
         except Exception as exc:  # noqa: BLE001
             notices.append(self._n(node="direct_answer", level="error", message=f"generation failed: {exc}"))
             answer = prompts.text("generation_failed", lang, error=type(exc).__name__)

@@ -138,6 +138,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "To connect a model, set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL (any OpenAI-compatible endpoint: "
         "OpenAI, DeepSeek, Qwen...), or start Ollama on this machine.",
     },
+    "direct_note": {
+        "zh": "（这是模型凭常识给出的回答，没有查阅书籍，也没有经过判断。）",
+        "en": "(Answered from the model's general knowledge, without consulting the book or judging sources.)",
+    },
     "generation_failed": {
         "zh": "生成答案时模型出错（{error}）。以下是检索到的资料，未经模型整理：",
         "en": "The model failed while writing the answer ({error}). Here are the sources found, unprocessed:",

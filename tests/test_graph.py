@@ -50,7 +50,7 @@ def test_simple_route_answers_directly_without_retrieval():
     graph, deps = build(model)
     events, values = run(graph, "What is a novel?")
     assert node_sequence(events) == ["route_question", "direct_answer"]
-    assert values["answer"] == "A novel is a long fiction."
+    assert values["answer"].startswith("A novel is a long fiction.\n\n(Answered from the model's general knowledge")
     assert values["answer_mode"] == "direct"
     assert deps.retriever.queries == []
     assert "".join(e.text for e in events if isinstance(e, Token)) == "A novel is a long fiction."
@@ -308,3 +308,11 @@ def test_a_key_echoed_in_provider_errors_never_reaches_the_trace():
     shown = repr([e.update for e in events if isinstance(e, NodeFinished)]) + repr(events[-1].values)
     assert secret not in shown
     assert "401 invalid key ***" in shown and "refused token ***" in shown
+
+
+def test_direct_answers_say_they_did_not_consult_the_book():
+    model = ScriptedChatModel(responder=responder(route="simple", answer="章回体是中国古典长篇小说的体裁。"))
+    graph, _ = build(model)
+    _, values = run(graph, "什么是章回体小说？")
+    assert values["answer"].startswith("章回体是中国古典长篇小说的体裁。")
+    assert values["answer"].endswith("没有查阅书籍，也没有经过判断。）")

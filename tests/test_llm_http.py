@@ -162,3 +162,19 @@ def test_cli_ask_without_a_model_is_labelled_retrieval_only(tmp_path: Path):
     assert "retrieval-only mode" in result.stderr
     assert result.stdout.count("仅检索模式") == 1 and "十万八千里" in result.stdout
     assert "LLM_BASE_URL" in result.stdout
+
+
+def test_cli_direct_answer_prints_the_answer_and_the_note_once(tmp_path: Path):
+    def respond(body):
+        if request_kind(body) == "RouteDecision":
+            return {"reason": "general knowledge", "strategy": "simple"}
+        return "A novel is a long work of fiction."
+
+    with OpenAIStub(respond) as stub:
+        result = _cli(["ask", "What is a novel?", "--no-web"],
+                      {"LLM_BASE_URL": stub.base_url, "LLM_MODEL": "stub-model", "DATA_DIR": str(tmp_path / "d")},
+                      tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.strip()]
+    assert lines == ["A novel is a long work of fiction.",
+                     "(Answered from the model's general knowledge, without consulting the book or judging sources.)"]
