@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +20,6 @@ class Deps:
     eval_log: Callable[[dict[str, Any]], None] | None = None  # receives one record per evaluation
     secrets: list[str] = field(default_factory=list)  # values scrubbed from notices shown to users
     few_shot: bool = True  # the judge's few-shot counter-examples (prompts.EVALUATE_FEW_SHOT)
-    clock: Callable[[], float] = field(default=time.monotonic)
 
     @property
     def mode(self) -> str:
