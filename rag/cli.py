@@ -10,9 +10,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from pydantic import ValidationError
-
-from rag.config import Settings
+from rag.config import Settings, load_settings
 from rag.errors import ConfigError, RagError
 from rag.events import NodeFinished, Token, TurnFailed, TurnFinished, run_turn
 
@@ -56,11 +54,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides["search_provider"] = "none"
     if getattr(args, "web_rounds", None) is not None:
         overrides["max_web_rounds"] = args.web_rounds
-    try:
-        return Settings(**overrides)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"invalid settings: {problems}") from None
+    return load_settings(**overrides)
 
 
 def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:

@@ -6,8 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from rag.errors import ConfigError
 
 StructuredMethod = Literal["function_calling", "json_mode", "json_schema"]
 RetrievalMode = Literal["hybrid", "vector", "keyword"]
@@ -99,5 +101,10 @@ class Settings(BaseSettings):
 
 
 def load_settings(**overrides: object) -> Settings:
-    """Build settings from env/.env, with explicit overrides (for the CLI and UI)."""
-    return Settings(**overrides)  # type: ignore[arg-type]
+    """Settings from env/.env with explicit overrides; invalid values raise a ConfigError that
+    names each variable (for the CLI and the app's start)."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"invalid settings: {problems}") from None

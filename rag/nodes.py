@@ -39,6 +39,11 @@ def format_book_context(passages: list[Passage], max_chars: int = 1200) -> str:
     return "\n\n".join(blocks)
 
 
+def current_question(state: GraphState) -> str:
+    """The question being answered: the rewritten follow-up when there is one."""
+    return state.get("standalone_question") or state.get("question", "")
+
+
 def route_messages(question: str) -> list[BaseMessage]:
     """The router's prompt (shared by the graph and ``rag eval route``)."""
     return [SystemMessage(prompts.ROUTE_SYSTEM.format(book_clause="")),
@@ -73,7 +78,7 @@ def web_query_for(state: GraphState) -> str:
     last = evaluations[-1] if evaluations else None
     if last and last.web_query:
         return last.web_query.strip()
-    question = state.get("standalone_question") or state.get("question", "")
+    question = current_question(state)
     missing = last.missing[:2] if last else []
     return " ".join([question, *missing]).strip()
 
@@ -152,7 +157,7 @@ class Nodes:
         return update
 
     def retrieve_local(self, state: GraphState) -> dict[str, Any]:
-        query = state.get("standalone_question") or state.get("question", "")
+        query = current_question(state)
         if self.deps.retriever is None:
             return {"passages": [], "local_context": "",
                     "notices": self._append(state, "retrieve_local", "warning", "no book index is loaded")}
@@ -165,7 +170,7 @@ class Nodes:
                 "local_context": format_book_context(passages, self.settings.max_passage_chars)}
 
     def evaluate(self, state: GraphState) -> dict[str, Any]:
-        question = state.get("standalone_question") or state.get("question", "")
+        question = current_question(state)
         evaluations = list(state.get("evaluations") or [])
         rounds = len(state.get("web_rounds") or [])
         notices = list(state.get("notices") or [])
@@ -210,7 +215,7 @@ class Nodes:
                         update: dict[str, Any]) -> None:
         if self.deps.eval_log is None:
             return
-        question = state.get("standalone_question") or state.get("question", "")
+        question = current_question(state)
         branch = after_evaluate({**state, **update}, web_enabled=self.web_enabled,  # type: ignore[typeddict-item]
                                 max_web_rounds=self.settings.max_web_rounds)
         record = {
@@ -270,7 +275,7 @@ class Nodes:
 
     def generate(self, state: GraphState) -> dict[str, Any]:
         lang = state.get("language", "en")
-        question = state.get("standalone_question") or state.get("question", "")
+        question = current_question(state)
         evaluations = state.get("evaluations") or []
         last = evaluations[-1] if evaluations else None
         mode = "full" if last is not None and last.enough else "partial"
@@ -300,7 +305,7 @@ class Nodes:
 
     def direct_answer(self, state: GraphState) -> dict[str, Any]:
         lang = state.get("language", "en")
-        question = state.get("standalone_question") or state.get("question", "")
+        question = current_question(state)
         notices = list(state.get("notices") or [])
         try:
             answer = self._stream_answer([

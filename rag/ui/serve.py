@@ -66,17 +66,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-sample", action="store_true", help="do not index the sample book on first start")
     args = parser.parse_args(argv)
 
-    from pydantic import ValidationError
-
-    from rag.config import Settings
+    from rag.config import load_settings
     from rag.errors import ConfigError
     from rag.logs import setup_logging
 
     try:
-        settings = Settings()
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
-        sys.exit(f"configuration error: {problems}")
+        settings = load_settings()
+    except ConfigError as exc:
+        sys.exit(f"configuration error: {exc}")
     setup_logging(settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
 
