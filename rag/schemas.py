@@ -2,69 +2,153 @@
 
 from __future__ import annotations
 
-from typing import Literal, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Annotated, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, Field, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 MAX_MISSING = 6
+MAX_PARTS = 6
+MAX_FIELD_CHARS = 400  # any one string the judge writes (bounded: a looping model cannot grow it)
+JudgeMode = Literal["evidence", "verdict", "guarded"]
+PartStatus = Literal["verified", "unverified", "not_found"]
+
+
+def _clip(value: object, limit: int = MAX_FIELD_CHARS) -> object:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
+    return value[:limit] if isinstance(value, str) else value
+
+
+def _clamp_confidence(value: object) -> object:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0.5
+    if 1.0 < number <= 100.0:  # some models answer in percent
+        number = number / 100.0
+    return min(1.0, max(0.0, number))
+
+
+def _empty_query_is_none(value: object) -> object:
+    if isinstance(value, str) and value.strip().lower() in {"", "null", "none"}:
+        return None
+    return _clip(value)
+
+
+def _short_list(limit: int) -> Callable[[object], object]:
+    def cap(value: object) -> object:
+        if value is None:
+            return []
+        if isinstance(value, str):
+            value = [value] if value.strip() else []
+        if isinstance(value, list):
+            return [_clip(v.strip() if isinstance(v, str) else v) for v in value
+                    if not isinstance(v, str) or v.strip()][:limit]
+        return value
+    return cap
+
+
+# Every string and list has a bound in the JSON schema too, so a grammar-constrained server stops.
+Reason = Annotated[str, BeforeValidator(lambda v: _clip(v, 2 * MAX_FIELD_CHARS)), Field(max_length=2 * MAX_FIELD_CHARS)]
+ShortText = Annotated[str, BeforeValidator(lambda v: "" if v is None else _clip(v)), Field(max_length=MAX_FIELD_CHARS)]
+Confidence = Annotated[float, BeforeValidator(_clamp_confidence)]
+WebQuery = Annotated[Annotated[str, Field(max_length=MAX_FIELD_CHARS)] | None, BeforeValidator(_empty_query_is_none)]
 
 
 class RouteDecision(BaseModel):
     """The router's structured output."""
 
-    reason: str = Field(description="One sentence: why this strategy.")
+    reason: Reason = Field(description="One sentence: why this strategy.")
     strategy: Literal["simple", "complex"] = Field(
         description='"simple": general knowledge or a definition, answer directly. '
         '"complex": needs facts from the book (plot, characters, places, numbers).'
     )
 
 
-class Evaluation(BaseModel):
-    """The sufficiency judge's structured output. ``reason`` comes first on purpose:
-    small models judge better when they explain before they decide."""
+class PartResult(BaseModel):
+    """A claimed part after code checked it: verified (quote found in a source and the answer stated
+    in what it matched), unverified, or not found by the judge."""
 
-    reason: str = Field(description="Short justification, citing which parts are or are not covered.")
+    part: str
+    answer: str = ""
+    source: int | None = None  # the number the judge cited
+    quote: str = ""
+    status: PartStatus = "not_found"
+    detail: str = ""
+    matched_source: int | None = None  # where the quote really is (may differ from ``source``)
+    span: tuple[int, int] | None = None  # the quote's span in that source's text, for highlighting
+    origin: Literal["book", "web"] | None = None
+
+
+class SentenceResult(BaseModel):
+    """One sentence of the answer checked against the sources it cites."""
+
+    text: str
+    start: int
+    end: int
+    citations: list[int] = Field(default_factory=list)
+    status: Literal["supported", "unsupported", "uncited", "no_claim"]
+    reason: str = ""
+    origin: Literal["book", "web", "both"] | None = None
+
+
+class Evaluation(BaseModel):
+    """The sufficiency judge's verdict (the model's structured output in verdict mode). ``reason``
+    comes first on purpose: small models judge better when they explain before they decide."""
+
+    reason: Reason = Field(description="Short justification, citing which parts are or are not covered.")
     enough: bool = Field(
         description="True only if every part of the question is answered by specific facts in the context."
     )
-    missing: list[str] = Field(
+    missing: Annotated[list[ShortText], BeforeValidator(_short_list(MAX_MISSING))] = Field(
         default_factory=list,
+        max_length=MAX_MISSING,
         description=f"What is still missing to answer fully (at most {MAX_MISSING} short items).",
     )
-    web_query: str | None = Field(
+    web_query: WebQuery = Field(
         default=None,
         description="A concise web search query for the missing facts, or null when nothing is missing.",
     )
-    confidence: float = Field(default=0.5, description="Confidence in this judgement, 0..1.")
+    confidence: Confidence = Field(default=0.5, description="Confidence in this judgement, 0..1.")
+    # Set by code, never asked of the model (evidence and guarded modes): each part of the question
+    # with the code's check of its quote, the model's own verdict, and the mode that decided ``enough``.
+    parts: SkipJsonSchema[list[PartResult]] = Field(default_factory=list, max_length=MAX_PARTS)
+    model_enough: SkipJsonSchema[bool | None] = None
+    mode: SkipJsonSchema[JudgeMode] = "verdict"
 
-    @field_validator("missing", mode="before")
+
+class ClaimedPart(BaseModel):
+    """One part of the question as the judge claims it is covered (or not)."""
+
+    part: ShortText = Field(description="One part of the question, in the question's language.")
+    answer: ShortText = Field(default="", description='The short fact that answers this part, or "not found".')
+    source: int | None = Field(default=None, description="The number n of the source [n] holding the quote.")
+    quote: ShortText = Field(
+        default="", description='The exact words copied from that source that state the answer, or "not found".')
+
+    @field_validator("source", mode="before")
     @classmethod
-    def _cap_missing(cls, value: object) -> object:
-        if value is None:
-            return []
+    def _number(cls, value: object) -> object:
         if isinstance(value, str):
-            value = [value] if value.strip() else []
-        if isinstance(value, list):
-            return [str(v).strip() for v in value if str(v).strip()][:MAX_MISSING]
+            digits = "".join(ch for ch in value.split(",")[0] if ch.isdigit())
+            return int(digits) if digits else None
         return value
 
-    @field_validator("confidence", mode="before")
-    @classmethod
-    def _clamp_confidence(cls, value: object) -> object:
-        try:
-            number = float(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            return 0.5
-        if number > 1.0 and number <= 100.0:  # some models answer in percent
-            number = number / 100.0
-        return min(1.0, max(0.0, number))
 
-    @field_validator("web_query", mode="before")
-    @classmethod
-    def _empty_query_is_none(cls, value: object) -> object:
-        if isinstance(value, str) and value.strip().lower() in {"", "null", "none"}:
-            return None
-        return value
+class EvidenceJudgement(BaseModel):
+    """The judge's structured output in evidence and guarded modes: the parts with their quotes
+    first, then its own verdict (code decides what counts; see ``rag.judge``)."""
+
+    reason: Reason = Field(description="Short justification: which parts the sources answer and which not.")
+    parts: Annotated[list[ClaimedPart], BeforeValidator(_short_list(MAX_PARTS))] = Field(
+        default_factory=list, max_length=MAX_PARTS,
+        description=f"Each part of the question (at most {MAX_PARTS}) with answer, source number and verbatim quote.",
+    )
+    enough: bool = Field(description="True only if every part has an answer quoted from a source.")
+    web_query: WebQuery = Field(default=None, description="A web search query for the parts not found, or null.")
+    confidence: Confidence = Field(default=0.5, description="Confidence in this judgement, 0..1.")
 
 
 class Passage(BaseModel):

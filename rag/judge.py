@@ -1,0 +1,174 @@
+"""The sufficiency judge, shared by the graph's ``evaluate`` node and ``rag eval judge``.
+
+Three modes (``JUDGE_MODE``):
+
+- ``evidence`` (default): the model splits the question into parts and gives, for each, the answer,
+  the source number and a verbatim quote, or "not found". Code verifies every quote
+  (``rag.evidence.verify_part``); ``enough`` means every part is verified. The model's own verdict
+  is kept as ``model_enough`` but decides nothing.
+- ``guarded``: the same evidence is asked for; ``enough`` needs the model's verdict AND verified
+  evidence for every part.
+- ``verdict``: the model's ``{reason, enough, missing, web_query, confidence}`` as it is.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from rag import prompts
+from rag.errors import LLMError
+from rag.evidence import Source, verify_part
+from rag.llm import structured_invoke
+from rag.schemas import (
+    ClaimedPart,
+    Evaluation,
+    EvidenceJudgement,
+    JudgeMode,
+    PartResult,
+    Passage,
+    SearchResult,
+)
+
+logger = logging.getLogger(__name__)
+
+JUDGE_MODES: tuple[JudgeMode, ...] = ("evidence", "guarded", "verdict")
+
+
+# --------------------------------------------------------------------------- sources and prompts
+def format_book_context(passages: Sequence[Passage], max_chars: int = 1200) -> str:
+    """Book passages numbered [1]..[n], each with its book and chapter."""
+    blocks = []
+    for i, p in enumerate(passages, start=1):
+        body = p.text if len(p.text) <= max_chars else p.text[:max_chars] + "…"
+        where = f"《{p.book_title.strip('《》')}》 " if p.book_title else ""
+        blocks.append(f"[{i}] {where}{p.label()}\n{body}")
+    return "\n\n".join(blocks)
+
+
+def sources_of(passages: Sequence[Passage], web_results: Sequence[SearchResult] = (),
+               max_chars: int = 1200) -> list[Source]:
+    """The numbered sources exactly as the judge and the writer see them: book passages [1..p]
+    (cut to ``max_chars``), then web results [p+1..]."""
+    sources = [Source(i, p.text[:max_chars], "book", p.label()) for i, p in enumerate(passages, start=1)]
+    start = len(passages) + 1
+    sources += [Source(start + j, f"{r.title}\n{r.snippet}", "web", r.title) for j, r in enumerate(web_results)]
+    return sources
+
+
+def judge_messages(question: str, context: str, *, mode: JudgeMode = "evidence",
+                   web_query_rule: str = prompts.WEB_QUERY_RULE_FIRST, few_shot: bool = True) -> list[BaseMessage]:
+    """The judge's prompt. Few-shot examples are separate user/assistant turns before the real one."""
+    if mode == "verdict":
+        system, user, examples = prompts.EVALUATE_SYSTEM, prompts.EVALUATE_USER, prompts.EVALUATE_EXAMPLES
+    else:
+        system, user, examples = prompts.EVIDENCE_SYSTEM, prompts.EVIDENCE_USER, prompts.EVIDENCE_EXAMPLES
+    messages: list[BaseMessage] = [SystemMessage(system.format(web_query_rule=web_query_rule))]
+    if few_shot:
+        for q, ctx, reply in examples:
+            messages += [HumanMessage(user.format(question=q, context=ctx)), AIMessage(reply)]
+    messages.append(HumanMessage(user.format(question=question, context=context)))
+    return messages
+
+
+# --------------------------------------------------------------------------- calls
+def _fields(schema: type) -> str:
+    return ", ".join(name for name, f in schema.model_fields.items()  # type: ignore[attr-defined]
+                     if "SkipJsonSchema" not in repr(f.metadata))
+
+
+def structured_with_retry(judge_llm: Any, schema: type, messages: list[BaseMessage], method: str,
+                          attempts: int = 2) -> tuple[Any | None, list[str]]:
+    """A structured call, retried once. An invalid reply is retried with the error named (at
+    temperature 0 the same prompt would give the same reply); a failed call is simply repeated.
+    Returns (result or None, the errors met)."""
+    errors: list[str] = []
+    current = list(messages)
+    for _attempt in range(attempts):
+        try:
+            return structured_invoke(judge_llm, schema, current, method), errors
+        except LLMError as exc:
+            logger.warning("%s call failed: %s", schema.__name__, exc)
+            errors.append(str(exc))
+            if "invalid structured output" in str(exc):
+                current = [*messages, HumanMessage(prompts.RETRY_USER.format(error=str(exc)[:300],
+                                                                              fields=_fields(schema)))]
+    return None, errors
+
+
+def relevance_check(judge_llm: Any, part: str, quote: str) -> bool:
+    """One short call: does this quote state the answer to this part? (``JUDGE_RELEVANCE_CHECK``)"""
+    reply = judge_llm.invoke([SystemMessage(prompts.RELEVANCE_SYSTEM),
+                              HumanMessage(prompts.RELEVANCE_USER.format(part=part, quote=quote))])
+    text = str(getattr(reply, "content", "")).strip().lower()
+    return text.startswith(("yes", "是", "对")) and not text.startswith(("yes, but no", "不"))
+
+
+# --------------------------------------------------------------------------- deciding
+@dataclass
+class Judged:
+    evaluation: Evaluation
+    errors: list[str] = field(default_factory=list)
+    invalid: bool = False  # no usable reply (the evaluation is the conservative default)
+
+
+def check_parts(parts: Sequence[ClaimedPart], sources: Sequence[Source]) -> list[PartResult]:
+    results = []
+    for claimed in parts:
+        check = verify_part(claimed.part, claimed.answer, claimed.source, claimed.quote, sources)
+        results.append(PartResult(part=claimed.part, answer=claimed.answer, source=claimed.source,
+                                  quote=claimed.quote, status=check.status, detail=check.detail,
+                                  matched_source=check.matched_source, span=check.span, origin=check.origin))
+    return results
+
+
+def decide(claimed: EvidenceJudgement, parts: list[PartResult], mode: JudgeMode) -> Evaluation:
+    """The verdict code stands behind: every part verified (and, guarded, the model agreeing)."""
+    verified = bool(parts) and all(p.status == "verified" for p in parts)
+    enough = verified and (claimed.enough if mode == "guarded" else True)
+    missing = [f"{p.part} ({'not found' if p.status == 'not_found' else 'unverified'})"
+               for p in parts if p.status != "verified"]
+    if not parts:
+        missing = ["(the judge named no part of the question)"]
+    reason = claimed.reason
+    if claimed.enough and not verified:
+        reason = f"{reason} [code: the claimed evidence did not verify]"
+    elif mode == "guarded" and verified and not claimed.enough:
+        reason = f"{reason} [guarded: the model said not enough]"
+    return Evaluation(reason=reason, enough=enough, missing=missing, web_query=None if enough else claimed.web_query,
+                      confidence=claimed.confidence, parts=parts, model_enough=claimed.enough, mode=mode)
+
+
+def judge(judge_llm: Any, question: str, passages: Sequence[Passage], web_results: Sequence[SearchResult] = (),
+          *, context: str, mode: JudgeMode = "evidence", method: str = "function_calling", few_shot: bool = True,
+          web_query_rule: str = prompts.WEB_QUERY_RULE_FIRST, max_chars: int = 1200,
+          relevance: bool = False) -> Judged:
+    """Ask the model and, in evidence and guarded modes, check its evidence. Never raises for a bad
+    reply: an invalid reply twice gives a conservative "not enough" (``invalid=True``)."""
+    messages = judge_messages(question, context, mode=mode, web_query_rule=web_query_rule, few_shot=few_shot)
+    schema = Evaluation if mode == "verdict" else EvidenceJudgement
+    reply, errors = structured_with_retry(judge_llm, schema, messages, method)
+    if reply is None:
+        return Judged(Evaluation(reason=f"The judge's output was invalid twice ({errors[-1]}); treating the "
+                                 "context as not enough.", enough=False, missing=[], web_query=None,
+                                 confidence=0.0, mode=mode), errors, invalid=True)
+    if mode == "verdict":
+        return Judged(reply.model_copy(update={"mode": "verdict", "model_enough": reply.enough}), errors)
+    parts = check_parts(reply.parts, sources_of(passages, web_results, max_chars))
+    if relevance:
+        for i, p in enumerate(parts):
+            if p.status == "verified":
+                try:
+                    ok = relevance_check(judge_llm, p.part, p.quote)
+                except Exception as exc:  # noqa: BLE001 - an optional check must not end the turn
+                    logger.warning("relevance check failed: %s", exc)
+                    continue
+                if not ok:
+                    parts[i] = p.model_copy(update={"status": "unverified",
+                                                    "detail": f"{p.detail}; relevance check: the quote does not "
+                                                              "state the answer"})
+    return Judged(decide(reply, parts, mode), errors)
