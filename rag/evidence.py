@@ -303,6 +303,12 @@ def verify_part(part: str, answer: str | None, source: int | None, quote: str | 
         if match is None:
             continue
         ok, why = answer_in_region(answer, match.region(src.norm), part=part, quote=quote)
+        if ok and not match.exact and not is_yes_no(answer):
+            # A quote that matched only approximately must still carry the answer as written:
+            # a slip inside the answer itself is a different fact, not a copying error.
+            quote_norm = normalize(quote).text
+            if not all(contains(quote_norm, piece) for piece in answer_pieces(answer)):
+                ok, why = False, "the answer differs from what the quote says"
         if ok:
             where = "" if src.number == source else f" (cited [{source}], found in [{src.number}])"
             kind = "verbatim" if match.exact else f"matched {match.ratio:.2f}"

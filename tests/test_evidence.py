@@ -156,6 +156,8 @@ def test_tampered_evidence_never_verifies(part: str, answer: str, quote: str, te
             continue
         forged = answer[:i] + ("甲" if ch != "甲" else "乙") + answer[i + 1:]
         assert verify_part(part, forged, 1, quote.replace(answer, forged), sources).status != "verified", forged
+        # the quote changed inside the answer, the answer kept: the quote no longer states it
+        assert verify_part(part, answer, 1, quote.replace(answer, forged), sources).status != "verified", forged
 
 
 # --------------------------------------------------------------------------- sentences
