@@ -324,6 +324,7 @@ SentenceStatus = Literal["supported", "unsupported", "uncited", "no_claim"]
 _CITATION = re.compile(r"\[(\d+(?:\s*[,，、-]\s*\d+)*)\]")
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=[.])(?=\s)|\n+")
 _TRAILING_CITES = re.compile(r"[ \t]*(?:\[\d+(?:\s*[,，、-]\s*\d+)*\][ \t]*)+")
+_LIST_MARKER = re.compile(r"^\s*(?:\d+[.)、]|[-*+•])\s*")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _QUOTED = re.compile(r"[“\"「『《]([^”\"」』》]{2,40})[”\"」』》]")
 _CHAPTER = re.compile(r"第\s*([0-9零〇一二两三四五六七八九十百千]+)\s*[回章节集]|\b(?:chapter|episode)\s+(\d+)", re.I)
@@ -404,14 +405,34 @@ def citations_of(sentence: str) -> tuple[int, ...]:
 
 
 def _facts(sentence: str) -> list[str]:
-    """Checkable facts in a sentence: numbers (Chinese numerals included), chapter numbers and quoted strings."""
-    body = _CITATION.sub(" ", sentence)
-    facts = [m.group(1) or m.group(2) for m in _CHAPTER.finditer(body)]
-    facts = [str(cn_to_int(f) if cn_to_int(f) is not None else f) for f in facts]
+    """Checkable facts in a sentence, normalised: chapter numbers, other numbers (Chinese numerals
+    included) with the Han character that follows them (三百六十岁 -> 360岁, so a number that occurs
+    elsewhere in the source for something else does not count), and quoted strings."""
+    body = _LIST_MARKER.sub("", _CITATION.sub(" ", sentence))
+    facts = []
+    for m in _CHAPTER.finditer(body):
+        raw = m.group(1) or m.group(2)
+        value = cn_to_int(raw)
+        facts.append(str(value if value is not None else raw))
+    chapters = set(facts)
     norm_body = normalize(body).text
-    facts += [n for n in _NUMBER.findall(norm_body) if n not in facts]
-    facts += [q for q in _QUOTED.findall(body)]
-    return facts
+    for m in _NUMBER.finditer(norm_body):
+        if m.group(0) in chapters:
+            continue
+        nxt = norm_body[m.end():m.end() + 1]
+        facts.append(m.group(0) + nxt if nxt and is_han(nxt) else m.group(0))
+    facts += [normalize(q).text for q in _QUOTED.findall(body)]
+    return [f for f in facts if f]
+
+
+def overlap_terms(text: str) -> set[str]:
+    """Han character bigrams and Latin words: what "the sentence says what the source says" is measured on."""
+    norm = normalize(text, numerals=False).text
+    terms = {norm[i:i + 2] for i in range(len(norm) - 1) if is_han(norm[i]) and is_han(norm[i + 1])}
+    for word in re.findall(r"[a-z0-9]+", unicodedata.normalize("NFKC", text).lower()):
+        if len(word) >= 3 and word not in _STOP_EN:
+            terms.add(word)
+    return terms
 
 
 def _is_hedge(sentence: str) -> bool:
@@ -432,9 +453,9 @@ def _script(term: str) -> str:
 def check_sentence(sentence: str, sources: dict[int, Source]) -> tuple[SentenceStatus, str, str | None]:
     cites = citations_of(sentence)
     body = _CITATION.sub(" ", sentence)
-    terms = content_terms(body)
+    terms = overlap_terms(body)
     if not cites:
-        if _is_heading(sentence) or _is_hedge(sentence) or (len(terms) < 4 and not _facts(sentence)):
+        if _is_heading(sentence) or _is_hedge(sentence) or (len(terms) < 3 and not _facts(sentence)):
             return "no_claim", "no factual claim", None
         return "uncited", "states facts without citing a source", None
     unknown = [c for c in cites if c not in sources]
@@ -444,12 +465,12 @@ def check_sentence(sentence: str, sources: dict[int, Source]) -> tuple[SentenceS
     origins = {s.origin for s in cited}
     origin = "both" if len(origins) > 1 else next(iter(origins))
     haystack = normalize(" ".join(f"{s.label} {s.text}" for s in cited)).text
-    missing = [f for f in _facts(sentence) if normalize(f).text and not contains(haystack, normalize(f).text)]
+    missing = [f for f in _facts(sentence) if not contains(haystack, f)]
     if missing:
         return "unsupported", f"not in the cited sources: {', '.join(missing)}", origin
     if "web" in origins and "book" not in origins and any(w in body.lower() for w in _BOOK_WORDS):
         return "unsupported", "attributes to the book what only a web source says", origin
-    cited_terms = content_terms(" ".join(f"{s.label} {s.text}" for s in cited))
+    cited_terms = overlap_terms(" ".join(f"{s.label} {s.text}" for s in cited))
     # Compare words within one script: a Chinese sentence citing an English page is checked by its facts.
     terms = {t for t in terms if _script(t) in {_script(c) for c in cited_terms}}
     if terms:

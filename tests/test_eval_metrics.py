@@ -93,3 +93,16 @@ def test_summarize_judge_hand_checked() -> None:
     assert s["per_kind"]["unrelated"]["invalid"] == 1
     assert s["valid_only"]["n"] == 3
     assert s["valid_only"]["accuracy"] == pytest.approx(2 / 3)
+
+
+def test_risk_coverage_orders_by_confidence_and_integrates_risk() -> None:
+    from rag.eval.metrics import risk_coverage
+
+    informative = risk_coverage([0.9, 0.8, 0.3, 0.2], [True, True, False, False])
+    assert [r["coverage"] for r in informative["rows"]] == [0.25, 0.5, 0.75, 1.0]
+    assert [r["accuracy"] for r in informative["rows"]] == [1.0, 1.0, 2 / 3, 0.5]
+    useless = risk_coverage([0.7, 0.7, 0.7, 0.7], [True, True, False, False])
+    assert useless["aurc"] == pytest.approx(0.5) and len(useless["rows"]) == 1
+    inverted = risk_coverage([0.2, 0.3, 0.8, 0.9], [True, True, False, False])
+    assert informative["aurc"] < useless["aurc"] < inverted["aurc"]
+    assert risk_coverage([], [])["aurc"] is None

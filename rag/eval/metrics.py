@@ -94,3 +94,29 @@ def latency_summary(values: Iterable[float]) -> dict[str, float | None]:
 def fmt(value: float | None, digits: int = 3) -> str:
     """A ratio for a table: 'n/a' when undefined."""
     return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def risk_coverage(confidences: Sequence[float], correct: Sequence[bool]) -> dict[str, Any]:
+    """Selective accuracy when only the most confident verdicts are kept: rows of (coverage,
+    accuracy, risk) at each distinct confidence, most confident first, and the area under the
+    risk-coverage curve (AURC, lower is better; a confidence that means nothing gives about the
+    overall error rate). Ties are taken together."""
+    if len(confidences) != len(correct):
+        raise ValueError(f"{len(confidences)} confidences but {len(correct)} outcomes")
+    n = len(confidences)
+    if n == 0:
+        return {"rows": [], "aurc": None}
+    pairs = sorted(zip(confidences, correct, strict=True), key=lambda p: -p[0])
+    rows, kept, right, area, i = [], 0, 0, 0.0, 0
+    while i < n:
+        j = i
+        while j < n and pairs[j][0] == pairs[i][0]:
+            right += int(pairs[j][1])
+            j += 1
+        step = j - kept
+        kept = j
+        risk = 1 - right / kept
+        area += risk * step / n
+        rows.append({"confidence": pairs[i][0], "coverage": kept / n, "accuracy": right / kept, "risk": risk})
+        i = j
+    return {"rows": rows, "aurc": area}

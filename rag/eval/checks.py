@@ -1,0 +1,209 @@
+"""Model-free checks of the evidence code on labelled cases (``rag eval tamper``, ``rag eval seeded``).
+
+- Tamper: for every answerable case, evidence is built from the case's own answer strings (the
+  clause of the passage that holds each one, quoted verbatim) and must verify; then each tampering
+  (the answer changed by one character in answer and quote, the quote changed inside the answer,
+  the answer swapped for another case's answer, a number changed) must flip the case to "not enough".
+- Seeded: a faithful cited answer is built from the same clauses; then errors are seeded (an
+  unsupported sentence inserted, citation numbers swapped, a number changed) and the sentence
+  checker must flag them, while flagging as few sentences of the unmodified answers as possible.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rag.eval.cases import Case
+from rag.eval.metrics import ratio
+from rag.evidence import Source, check_answer, normalize, verify_part
+from rag.judge import sources_of
+
+_CLAUSE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;]?")
+_DIGIT_RUN = re.compile(r"\d+")
+
+
+def _clause_with(text: str, needle: str) -> str | None:
+    """The sentence of ``text`` that holds ``needle`` (exactly as written)."""
+    for m in _CLAUSE.finditer(text):
+        if needle in m.group(0):
+            return m.group(0).strip()
+    return None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    case: Case
+    parts: tuple[tuple[str, str, int, str], ...]  # (part, answer, source number, quote)
+    sources: tuple[Source, ...]
+
+
+def evidence_of(case: Case, max_chars: int = 1200) -> Evidence | None:
+    """Verbatim evidence for each answer string of an answerable case; None if one has no clause."""
+    if not case.label_enough or not case.answer_strings:
+        return None
+    sources = tuple(sources_of(case.passages(), (), max_chars))
+    parts = []
+    for answer in case.answer_strings:
+        for src in sources:
+            clause = _clause_with(src.text, answer)
+            if clause:
+                parts.append((case.question, answer, src.number, clause))
+                break
+        else:
+            return None
+    return Evidence(case, tuple(parts), sources)
+
+
+def _all_verified(parts: Sequence[tuple[str, str, int, str]], sources: Sequence[Source]) -> bool:
+    return all(verify_part(p, a, s, q, sources).status == "verified" for p, a, s, q in parts)
+
+
+def _forge_char(answer: str) -> str:
+    """The answer with one content character changed (the last one, so numbers change value)."""
+    for i in range(len(answer) - 1, -1, -1):
+        ch = answer[i]
+        if ch.isdigit():
+            return answer[:i] + str((int(ch) + 1) % 10) + answer[i + 1:]
+        if ch.strip() and normalize(ch, numerals=False).text:
+            return answer[:i] + ("甲" if ch != "甲" else "乙") + answer[i + 1:]
+    return answer + "甲"
+
+
+_CN_NEXT = dict(zip("一二三四五六七八九", "二三四五六七八九八", strict=True))
+_LIST_MARKER = re.compile(r"^\s*\d+[.)、]\s*")
+
+
+def _change_number(text: str) -> str | None:
+    """``text`` with its first number changed (a list marker like "3. " is not a number)."""
+    marker = _LIST_MARKER.match(text)
+    if marker:
+        changed = _change_number(text[marker.end():])
+        return None if changed is None else text[:marker.end()] + changed
+    m = _DIGIT_RUN.search(text)
+    if m:
+        return text[:m.start()] + str(int(m.group(0)) + 1) + text[m.end():]
+    for i, ch in enumerate(text):
+        if ch in _CN_NEXT:
+            return text[:i] + _CN_NEXT[ch] + text[i + 1:]
+    return None
+
+
+Tamper = Callable[[tuple[str, str, int, str], Sequence[str]], tuple[str, str, int, str] | None]
+
+
+def _t_answer_char(p: tuple[str, str, int, str], _: Sequence[str]) -> tuple[str, str, int, str] | None:
+    part, answer, src, quote = p
+    forged = _forge_char(answer)
+    return (part, forged, src, quote.replace(answer, forged))
+
+
+def _t_quote_char(p: tuple[str, str, int, str], _: Sequence[str]) -> tuple[str, str, int, str] | None:
+    part, answer, src, quote = p
+    return (part, answer, src, quote.replace(answer, _forge_char(answer)))
+
+
+def _t_swap(p: tuple[str, str, int, str], others: Sequence[str]) -> tuple[str, str, int, str] | None:
+    part, answer, src, quote = p
+    for other in others:
+        if normalize(other).text and normalize(other).text not in normalize(quote).text:
+            return (part, other, src, quote)
+    return None
+
+
+def _t_number(p: tuple[str, str, int, str], _: Sequence[str]) -> tuple[str, str, int, str] | None:
+    part, answer, src, quote = p
+    changed = _change_number(answer)
+    return None if changed is None else (part, changed, src, quote.replace(answer, changed))
+
+
+TAMPERS: dict[str, Tamper] = {"answer_char": _t_answer_char, "quote_char_in_answer": _t_quote_char,
+                              "answer_swapped": _t_swap, "number_changed": _t_number}
+
+
+def tamper_report(cases: Sequence[Case], max_chars: int = 1200) -> dict[str, Any]:
+    """Verified baseline per answerable case, and per tampering how many flipped to not enough."""
+    built = [e for e in (evidence_of(c, max_chars) for c in cases) if e is not None]
+    answers = [a for e in built for _, a, _, _ in e.parts]
+    baseline = [e for e in built if _all_verified(e.parts, e.sources)]
+    rows: dict[str, dict[str, Any]] = {}
+    failures: list[dict[str, Any]] = []
+    for name, tamper in TAMPERS.items():
+        tried = flipped = 0
+        for e in baseline:
+            for i, part in enumerate(e.parts):
+                changed = tamper(part, [a for a in answers if a != part[1]])
+                if changed is None or changed == part:
+                    continue
+                tried += 1
+                parts = (*e.parts[:i], changed, *e.parts[i + 1:])
+                if _all_verified(parts, e.sources):
+                    failures.append({"case": e.case.id, "tamper": name, "part": changed})
+                else:
+                    flipped += 1
+        rows[name] = {"tried": tried, "flipped": flipped, "rate": ratio(flipped, tried)}
+    return {"answerable": sum(1 for c in cases if c.label_enough), "with_evidence": len(built),
+            "verified": len(baseline), "verified_rate": ratio(len(baseline), len(built)),
+            "tampers": rows, "not_flipped": failures}
+
+
+# --------------------------------------------------------------------------- seeded answer errors
+def faithful_answer(e: Evidence) -> str:
+    """One cited sentence per answer string: the clause that holds it, cited with its source."""
+    sentences = []
+    for _, _, src, clause in e.parts:
+        body = clause.rstrip("。！？!?；;.")
+        if body not in "".join(sentences):
+            sentences.append(f"{body}[{src}]。")
+    return "".join(sentences)
+
+
+def _flags(answer: str, sources: Sequence[Source]) -> list[bool]:
+    return [s.status in ("unsupported", "uncited") for s in check_answer(answer, sources).sentences]
+
+
+def seeded_report(cases: Sequence[Case], max_chars: int = 1200) -> dict[str, Any]:
+    """Seeded errors flagged (per kind) and false flags on the unmodified answers."""
+    built = [e for e in (evidence_of(c, max_chars) for c in cases) if e is not None]
+    foreign = [(e.case.id, _clause_with(s.text, a) or "") for e in built for _, a, n, _ in e.parts
+               for s in e.sources if s.number == n]
+    clean_sentences = clean_flags = 0
+    seeded: dict[str, dict[str, int]] = {k: {"tried": 0, "flagged": 0} for k in ("inserted", "citation_swapped",
+                                                                                "number_changed")}
+    misses: list[dict[str, Any]] = []
+
+    def seed(kind: str, e: Evidence, bad_sentence: str) -> None:
+        seeded[kind]["tried"] += 1
+        flags = _flags(bad_sentence, e.sources)
+        if flags and all(flags):
+            seeded[kind]["flagged"] += 1
+        else:
+            misses.append({"case": e.case.id, "kind": kind, "sentence": bad_sentence})
+
+    for e in built:
+        answer = faithful_answer(e)
+        flags = _flags(answer, e.sources)
+        clean_sentences += len(flags)
+        clean_flags += sum(flags)
+        first = e.parts[0]
+        # an unsupported sentence: another case's clause, cited as if it came from source [1]
+        other = next((t for cid, t in foreign if cid != e.case.id and t
+                      and normalize(t).text not in normalize(" ".join(s.text for s in e.sources)).text), None)
+        if other:
+            seed("inserted", e, f"{other.rstrip('。')}[1]。")
+        # the citation moved to a source that does not hold the sentence
+        wrong = next((s.number for s in e.sources if s.number != first[2]
+                      and normalize(first[3]).text not in s.norm.text), len(e.sources) + 1)
+        seed("citation_swapped", e, f"{first[3].rstrip('。')}[{wrong}]。")
+        changed = _change_number(first[3])
+        if changed and changed != first[3]:
+            seed("number_changed", e, f"{changed.rstrip('。')}[{first[2]}]。")
+    for row in seeded.values():
+        row["rate"] = ratio(row["flagged"], row["tried"])  # type: ignore[assignment]
+    total_tried = sum(r["tried"] for r in seeded.values())
+    total_flagged = sum(r["flagged"] for r in seeded.values())
+    return {"answers": len(built), "clean_sentences": clean_sentences, "false_flags": clean_flags,
+            "false_flag_rate": ratio(clean_flags, clean_sentences), "seeded": seeded,
+            "flagged_rate": ratio(total_flagged, total_tried), "missed": misses}
