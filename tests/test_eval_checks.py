@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rag.eval.cases import load_cases
-from rag.eval.checks import faithful_answer, evidence_of, seeded_report, tamper_report
+from rag.eval.checks import evidence_of, faithful_answer, seeded_report, tamper_report
 from rag.evidence import check_answer
 
 CASES = Path(__file__).resolve().parents[1] / "assets" / "eval" / "guide_cases.jsonl"
