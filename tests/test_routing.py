@@ -8,7 +8,7 @@ from rag.schemas import Passage
 BOOK = [Passage(id=str(i), text=t) for i, t in enumerate([
     "孙悟空在花果山称王，手持金箍棒。", "唐僧收孙悟空为徒，赐名行者。", "孙悟空三打白骨精，唐僧不信。",
     "猪八戒贪吃，唐僧常护着他。", "沙僧挑着担子，跟着唐僧西行。", "火焰山挡路，孙悟空去借芭蕉扇。",
-    "What is a novel? Sun Wukong appears here. Wukong again. Wukong once more.",
+    "What is a novel? Sun Wukong appears here.", "Wukong again.", "Wukong once more.",
 ])]
 
 
