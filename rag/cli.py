@@ -13,13 +13,15 @@ from typing import Any, TextIO
 from rag.config import Settings, load_settings
 from rag.errors import ConfigError, RagError
 from rag.events import NodeFinished, Token, TurnFailed, TurnFinished, run_turn
+from rag.names import ANSWER_NODES, EVALUATE, RETRIEVAL_ONLY, RETRIEVE, ROUTE, WEB_SEARCH
 
 logger = logging.getLogger(__name__)
 
 
 def describe_update(node: str, update: dict[str, Any]) -> str:
-    """One readable line for a finished node (the CLI's trace)."""
-    if node == "route_question":
+    """One readable line for a finished node (the CLI's trace). Its per-question lists hold only
+    what the node added."""
+    if node == ROUTE:
         route = update.get("route")
         text = f"{route.strategy}: {route.reason}" if route else "?"
         standalone = update.get("standalone_question")
@@ -27,14 +29,14 @@ def describe_update(node: str, update: dict[str, Any]) -> str:
         if standalone and question and standalone != question:
             text += f" | rewritten: {standalone}"
         return text
-    if node in ("retrieve_local", "retrieval_only"):
+    if node in (RETRIEVE, RETRIEVAL_ONLY):
         passages = update.get("passages") or []
         hits = ", ".join(f"{p.label()} ({p.score:.3f})" for p in passages[:4])
         return f"{len(passages)} passages" + (f": {hits}" if hits else "")
-    if node == "evaluate":
+    if node == EVALUATE:
         evaluations = update.get("evaluations") or []
         return json.dumps(evaluations[-1].model_dump(), ensure_ascii=False) if evaluations else "?"
-    if node == "web_search":
+    if node == WEB_SEARCH:
         rounds = update.get("web_rounds") or []
         if not rounds:
             return "?"
@@ -43,7 +45,7 @@ def describe_update(node: str, update: dict[str, Any]) -> str:
             return f"query {last['query']!r} failed: {last['error']}"
         notes = f" [{'; '.join(last['notes'])}]" if last["notes"] else ""
         return f"{last['provider']}: {len(last['results'])} results for {last['query']!r}{notes}"
-    if node in ("generate", "direct_answer", "fallback"):
+    if node in ANSWER_NODES:
         return f"mode={update.get('answer_mode', '?')}"
     return ""
 

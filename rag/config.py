@@ -85,7 +85,8 @@ class Settings(BaseSettings):
 
     @property
     def web_enabled(self) -> bool:
-        return self.search_provider.strip().lower() not in {"", "none"} and self.max_web_rounds > 0
+        """Whether these settings let answers search the web (see ``web_enabled``)."""
+        return web_enabled(self.search_provider.strip().lower() not in {"", "none"}, self.max_web_rounds)
 
     @property
     def chroma_dir(self) -> Path:
@@ -98,6 +99,12 @@ class Settings(BaseSettings):
     @property
     def eval_log_path(self) -> Path:
         return self.data_dir / "eval_log.jsonl"
+
+
+def web_enabled(has_search: bool, max_web_rounds: int) -> bool:
+    """The one definition of "answers may search the web": there is a search provider (a configured
+    one for ``Settings``, an injected client for ``Deps``) and at least one web round is allowed."""
+    return has_search and max_web_rounds > 0
 
 
 def load_settings(**overrides: object) -> Settings:

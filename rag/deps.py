@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag.config import Settings
+from rag.config import Settings, web_enabled
 from rag.schemas import Retriever, WebSearch
 
 
@@ -20,6 +20,11 @@ class Deps:
     eval_log: Callable[[dict[str, Any]], None] | None = None  # receives one record per evaluation
     secrets: list[str] = field(default_factory=list)  # values scrubbed from notices shown to users
     few_shot: bool = True  # the judge's few-shot counter-examples (prompts.EVALUATE_FEW_SHOT)
+
+    @property
+    def web_enabled(self) -> bool:
+        """Whether answers may search the web: a web search is injected and rounds are allowed."""
+        return web_enabled(self.web_search is not None, self.settings.max_web_rounds)
 
     @property
     def mode(self) -> str:

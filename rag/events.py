@@ -14,10 +14,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessageChunk
 
-logger = logging.getLogger(__name__)
+from rag.names import ANSWER_NODES
 
-#: Nodes whose LLM tokens are part of the user-visible answer.
-ANSWER_NODES = frozenset({"generate", "direct_answer", "fallback", "retrieval_only"})
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -30,7 +29,9 @@ class NodeStarted:
 class NodeFinished:
     node: str
     duration_s: float
-    update: dict[str, Any] = field(default_factory=dict)  # the node's state update (typed objects)
+    # The node's state update (typed objects). Per-question lists hold only the items the node
+    # added, after a rag.state.RESET when the node starts the question afresh.
+    update: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
 
 
@@ -98,9 +99,8 @@ def run_turn(graph: Any, question: str, *, thread_id: str, book_id: str | None =
 
     t0 = clock()
     config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
-    inputs: dict[str, Any] = {"question": question}
-    if book_id is not None:
-        inputs["book_id"] = book_id
+    # Both keys every time: a question without a book searches every book, whatever the last one did.
+    inputs: dict[str, Any] = {"question": question, "book_id": book_id}
     try:
         # Checkpoint once per question (not after every node): the thread only needs the final state.
         chunks = graph.stream(inputs, config, stream_mode=["tasks", "messages"], durability="exit")

@@ -5,6 +5,9 @@
                                                           -> web_search -> evaluate (capped)
                                                           -> fallback -> END
 Without a model: START -> retrieval_only -> END.
+
+The graph's input is one question (``rag.state.InputState``: ``question``, ``book_id``); every
+other key given to ``invoke``/``stream`` is ignored.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import END, START, StateGraph
 
 from rag.deps import Deps
+from rag.names import DIRECT_ANSWER, EVALUATE, FALLBACK, GENERATE, RETRIEVAL_ONLY, RETRIEVE, ROUTE, WEB_SEARCH
 from rag.nodes import Nodes, after_evaluate
-from rag.state import GraphState
+from rag.state import GraphState, InputState
 
 #: Our own state types that the checkpointer may restore (and nothing else).
 CHECKPOINT_TYPES = [
@@ -25,6 +29,7 @@ CHECKPOINT_TYPES = [
     ("rag.schemas", "Evaluation"),
     ("rag.schemas", "Passage"),
     ("rag.schemas", "SearchResult"),
+    ("rag.state", "Reset"),  # the reset marker, in the node writes a checkpoint keeps
 ]
 
 
@@ -36,34 +41,34 @@ def build_graph(deps: Deps, *, checkpointer: Any | None = None) -> Any:
     """A compiled graph. Conversation memory per ``thread_id`` lives in ``checkpointer``
     (an in-memory saver by default)."""
     nodes = Nodes(deps)
-    graph = StateGraph(GraphState)
+    graph = StateGraph(GraphState, input_schema=InputState)
     if deps.llm is None:
-        graph.add_node("retrieval_only", nodes.retrieval_only)
-        graph.add_edge(START, "retrieval_only")
-        graph.add_edge("retrieval_only", END)
+        graph.add_node(RETRIEVAL_ONLY, nodes.retrieval_only)
+        graph.add_edge(START, RETRIEVAL_ONLY)
+        graph.add_edge(RETRIEVAL_ONLY, END)
         return graph.compile(checkpointer=checkpointer or make_checkpointer())
 
-    graph.add_node("route_question", nodes.route_question)
-    graph.add_node("direct_answer", nodes.direct_answer)
-    graph.add_node("retrieve_local", nodes.retrieve_local)
-    graph.add_node("evaluate", nodes.evaluate)
-    graph.add_node("web_search", nodes.web_search)
-    graph.add_node("generate", nodes.generate)
-    graph.add_node("fallback", nodes.fallback)
+    graph.add_node(ROUTE, nodes.route_question)
+    graph.add_node(DIRECT_ANSWER, nodes.direct_answer)
+    graph.add_node(RETRIEVE, nodes.retrieve_local)
+    graph.add_node(EVALUATE, nodes.evaluate)
+    graph.add_node(WEB_SEARCH, nodes.web_search)
+    graph.add_node(GENERATE, nodes.generate)
+    graph.add_node(FALLBACK, nodes.fallback)
 
-    graph.add_edge(START, "route_question")
+    graph.add_edge(START, ROUTE)
     graph.add_conditional_edges(
-        "route_question",
-        lambda s: "direct_answer" if s["route"] is not None and s["route"].strategy == "simple" else "retrieve_local",
-        ["direct_answer", "retrieve_local"],
+        ROUTE,
+        lambda s: DIRECT_ANSWER if s["route"] is not None and s["route"].strategy == "simple" else RETRIEVE,
+        [DIRECT_ANSWER, RETRIEVE],
     )
-    graph.add_edge("retrieve_local", "evaluate")
+    graph.add_edge(RETRIEVE, EVALUATE)
     graph.add_conditional_edges(
-        "evaluate",
-        lambda s: after_evaluate(s, web_enabled=nodes.web_enabled, max_web_rounds=deps.settings.max_web_rounds),
-        ["generate", "web_search", "fallback"],
+        EVALUATE,
+        lambda s: after_evaluate(s, web_enabled=deps.web_enabled, max_web_rounds=deps.settings.max_web_rounds),
+        [GENERATE, WEB_SEARCH, FALLBACK],
     )
-    graph.add_edge("web_search", "evaluate")
-    for node in ("generate", "direct_answer", "fallback"):
+    graph.add_edge(WEB_SEARCH, EVALUATE)
+    for node in (GENERATE, DIRECT_ANSWER, FALLBACK):
         graph.add_edge(node, END)
     return graph.compile(checkpointer=checkpointer or make_checkpointer())

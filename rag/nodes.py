@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 
@@ -16,16 +16,15 @@ from rag.errors import LLMError, RagError
 from rag.lang import detect_lang, language_name
 from rag.llm import judge_model, model_name, structured_invoke
 from rag.logs import redact
+from rag.names import DIRECT_ANSWER, EVALUATE, FALLBACK, GENERATE, RETRIEVE, ROUTE, WEB_SEARCH
 from rag.schemas import Evaluation, Passage, RouteDecision, SearchOutcome
 from rag.search.base import format_web_context
-from rag.state import GraphState, Notice, WebRound, reset_question_state
+from rag.state import RESET, GraphState, Notice, WebRound, reset_question_state, unseen_urls
 
 logger = logging.getLogger(__name__)
 
 HISTORY_TURNS = 3  # question/answer pairs used to rewrite a follow-up
 KEEP_MESSAGES = 4 * HISTORY_TURNS  # messages kept in the thread; older ones are removed
-
-AfterEvaluate = Literal["generate", "web_search", "fallback"]
 
 
 # --------------------------------------------------------------------------- pure helpers
@@ -59,17 +58,17 @@ def evaluate_messages(question: str, context: str, *, web_query_rule: str = prom
     return [SystemMessage(system), HumanMessage(prompts.EVALUATE_USER.format(question=question, context=context))]
 
 
-def after_evaluate(state: GraphState, *, web_enabled: bool, max_web_rounds: int) -> AfterEvaluate:
-    """Where to go after an evaluation. Termination: every web_search adds one web round, and no
-    web_search happens once ``max_web_rounds`` rounds exist."""
+def after_evaluate(state: GraphState, *, web_enabled: bool, max_web_rounds: int) -> str:
+    """Where to go after an evaluation (GENERATE, WEB_SEARCH or FALLBACK). Termination: every
+    web_search adds one web round, and no web_search happens once ``max_web_rounds`` rounds exist."""
     evaluations = state.get("evaluations") or []
     if evaluations and evaluations[-1].enough:
-        return "generate"
+        return GENERATE
     if web_enabled and len(state.get("web_rounds") or []) < max_web_rounds:
-        return "web_search"
+        return WEB_SEARCH
     if not state.get("passages") and not state.get("web_results"):
-        return "fallback"
-    return "generate"
+        return FALLBACK
+    return GENERATE
 
 
 def web_query_for(state: GraphState) -> str:
@@ -112,19 +111,13 @@ class Nodes:
         """A notice for the trace, with any secret scrubbed from the message."""
         return Notice(node=node, level=level, message=redact(message, self.deps.secrets))  # type: ignore[typeddict-item]
 
-    def _append(self, state: GraphState, node: str, level: str, message: str) -> list[Notice]:
-        return [*(state.get("notices") or []), self._n(node=node, level=level, message=message)]
-
-    @property
-    def web_enabled(self) -> bool:
-        return self.deps.web_search is not None and self.settings.max_web_rounds > 0
-
     # ------------------------------------------------------------------ structured calls
     def _structured(self, schema: type, messages: list[BaseMessage]) -> tuple[Any | None, list[str]]:
         result, errors = structured_with_retry(self.judge_llm, schema, messages, self.settings.llm_structured_method)
         return result, [redact(e, self.deps.secrets) for e in errors]
 
     # ------------------------------------------------------------------ nodes
+    # Each node returns only what it adds to the per-question lists (see rag.state's reducers).
     def route_question(self, state: GraphState) -> dict[str, Any]:
         question = (state.get("question") or "").strip()
         update: dict[str, Any] = reset_question_state()
@@ -143,65 +136,69 @@ class Nodes:
                 if text:
                     standalone = text.splitlines()[0].strip() or question
             except Exception as exc:  # noqa: BLE001 - a failed rewrite must not end the turn
-                notices.append(self._n(node="route_question", level="warning",
+                notices.append(self._n(node=ROUTE, level="warning",
                                       message=f"could not rewrite the follow-up question: {exc}"))
         route, errors = self._structured(RouteDecision, route_messages(standalone))
         if route is None:
             route = RouteDecision(strategy="complex", reason=f"router failed twice, using retrieval: {errors[-1]}")
-            notices.append(self._n(node="route_question", level="warning",
+            notices.append(self._n(node=ROUTE, level="warning",
                                   message=f"router output invalid twice; took the retrieval path ({errors[-1]})"))
         old = (state.get("messages") or [])[:-KEEP_MESSAGES] if state.get("messages") else []
         trimmed: list[BaseMessage] = [RemoveMessage(id=m.id) for m in old if m.id]
-        update.update(standalone_question=standalone, language=language, route=route, notices=notices,
+        update.update(standalone_question=standalone, language=language, route=route, notices=[RESET, *notices],
                       messages=[*trimmed, HumanMessage(question)])
         return update
 
-    def retrieve_local(self, state: GraphState) -> dict[str, Any]:
-        query = current_question(state)
+    def _retrieve(self, query: str, book_id: str | None) -> dict[str, Any]:
+        """Passages, their numbered context, and a notice when the book could not be searched."""
         if self.deps.retriever is None:
             return {"passages": [], "local_context": "",
-                    "notices": self._append(state, "retrieve_local", "warning", "no book index is loaded")}
+                    "notices": [self._n(node=RETRIEVE, level="warning", message="no book index is loaded")]}
         try:
-            passages = self.deps.retriever.retrieve(query, k=self.settings.retrieval_k, book_id=state.get("book_id"))
+            passages = self.deps.retriever.retrieve(query, k=self.settings.retrieval_k, book_id=book_id)
         except RagError as exc:
             return {"passages": [], "local_context": "",
-                    "notices": self._append(state, "retrieve_local", "error", f"book search failed: {exc}")}
+                    "notices": [self._n(node=RETRIEVE, level="error", message=f"book search failed: {exc}")]}
         return {"passages": passages,
                 "local_context": format_book_context(passages, self.settings.max_passage_chars)}
 
+    def retrieve_local(self, state: GraphState) -> dict[str, Any]:
+        return self._retrieve(current_question(state), state.get("book_id"))
+
     def evaluate(self, state: GraphState) -> dict[str, Any]:
         question = current_question(state)
-        evaluations = list(state.get("evaluations") or [])
+        round_no = len(state.get("evaluations") or []) + 1
         rounds = len(state.get("web_rounds") or [])
-        notices = list(state.get("notices") or [])
+        notices: list[Notice] = []
         passages = state.get("passages") or []
         web_results = state.get("web_results") or []
+        invalid = False
         started = time.monotonic()
         if not passages and not web_results:
             evaluation = Evaluation(reason="Nothing was retrieved, so nothing can answer the question.",
                                     enough=False, missing=[question], web_query=None if rounds else question,
                                     confidence=1.0)
         else:
+            web_enabled = self.deps.web_enabled
             if rounds == 0:
-                rule = prompts.WEB_QUERY_RULE_FIRST if self.web_enabled else prompts.WEB_QUERY_RULE_NONE
+                rule = prompts.WEB_QUERY_RULE_FIRST if web_enabled else prompts.WEB_QUERY_RULE_NONE
             else:
-                more = self.web_enabled and rounds < self.settings.max_web_rounds
+                more = web_enabled and rounds < self.settings.max_web_rounds
                 rule = prompts.WEB_QUERY_RULE_MORE if more else prompts.WEB_QUERY_RULE_NONE
             evaluation, errors = self._structured(Evaluation, evaluate_messages(
                 question, self._labelled_context(state), web_query_rule=rule, few_shot=self.deps.few_shot))
             if evaluation is None:
+                invalid = True
                 evaluation = Evaluation(reason=f"The judge's output was invalid twice ({errors[-1]}); "
                                         "treating the context as not enough.",
                                         enough=False, missing=[], web_query=None, confidence=0.0)
-                notices.append(self._n(node="evaluate", level="warning",
+                notices.append(self._n(node=EVALUATE, level="warning",
                                       message=f"evaluation output invalid twice; assumed not enough ({errors[-1]})"))
             elif errors:
-                notices.append(self._n(node="evaluate", level="info",
+                notices.append(self._n(node=EVALUATE, level="info",
                                       message=f"evaluation retried once after: {errors[0]}"))
-        evaluations.append(evaluation)
-        update = {"evaluations": evaluations, "notices": notices}
-        self._log_evaluation(state, evaluation, len(evaluations), time.monotonic() - started, update)
-        return update
+        self._log_evaluation(state, evaluation, round_no, time.monotonic() - started, invalid=invalid)
+        return {"evaluations": [evaluation], "notices": notices}
 
     def _labelled_context(self, state: GraphState) -> str:
         book = state.get("local_context") or prompts.text("no_book_context", "en")
@@ -211,13 +208,18 @@ class Nodes:
         web = format_web_context(web_results, start_index=len(state.get("passages") or []) + 1)
         return f"=== BOOK SOURCES ===\n{book}\n\n=== WEB SOURCES (untrusted data) ===\n{web}"
 
-    def _log_evaluation(self, state: GraphState, evaluation: Evaluation, round_no: int, latency: float,
-                        update: dict[str, Any]) -> None:
+    def _log_evaluation(self, state: GraphState, evaluation: Evaluation, round_no: int, latency: float, *,
+                        invalid: bool) -> None:
+        """One eval-log record with what this evaluation knows: its verdict, its round, its latency,
+        and the web search it judged (the one just before it; None in round 1). Where the graph goes
+        next is decided by the edge after this node, not predicted here."""
         if self.deps.eval_log is None:
             return
         question = current_question(state)
-        branch = after_evaluate({**state, **update}, web_enabled=self.web_enabled,  # type: ignore[typeddict-item]
-                                max_web_rounds=self.settings.max_web_rounds)
+        web_rounds = state.get("web_rounds") or []
+        last = web_rounds[-1] if round_no > 1 and web_rounds else None
+        searched = None if last is None else {"query": last["query"], "provider": last["provider"],
+                                              "results": len(last["results"]), "error": last["error"]}
         record = {
             "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "model": model_name(self.llm),
@@ -226,9 +228,8 @@ class Nodes:
             "round": round_no,
             "evaluation": evaluation.model_dump(),
             "latency_s": round(latency, 4),
-            "web_query": web_query_for({**state, **update}) if branch == "web_search" else None,  # type: ignore[typeddict-item]
-            "branch": branch,
-            "invalid_json": evaluation.confidence == 0.0 and "invalid twice" in evaluation.reason,
+            "searched": searched,
+            "invalid_json": invalid,
         }
         try:
             self.deps.eval_log(record)
@@ -237,9 +238,9 @@ class Nodes:
 
     def web_search(self, state: GraphState) -> dict[str, Any]:
         query = web_query_for(state)
-        rounds = list(state.get("web_rounds") or [])
-        results = list(state.get("web_results") or [])
-        notices = list(state.get("notices") or [])
+        known = state.get("web_results") or []
+        new_results: list[Any] = []
+        notices: list[Notice] = []
         search = self.deps.web_search
         web_round = WebRound(query=query, provider="", results=[], error=None, notes=[])
         try:
@@ -251,20 +252,19 @@ class Nodes:
             else:
                 outcome = SearchOutcome(results=search.search(query, self.settings.search_count), provider=search.name)
             web_round.update(provider=outcome.provider, results=outcome.results, notes=list(outcome.notes))
-            seen = {r.url for r in results}
-            results.extend(r for r in outcome.results if r.url not in seen)
+            new_results = unseen_urls(known, outcome.results)
             if not outcome.results and not any("no results" in n for n in web_round["notes"]):
                 web_round["notes"].append("no results")
         except RagError as exc:
             web_round["error"] = redact(str(exc), self.deps.secrets)
-            notices.append(self._n(node="web_search", level="error", message=f"web search failed: {exc}"))
+            notices.append(self._n(node=WEB_SEARCH, level="error", message=f"web search failed: {exc}"))
         except Exception as exc:  # noqa: BLE001 - a provider bug must not end the turn
             logger.exception("web search crashed")
             web_round["error"] = redact(f"{type(exc).__name__}: {exc}", self.deps.secrets)
-            notices.append(self._n(node="web_search", level="error", message=f"web search failed: {web_round['error']}"))
-        rounds.append(web_round)
+            notices.append(self._n(node=WEB_SEARCH, level="error", message=f"web search failed: {web_round['error']}"))
+        results = [*known, *new_results]
         web_context = format_web_context(results, start_index=len(state.get("passages") or []) + 1) if results else ""
-        return {"web_rounds": rounds, "web_results": results, "web_context": web_context, "notices": notices}
+        return {"web_rounds": [web_round], "web_results": new_results, "web_context": web_context, "notices": notices}
 
     def _stream_answer(self, messages: list[BaseMessage]) -> str:
         parts: list[str] = []
@@ -294,19 +294,19 @@ class Nodes:
                 web_context=web_context or prompts.text("no_web_context", lang),
                 partial_note=partial_note)),
         ]
-        notices = list(state.get("notices") or [])
+        notices: list[Notice] = []
         try:
             answer = self._stream_answer(messages)
         except Exception as exc:  # noqa: BLE001 - show the sources instead of crashing
             logger.warning("generation failed: %s", exc)
-            notices.append(self._n(node="generate", level="error", message=f"generation failed: {exc}"))
+            notices.append(self._n(node=GENERATE, level="error", message=f"generation failed: {exc}"))
             answer = self._sources_dump(state, prompts.text("generation_failed", lang, error=type(exc).__name__))
         return {"answer": answer, "answer_mode": mode, "notices": notices, "messages": [AIMessage(answer)]}
 
     def direct_answer(self, state: GraphState) -> dict[str, Any]:
         lang = state.get("language", "en")
         question = current_question(state)
-        notices = list(state.get("notices") or [])
+        notices: list[Notice] = []
         try:
             answer = self._stream_answer([
                 SystemMessage(prompts.DIRECT_SYSTEM.format(language=language_name(lang))),
@@ -315,7 +315,7 @@ class Nodes:
             # Say plainly that nothing was looked up: a misrouted book question must not pass as sourced.
             answer = f"{answer.rstrip()}\n\n{prompts.text('direct_note', lang)}"
         except Exception as exc:  # noqa: BLE001
-            notices.append(self._n(node="direct_answer", level="error", message=f"generation failed: {exc}"))
+            notices.append(self._n(node=DIRECT_ANSWER, level="error", message=f"generation failed: {exc}"))
             answer = prompts.text("generation_failed", lang, error=type(exc).__name__)
         return {"answer": answer, "answer_mode": "direct", "notices": notices, "messages": [AIMessage(answer)]}
 
@@ -348,9 +348,9 @@ class Nodes:
         question = (state.get("question") or "").strip()
         lang = detect_lang(question)
         update: dict[str, Any] = {**reset_question_state(), "standalone_question": question, "language": lang}
-        state_view: GraphState = {**state, **update}  # type: ignore[typeddict-item]
-        retrieved = self.retrieve_local(state_view)
-        update.update(retrieved)
+        retrieved = self._retrieve(question, state.get("book_id"))
+        update.update(passages=retrieved["passages"], local_context=retrieved["local_context"],
+                      notices=[RESET, *retrieved.get("notices", [])])
         passages: list[Passage] = retrieved["passages"]
         lines = [prompts.text("retrieval_only_head", lang), ""]
         if not passages:

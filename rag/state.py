@@ -1,8 +1,17 @@
-"""The graph's typed state. Everything here is a Python object (no JSON strings)."""
+"""The graph's typed state. Everything here is a Python object (no JSON strings).
+
+The per-question lists (``evaluations``, ``web_rounds``, ``web_results``, ``notices``) have
+reducers: a node returns only the items it adds, and the reducer appends them. The first node of
+a question (``route_question``, or ``retrieval_only``) puts ``RESET`` first in each list, which
+empties it before the items that follow are added. ``web_results`` also drops a result whose URL
+is already in the list.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypedDict
+from collections.abc import Iterable, Sequence
+from enum import Enum
+from typing import Annotated, Any, Literal, TypedDict, TypeVar
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -10,6 +19,53 @@ from langgraph.graph.message import add_messages
 from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult
 
 AnswerMode = Literal["direct", "full", "partial", "fallback", "retrieval_only"]
+T = TypeVar("T")
+
+
+class Reset(Enum):
+    """The marker that empties a per-question list (an enum so the checkpointer can store it)."""
+
+    RESET = "reset"
+
+
+RESET = Reset.RESET
+
+
+def split_reset(update: Sequence[Any] | Reset | None) -> tuple[bool, list[Any]]:
+    """``(resets, items)``: whether ``update`` empties the list first, and the items it adds (those
+    after its last ``RESET``)."""
+    if update is None:
+        return False, []
+    if isinstance(update, Reset):
+        return True, []
+    items = list(update)
+    last = max((i for i, item in enumerate(items) if isinstance(item, Reset)), default=-1)
+    return last >= 0, items[last + 1:]
+
+
+def add_items(current: Sequence[T] | None, update: Sequence[T | Reset] | Reset | None) -> list[T]:
+    """Reducer: append ``update``'s items; a ``RESET`` in it drops everything before it."""
+    resets, items = split_reset(update)
+    return [*([] if resets else (current or [])), *items]
+
+
+def unseen_urls(current: Iterable[SearchResult], new: Iterable[SearchResult]) -> list[SearchResult]:
+    """The results of ``new`` whose URL is neither in ``current`` nor earlier in ``new``."""
+    seen = {r.url for r in current}
+    out: list[SearchResult] = []
+    for result in new:
+        if result.url not in seen:
+            seen.add(result.url)
+            out.append(result)
+    return out
+
+
+def add_web_results(current: Sequence[SearchResult] | None,
+                    update: Sequence[SearchResult | Reset] | Reset | None) -> list[SearchResult]:
+    """Reducer: like ``add_items``, keeping one result per URL (the first one seen)."""
+    resets, items = split_reset(update)
+    kept = [] if resets else list(current or [])
+    return [*kept, *unseen_urls(kept, items)]
 
 
 class WebRound(TypedDict):
@@ -30,6 +86,14 @@ class Notice(TypedDict):
     message: str
 
 
+class InputState(TypedDict, total=False):
+    """What one question brings in (the graph's input schema; other keys are ignored).
+    ``book_id`` None means every book."""
+
+    question: str
+    book_id: str | None
+
+
 class GraphState(TypedDict, total=False):
     # Conversation (kept across questions in one thread)
     messages: Annotated[list[AnyMessage], add_messages]
@@ -44,26 +108,26 @@ class GraphState(TypedDict, total=False):
     route: RouteDecision | None
     passages: list[Passage]
     local_context: str
-    evaluations: list[Evaluation]
-    web_rounds: list[WebRound]
-    web_results: list[SearchResult]
+    evaluations: Annotated[list[Evaluation], add_items]
+    web_rounds: Annotated[list[WebRound], add_items]
+    web_results: Annotated[list[SearchResult], add_web_results]
     web_context: str
-    notices: list[Notice]
+    notices: Annotated[list[Notice], add_items]
     answer_mode: AnswerMode
     answer: str
 
 
-def reset_question_state() -> dict:
-    """Values that route_question writes at the start of every question."""
+def reset_question_state() -> dict[str, Any]:
+    """The update that starts a question afresh (written by its first node)."""
     return {
         "route": None,
         "passages": [],
         "local_context": "",
-        "evaluations": [],
-        "web_rounds": [],
-        "web_results": [],
+        "evaluations": [RESET],
+        "web_rounds": [RESET],
+        "web_results": [RESET],
         "web_context": "",
-        "notices": [],
+        "notices": [RESET],
         "answer_mode": "full",
         "answer": "",
     }

@@ -12,32 +12,34 @@ from conftest import ev, make_settings, responder
 from rag.cli import main
 from rag.deps import Deps
 from rag.errors import RagError
-from rag.eval.logsummary import summarize_log
+from rag.eval.logsummary import format_summary, summarize_log
 from rag.evallog import JsonlEvalLog
 from rag.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 from rag.graph import build_graph
 from rag.schemas import Passage, SearchResult
 
 
-def _record(round_no: int, enough: bool, branch: str, qhash: str, invalid: bool = False, latency: float = 1.0,
+def _record(round_no: int, enough: bool, qhash: str, invalid: bool = False, latency: float = 1.0,
             model: str = "m1", time: str = "2025-01-01T00:00:00") -> dict:
+    """A record as the evaluate node writes it: what that evaluation knew, and the web search it
+    judged (rounds after the first)."""
+    searched = None if round_no == 1 else {"query": "w", "provider": "fake", "results": 3, "error": None}
     return {"time": time, "model": model, "question_hash": qhash, "question": "q", "round": round_no,
             "evaluation": {"reason": "r", "enough": enough, "missing": [], "web_query": None, "confidence": 0.5},
-            "latency_s": latency, "web_query": "w" if branch == "web_search" else None, "branch": branch,
-            "invalid_json": invalid}
+            "latency_s": latency, "searched": searched, "invalid_json": invalid}
 
 
 def test_summary_hand_checked(tmp_path: Path) -> None:
     path = tmp_path / "eval_log.jsonl"
     log = JsonlEvalLog(path)
     # question A: not enough -> web -> not enough -> web -> enough (2 searches)
-    log(_record(1, False, "web_search", "a", time="2025-01-01T00:00:01"))
-    log(_record(2, False, "web_search", "a"))
-    log(_record(3, True, "generate", "a"))
+    log(_record(1, False, "a", time="2025-01-01T00:00:01"))
+    log(_record(2, False, "a"))
+    log(_record(3, True, "a"))
     # question B: enough at once
-    log(_record(1, True, "generate", "b", latency=3.0, model="m2"))
+    log(_record(1, True, "b", latency=3.0, model="m2"))
     # question A asked again: invalid JSON, no web -> partial answer
-    log(_record(1, False, "generate", "a", invalid=True, latency=5.0, time="2025-01-02T00:00:00"))
+    log(_record(1, False, "a", invalid=True, latency=5.0, time="2025-01-02T00:00:00"))
     with path.open("a", encoding="utf-8") as fh:
         fh.write("{truncated\n[1, 2]\n\n")
     s = summarize_log(path)
@@ -46,10 +48,23 @@ def test_summary_hand_checked(tmp_path: Path) -> None:
     assert s.not_enough == 3 and s.not_enough_rate == pytest.approx(3 / 5)
     assert s.web_searches == 2 and s.web_searches_per_question == pytest.approx(2 / 3)
     assert s.invalid_json == 1 and s.invalid_json_rate == pytest.approx(1 / 5)
-    assert s.branches == {"web_search": 2, "generate": 3}
+    assert s.rounds == {"1": 3, "2": 1, "3": 1}
     assert s.models == {"m1": 4, "m2": 1}
     assert s.latency["mean"] == pytest.approx((1 + 1 + 1 + 3 + 5) / 5)
     assert (s.first_time, s.last_time) == ("2025-01-01T00:00:00", "2025-01-02T00:00:00")
+    assert "evaluations per round:     1=3, 2=1, 3=1" in format_summary(s)
+
+
+def test_logs_written_before_records_named_their_search_still_count_searches(tmp_path: Path) -> None:
+    """Older records carried a predicted "branch" and "web_query" and no "searched"; the rounds
+    still say how many searches ran."""
+    path = tmp_path / "eval_log.jsonl"
+    old = [{"round": 1, "evaluation": {"enough": False}, "branch": "web_search", "web_query": "w", "question_hash": "a"},
+           {"round": 2, "evaluation": {"enough": True}, "branch": "generate", "web_query": None, "question_hash": "a"},
+           {"round": 1, "evaluation": {"enough": True}, "branch": "generate", "web_query": None, "question_hash": "b"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in old), encoding="utf-8")
+    s = summarize_log(path)
+    assert (s.records, s.turns, s.web_searches, s.not_enough) == (3, 2, 1, 1)
 
 
 def test_missing_log_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

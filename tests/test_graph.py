@@ -268,9 +268,13 @@ def test_evaluation_log_records_each_round():
                 web_search=FakeWebSearch(WEB), eval_log=records.append)
     run(build_graph(deps))
     assert [r["round"] for r in records] == [1, 2]
-    assert [r["branch"] for r in records] == ["web_search", "generate"]
-    assert records[0]["web_query"] == "wq" and records[0]["model"] == "scripted-fake"
+    # Each record holds what its evaluation knew: round 1 judged the book alone, round 2 the web
+    # search that ran the query the judge asked for (no prediction of the next edge).
+    assert records[0]["searched"] is None and "branch" not in records[0]
+    assert records[1]["searched"] == {"query": "wq", "provider": "fake", "results": 1, "error": None}
+    assert records[0]["model"] == "scripted-fake" and records[0]["evaluation"]["web_query"] == "wq"
     assert records[0]["evaluation"]["missing"] == ["集数"]
+    assert [r["invalid_json"] for r in records] == [False, False]
 
 
 def test_unexpected_exception_in_a_node_becomes_turn_failed():

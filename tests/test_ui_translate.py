@@ -13,6 +13,7 @@ from rag.events import NodeFinished, NodeStarted, Token, TurnFailed, TurnFinishe
 from rag.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 from rag.graph import build_graph
 from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult
+from rag.state import RESET
 from rag.ui.translate import UiState, apply_event, apply_events, start_turn, trace_model
 
 QUESTION = "孙悟空三打白骨精发生在原著第几回？这一情节在1986年央视版电视剧《西游记》中是第几集？"
@@ -32,10 +33,14 @@ E2 = Evaluation(reason="both parts covered", enough=True, missing=[], web_query=
 
 
 def scripted_turn() -> list:
+    """A turn's events as the graph emits them: each update holds only what its node added, and
+    route_question's update starts the per-question lists afresh."""
     return [
         NodeStarted("route_question", 0.0),
         NodeFinished("route_question", 0.1, {"route": RouteDecision(reason="about the book", strategy="complex"),
-                                             "standalone_question": QUESTION, "passages": [], "notices": []}),
+                                             "standalone_question": QUESTION, "passages": [],
+                                             "evaluations": [RESET], "web_rounds": [RESET],
+                                             "web_results": [RESET], "notices": [RESET]}),
         NodeStarted("retrieve_local", 0.1),
         NodeFinished("retrieve_local", 0.2, {"passages": PASSAGES}),
         NodeStarted("evaluate", 0.3),
@@ -48,8 +53,7 @@ def scripted_turn() -> list:
             "notices": [{"node": "web_search", "level": "info", "message": "cache miss"}],
         }),
         NodeStarted("evaluate", 0.7),
-        NodeFinished("evaluate", 0.8, {"evaluations": [E1, E2],
-                                       "notices": [{"node": "web_search", "level": "info", "message": "cache miss"}]}),
+        NodeFinished("evaluate", 0.8, {"evaluations": [E2], "notices": []}),
         NodeStarted("generate", 0.8),
         Token("generate", "第二十七回"),
         Token("generate", "[1]，第11集[3]。"),
@@ -73,8 +77,8 @@ def test_full_turn_builds_trace_in_order_with_both_evaluations():
     assert turn.entries[4].evaluation == E2 and turn.entries[4].evaluation_round == 2
     assert turn.evaluations == (E1, E2)
     assert turn.entries[3].web_rounds[0]["query"] == E1.web_query
-    # the cumulative notices list is not repeated on the second evaluate
     assert [n["message"] for n in turn.entries[3].notices] == ["cache miss"]
+    assert turn.notices == turn.entries[3].notices
     assert turn.entries[4].notices == ()
     assert turn.answer == "第二十七回[1]，第11集[3]。"
     assert turn.passages == tuple(PASSAGES) and turn.web_results == tuple(WEB)

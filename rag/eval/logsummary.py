@@ -1,7 +1,9 @@
 """Summary of the evaluation log that ``rag.evallog.JsonlEvalLog`` writes (one line per evaluation).
 
-A question's turn starts with its round-1 record; every record whose ``branch`` is ``web_search``
-led to one web search. Lines that are not JSON objects are counted and skipped, never fatal.
+A question's turn starts with its round-1 record. The graph always evaluates again after a web
+search (web_search -> evaluate), so every record of round 2 or later judged exactly one web search:
+that is how searches are counted (the same for logs written before records named the search they
+judged). Lines that are not JSON objects are counted and skipped, never fatal.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ class LogSummary:
     not_enough: int = 0
     invalid_json: int = 0
     web_searches: int = 0
-    branches: dict[str, int] = field(default_factory=dict)
     models: dict[str, int] = field(default_factory=dict)
     rounds: dict[str, int] = field(default_factory=dict)
     latency: dict[str, float | None] = field(default_factory=dict)
@@ -52,7 +53,7 @@ class LogSummary:
                 "distinct_questions": self.distinct_questions, "not_enough": self.not_enough,
                 "not_enough_rate": self.not_enough_rate, "invalid_json": self.invalid_json,
                 "invalid_json_rate": self.invalid_json_rate, "web_searches": self.web_searches,
-                "web_searches_per_question": self.web_searches_per_question, "branches": self.branches,
+                "web_searches_per_question": self.web_searches_per_question,
                 "models": self.models, "rounds": self.rounds, "latency_s": self.latency,
                 "first_time": self.first_time, "last_time": self.last_time}
 
@@ -92,10 +93,8 @@ def summarize_log(path: str | Path) -> LogSummary:
             summary.rounds[str(round_no)] = summary.rounds.get(str(round_no), 0) + 1
             if round_no == 1:
                 summary.turns += 1
-            branch = str(record.get("branch") or "?")
-            summary.branches[branch] = summary.branches.get(branch, 0) + 1
-            if branch == "web_search":
-                summary.web_searches += 1
+            elif isinstance(round_no, int) and round_no > 1:
+                summary.web_searches += 1  # the search this evaluation judged
             model = str(record.get("model") or "?")
             summary.models[model] = summary.models.get(model, 0) + 1
             if record.get("question_hash"):
@@ -113,6 +112,10 @@ def summarize_log(path: str | Path) -> LogSummary:
     return summary
 
 
+def _round_key(item: tuple[str, int]) -> tuple[int, str]:
+    return (int(item[0]), "") if item[0].isdigit() else (1 << 30, item[0])
+
+
 def format_summary(summary: LogSummary) -> str:
     lines = [
         f"evaluation log: {summary.path}",
@@ -123,7 +126,8 @@ def format_summary(summary: LogSummary) -> str:
         f"  web searches:              {summary.web_searches}  (per question {fmt(summary.web_searches_per_question, 2)})",
         f"  invalid JSON:              {summary.invalid_json}  (rate {fmt(summary.invalid_json_rate)})",
         f"  mean judge latency:        {fmt(summary.latency.get('mean'), 2)} s",
-        "  branches:                  " + (", ".join(f"{k}={v}" for k, v in sorted(summary.branches.items())) or "-"),
+        "  evaluations per round:     " + (", ".join(f"{k}={v}" for k, v in sorted(summary.rounds.items(), key=_round_key))
+                                             or "-"),
         "  models:                    " + (", ".join(f"{k}={v}" for k, v in sorted(summary.models.items())) or "-"),
     ]
     if summary.first_time:

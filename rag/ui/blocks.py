@@ -95,7 +95,7 @@ def _mode_of(deps: Deps | None) -> dict[str, Any]:
     settings = deps.settings
     model = settings.llm_model or getattr(deps.llm, "model_name", None) or getattr(deps.llm, "model", None)
     web = None
-    if deps.web_search is not None and settings.max_web_rounds > 0:
+    if deps.web_enabled:
         web = getattr(deps.web_search, "name", None) or settings.search_provider
     return {"llm_model": str(model) if model else None, "llm_connected": deps.llm is not None, "web_provider": web}
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 from typing import Literal
 
+from rag.names import DIRECT_ANSWER, EVALUATE, FALLBACK, GENERATE, RETRIEVAL_ONLY, RETRIEVE, ROUTE, WEB_SEARCH
+
 Lang = Literal["zh", "en"]
 LANGS: tuple[Lang, ...] = ("zh", "en")
 
@@ -48,15 +50,6 @@ STRINGS: dict[str, dict[str, str]] = {
     "total_time": {"zh": "总耗时", "en": "Total"},
     "running": {"zh": "进行中", "en": "running"},
     "failed": {"zh": "失败", "en": "failed"},
-    # node titles
-    "node_route_question": {"zh": "路由问题", "en": "Route question"},
-    "node_retrieve_local": {"zh": "检索本书", "en": "Search the book"},
-    "node_evaluate": {"zh": "评估是否足够", "en": "Is it enough?"},
-    "node_web_search": {"zh": "网络搜索", "en": "Web search"},
-    "node_generate": {"zh": "生成回答", "en": "Write the answer"},
-    "node_direct_answer": {"zh": "直接回答", "en": "Direct answer"},
-    "node_fallback": {"zh": "兜底回答", "en": "Fallback answer"},
-    "node_retrieval_only": {"zh": "仅检索（无模型）", "en": "Retrieval only (no model)"},
     # node details
     "rewritten": {"zh": "改写后的问题", "en": "Standalone question"},
     "strategy": {"zh": "策略", "en": "Strategy"},
@@ -128,6 +121,24 @@ STRINGS: dict[str, dict[str, str]] = {
     },
     "settings_failed": {"zh": "设置无效：{message}", "en": "Invalid settings: {message}"},
 }
+
+#: The trace's title for each node, keyed by the node names of rag.names.
+NODE_TITLES: dict[str, dict[str, str]] = {
+    ROUTE: {"zh": "路由问题", "en": "Route question"},
+    RETRIEVE: {"zh": "检索本书", "en": "Search the book"},
+    EVALUATE: {"zh": "评估是否足够", "en": "Is it enough?"},
+    WEB_SEARCH: {"zh": "网络搜索", "en": "Web search"},
+    GENERATE: {"zh": "生成回答", "en": "Write the answer"},
+    DIRECT_ANSWER: {"zh": "直接回答", "en": "Direct answer"},
+    FALLBACK: {"zh": "兜底回答", "en": "Fallback answer"},
+    RETRIEVAL_ONLY: {"zh": "仅检索（无模型）", "en": "Retrieval only (no model)"},
+}
+
+
+def node_title(lang: str, node: str) -> str:
+    """A node's title in ``lang``; an unknown node shows its own name."""
+    entry = NODE_TITLES.get(node)
+    return node if entry is None else entry.get(lang) or entry["en"]
 
 
 def t(lang: str, key: str, **kwargs: object) -> str:

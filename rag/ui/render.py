@@ -13,19 +13,20 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from rag.names import DIRECT_ANSWER, EVALUATE, FALLBACK, GENERATE, RETRIEVAL_ONLY, RETRIEVE, ROUTE, WEB_SEARCH
 from rag.schemas import Passage, SearchResult
-from rag.ui.i18n import t
+from rag.ui.i18n import node_title, t
 from rag.ui.translate import TraceEntry, Turn, UiState
 
 NODE_ICONS = {
-    "route_question": "🧭",
-    "retrieve_local": "📖",
-    "evaluate": "⚖️",
-    "web_search": "🌐",
-    "generate": "✍️",
-    "direct_answer": "💬",
-    "fallback": "🛟",
-    "retrieval_only": "📚",
+    ROUTE: "🧭",
+    RETRIEVE: "📖",
+    EVALUATE: "⚖️",
+    WEB_SEARCH: "🌐",
+    GENERATE: "✍️",
+    DIRECT_ANSWER: "💬",
+    FALLBACK: "🛟",
+    RETRIEVAL_ONLY: "📚",
 }
 STATUS_ICONS = {"running": "⏳", "done": "✓", "error": "✗"}
 SNIPPET_CHARS = 280
@@ -132,7 +133,7 @@ def link_citations(answer: str, turn_index: int, passages: Sequence[Passage],
 def _thought_lines(turn: Turn, lang: str) -> list[str]:
     lines = []
     for entry in turn.entries:
-        title = t(lang, f"node_{entry.node}") if f"node_{entry.node}" in _known_nodes() else entry.node
+        title = node_title(lang, entry.node)
         bits = [f"{STATUS_ICONS.get(entry.status, '')} {NODE_ICONS.get(entry.node, '•')} {escape_markdown_text(title)}"]
         if entry.duration_s is not None:
             bits.append(fmt_s(entry.duration_s))
@@ -149,10 +150,6 @@ def _thought_lines(turn: Turn, lang: str) -> list[str]:
             bits.append(escape_markdown_text(clip(entry.error, 120)))
         lines.append(" · ".join(bits))
     return lines
-
-
-def _known_nodes() -> set[str]:
-    return {f"node_{n}" for n in NODE_ICONS}
 
 
 def chat_messages(state: UiState, lang: str) -> list[dict[str, Any]]:
@@ -278,8 +275,7 @@ def render_trace(turn: Turn | None, lang: str) -> str:
         return f'<div class="rag-trace empty">{esc(t(lang, "trace_empty"))}</div>'
     items = []
     for entry in turn.entries:
-        key = f"node_{entry.node}"
-        title = t(lang, key) if key in _known_nodes() else entry.node
+        title = node_title(lang, entry.node)
         dur = (
             f'<span class="trace-dur">{esc(fmt_s(entry.duration_s))}</span>'
             if entry.duration_s is not None

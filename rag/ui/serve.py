@@ -96,6 +96,6 @@ def main(argv: list[str] | None = None) -> None:
     host = args.host or server_host(settings.host)
     port = args.port or settings.port
     logger.info("serving on http://%s:%d (mode: %s, web: %s)", host, port, deps.mode,
-                "on" if deps.web_search is not None else "off")
+                "on" if deps.web_enabled else "off")
     demo.queue(default_concurrency_limit=4, max_size=64)
     demo.launch(server_name=host, server_port=port, show_error=False, footer_links=["api"])

@@ -7,12 +7,14 @@ by ``rag.ui.render``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from rag.events import ANSWER_NODES, NodeFinished, NodeStarted, Token, TurnFailed, TurnFinished
+from rag.events import NodeFinished, NodeStarted, Token, TurnFailed, TurnFinished
+from rag.names import ANSWER_NODES, ROUTE
 from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult
+from rag.state import RESET, add_items, add_web_results, split_reset
 
 EntryStatus = Literal["running", "done", "error"]
 TurnStatus = Literal["running", "done", "failed"]
@@ -81,16 +83,6 @@ def fail_turn(state: UiState, message: str, total_s: float | None = None) -> UiS
     return apply_event(state, TurnFailed(message=message, total_s=total_s or 0.0))
 
 
-def _new_items(seen: Sequence[Any], incoming: Sequence[Any]) -> list[Any]:
-    """Items of ``incoming`` not yet in ``seen``. Works whether a node returns the whole list so
-    far (``seen`` is a prefix of it) or only its own new items."""
-    incoming = list(incoming)
-    n = len(seen)
-    if n and len(incoming) >= n and list(incoming[:n]) == list(seen):
-        return incoming[n:]
-    return incoming
-
-
 def _as_tuple(value: Any) -> tuple[Any, ...]:
     if value is None:
         return ()
@@ -110,6 +102,17 @@ def _coerce_list(items: Iterable[Any], model: type) -> tuple[Any, ...]:
             except Exception:  # noqa: BLE001 - a malformed item is skipped, not fatal
                 continue
     return tuple(out)
+
+
+def _merge(current: Sequence[Any], incoming: Any, reducer: Callable[..., list[Any]],
+           model: type | None = None) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """A node's update of one per-question list, applied as the graph's reducer applies it:
+    ``(the turn's list after it, the items the node added)``. Items that are neither ``model``
+    instances nor dicts (``model`` None: not dicts) are skipped."""
+    resets, items = split_reset(_as_tuple(incoming))
+    added = _coerce_list(items, model) if model is not None else tuple(i for i in items if isinstance(i, dict))
+    merged = reducer(list(current), [RESET, *added] if resets else list(added))
+    return tuple(merged), added
 
 
 def _with_current(state: UiState, turn: Turn) -> UiState:
@@ -147,32 +150,26 @@ def _finish_node(turn: Turn, event: NodeFinished) -> Turn:
     if "passages" in update and update["passages"] is not None:
         passages = _coerce_list(_as_tuple(update["passages"]), Passage)
         turn_changes["passages"] = passages
-        if event.node != "route_question" or passages:  # route_question only resets them
+        if event.node != ROUTE or passages:  # route_question only resets them
             changes["passages"] = passages
 
+    # Per-question lists: the update holds exactly the node's new items (after a RESET when the
+    # node starts the question afresh), as the graph's reducers in rag.state read them.
     if update.get("evaluations"):
-        evaluations = _coerce_list(_as_tuple(update["evaluations"]), Evaluation)
-        new = _new_items(turn.evaluations, evaluations)
-        all_evals = (*turn.evaluations, *new)
+        all_evals, new = _merge(turn.evaluations, update["evaluations"], add_items, Evaluation)
         turn_changes["evaluations"] = all_evals
         if new:
             changes["evaluation"] = new[-1]
             changes["evaluation_round"] = len(all_evals)
 
     if update.get("web_rounds"):
-        rounds = tuple(r for r in _as_tuple(update["web_rounds"]) if isinstance(r, dict))
-        new_rounds = _new_items(turn.web_rounds, rounds)
-        turn_changes["web_rounds"] = (*turn.web_rounds, *new_rounds)
-        changes["web_rounds"] = tuple(new_rounds)
+        turn_changes["web_rounds"], changes["web_rounds"] = _merge(turn.web_rounds, update["web_rounds"], add_items)
 
-    if "web_results" in update and update["web_results"] is not None:
-        turn_changes["web_results"] = _coerce_list(_as_tuple(update["web_results"]), SearchResult)
+    if update.get("web_results"):
+        turn_changes["web_results"], _ = _merge(turn.web_results, update["web_results"], add_web_results, SearchResult)
 
     if update.get("notices"):
-        notices = tuple(n for n in _as_tuple(update["notices"]) if isinstance(n, dict))
-        new_notices = _new_items(turn.notices, notices)
-        turn_changes["notices"] = (*turn.notices, *new_notices)
-        changes["notices"] = tuple(new_notices)
+        turn_changes["notices"], changes["notices"] = _merge(turn.notices, update["notices"], add_items)
 
     if update.get("answer_mode") and event.node in ANSWER_NODES:
         changes["answer_mode"] = update["answer_mode"]
