@@ -10,6 +10,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag.errors import ConfigError
+from rag.schemas import JudgeMode
 
 StructuredMethod = Literal["function_calling", "json_mode", "json_schema"]
 RetrievalMode = Literal["hybrid", "vector", "keyword"]
@@ -26,7 +27,11 @@ class Settings(BaseSettings):
     llm_structured_method: StructuredMethod = "function_calling"
     llm_timeout: float = 60.0
     llm_max_retries: int = 1
-    judge_few_shot: bool = True  # the judge's few-shot counter-examples (prompts.EVALUATE_FEW_SHOT)
+    llm_max_tokens: int = Field(default=1024, ge=16)  # cap on every reply (sent so llama.cpp honours it too)
+    judge_few_shot: bool = True  # the judge's few-shot examples (prompts.EVALUATE_EXAMPLES / EVIDENCE_EXAMPLES)
+    judge_mode: JudgeMode = "evidence"  # evidence: code-verified quotes decide | guarded | verdict
+    judge_relevance_check: bool = False  # one extra short call per verified part: does the quote answer it?
+    verify_answers: Literal["code", "llm", "off"] = "code"  # check each answer sentence against its citations
     ollama_autodetect: bool = True
     ollama_url: str = "http://localhost:11434"
 

@@ -1,7 +1,7 @@
 """Wiring only: ``build_graph(deps)`` assembles the nodes into a LangGraph ``StateGraph``.
 
     START -> route_question -> direct_answer -> END
-                            -> retrieve_local -> evaluate -> generate -> END
+                            -> retrieve_local -> evaluate -> generate -> verify_answer -> END
                                                           -> web_search -> evaluate (capped)
                                                           -> fallback -> END
 Without a model: START -> retrieval_only -> END.
@@ -19,7 +19,17 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import END, START, StateGraph
 
 from rag.deps import Deps
-from rag.names import DIRECT_ANSWER, EVALUATE, FALLBACK, GENERATE, RETRIEVAL_ONLY, RETRIEVE, ROUTE, WEB_SEARCH
+from rag.names import (
+    DIRECT_ANSWER,
+    EVALUATE,
+    FALLBACK,
+    GENERATE,
+    RETRIEVAL_ONLY,
+    RETRIEVE,
+    ROUTE,
+    VERIFY,
+    WEB_SEARCH,
+)
 from rag.nodes import Nodes, after_evaluate
 from rag.state import GraphState, InputState
 
@@ -29,6 +39,8 @@ CHECKPOINT_TYPES = [
     ("rag.schemas", "Evaluation"),
     ("rag.schemas", "Passage"),
     ("rag.schemas", "SearchResult"),
+    ("rag.schemas", "PartResult"),
+    ("rag.schemas", "SentenceResult"),
     ("rag.state", "Reset"),  # the reset marker, in the node writes a checkpoint keeps
 ]
 
@@ -54,6 +66,7 @@ def build_graph(deps: Deps, *, checkpointer: Any | None = None) -> Any:
     graph.add_node(EVALUATE, nodes.evaluate)
     graph.add_node(WEB_SEARCH, nodes.web_search)
     graph.add_node(GENERATE, nodes.generate)
+    graph.add_node(VERIFY, nodes.verify_answer)
     graph.add_node(FALLBACK, nodes.fallback)
 
     graph.add_edge(START, ROUTE)
@@ -69,6 +82,7 @@ def build_graph(deps: Deps, *, checkpointer: Any | None = None) -> Any:
         [GENERATE, WEB_SEARCH, FALLBACK],
     )
     graph.add_edge(WEB_SEARCH, EVALUATE)
-    for node in (GENERATE, DIRECT_ANSWER, FALLBACK):
+    graph.add_edge(GENERATE, VERIFY)
+    for node in (VERIFY, DIRECT_ANSWER, FALLBACK):
         graph.add_edge(node, END)
     return graph.compile(checkpointer=checkpointer or make_checkpointer())

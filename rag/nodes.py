@@ -12,12 +12,15 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, Remove
 
 from rag import prompts
 from rag.deps import Deps
-from rag.errors import LLMError, RagError
+from rag.errors import RagError
+from rag.evidence import check_answer
+from rag.judge import format_book_context, judge, sources_of, structured_with_retry
 from rag.lang import detect_lang, language_name
-from rag.llm import judge_model, model_name, structured_invoke
+from rag.llm import judge_model, model_name
 from rag.logs import redact
-from rag.names import DIRECT_ANSWER, EVALUATE, FALLBACK, GENERATE, RETRIEVE, ROUTE, WEB_SEARCH
-from rag.schemas import Evaluation, Passage, RouteDecision, SearchOutcome
+from rag.names import DIRECT_ANSWER, EVALUATE, FALLBACK, GENERATE, RETRIEVE, ROUTE, VERIFY, WEB_SEARCH
+from rag.routing import book_terms
+from rag.schemas import Evaluation, Passage, RouteDecision, SearchOutcome, SentenceLabel, SentenceResult
 from rag.search.base import format_web_context
 from rag.state import RESET, GraphState, Notice, WebRound, reset_question_state, unseen_urls
 
@@ -25,37 +28,25 @@ logger = logging.getLogger(__name__)
 
 HISTORY_TURNS = 3  # question/answer pairs used to rewrite a follow-up
 KEEP_MESSAGES = 4 * HISTORY_TURNS  # messages kept in the thread; older ones are removed
+ROUTE_CHECK_K = 8  # passages searched to tell whether a "simple" question names things the book uses
 
 
 # --------------------------------------------------------------------------- pure helpers
-def format_book_context(passages: list[Passage], max_chars: int = 1200) -> str:
-    """Book passages numbered [1]..[n], each with its book and chapter."""
-    blocks = []
-    for i, p in enumerate(passages, start=1):
-        body = p.text if len(p.text) <= max_chars else p.text[:max_chars] + "…"
-        where = f"《{p.book_title}》 " if p.book_title else ""
-        blocks.append(f"[{i}] {where}{p.label()}\n{body}")
-    return "\n\n".join(blocks)
-
-
 def current_question(state: GraphState) -> str:
     """The question being answered: the rewritten follow-up when there is one."""
     return state.get("standalone_question") or state.get("question", "")
 
 
-def route_messages(question: str) -> list[BaseMessage]:
+def book_clause(title: str | None) -> str:
+    """' (《title》)' for the router's prompt; a title that already has 《》 is not wrapped twice."""
+    title = (title or "").strip().strip("《》").strip()
+    return f" (《{title}》)" if title else ""
+
+
+def route_messages(question: str, book_title: str | None = None) -> list[BaseMessage]:
     """The router's prompt (shared by the graph and ``rag eval route``)."""
-    return [SystemMessage(prompts.ROUTE_SYSTEM.format(book_clause="")),
+    return [SystemMessage(prompts.ROUTE_SYSTEM.format(book_clause=book_clause(book_title))),
             HumanMessage(prompts.ROUTE_USER.format(question=question))]
-
-
-def evaluate_messages(question: str, context: str, *, web_query_rule: str = prompts.WEB_QUERY_RULE_FIRST,
-                      few_shot: bool = True) -> list[BaseMessage]:
-    """The judge's prompt (shared by the graph and ``rag eval judge``)."""
-    system = prompts.EVALUATE_SYSTEM.format(web_query_rule=web_query_rule)
-    if few_shot:
-        system += "\n\n" + prompts.EVALUATE_FEW_SHOT
-    return [SystemMessage(system), HumanMessage(prompts.EVALUATE_USER.format(question=question, context=context))]
 
 
 def after_evaluate(state: GraphState, *, web_enabled: bool, max_web_rounds: int) -> str:
@@ -84,19 +75,6 @@ def web_query_for(state: GraphState) -> str:
 
 def _history(messages: list[BaseMessage]) -> list[BaseMessage]:
     return [m for m in messages if isinstance(m, (HumanMessage, AIMessage))][-2 * HISTORY_TURNS:]
-
-
-def structured_with_retry(judge_llm: Any, schema: type, messages: list[BaseMessage], method: str,
-                          attempts: int = 2) -> tuple[Any | None, list[str]]:
-    """A structured call, retried once. Returns (result or None, the errors met)."""
-    errors: list[str] = []
-    for _attempt in range(attempts):
-        try:
-            return structured_invoke(judge_llm, schema, messages, method), errors
-        except LLMError as exc:
-            logger.warning("%s call failed: %s", schema.__name__, exc)
-            errors.append(str(exc))
-    return None, errors
 
 
 class Nodes:
@@ -138,16 +116,45 @@ class Nodes:
             except Exception as exc:  # noqa: BLE001 - a failed rewrite must not end the turn
                 notices.append(self._n(node=ROUTE, level="warning",
                                       message=f"could not rewrite the follow-up question: {exc}"))
-        route, errors = self._structured(RouteDecision, route_messages(standalone))
+        route, errors = self._structured(RouteDecision, route_messages(standalone, self._book_title(state)))
         if route is None:
             route = RouteDecision(strategy="complex", reason=f"router failed twice, using retrieval: {errors[-1]}")
             notices.append(self._n(node=ROUTE, level="warning",
                                   message=f"router output invalid twice; took the retrieval path ({errors[-1]})"))
+        elif route.strategy == "simple":
+            terms = self._book_terms(standalone, state.get("book_id"))
+            if terms:  # a book question is never answered from the model's memory
+                names = "、".join(terms[:3])
+                route = RouteDecision(strategy="complex",
+                                      reason=f"{route.reason} -> retrieval: the book itself uses {names}")
+                notices.append(self._n(node=ROUTE, level="info",
+                                      message=f"the router said simple, but the book uses {names}: searching the book"))
         old = (state.get("messages") or [])[:-KEEP_MESSAGES] if state.get("messages") else []
         trimmed: list[BaseMessage] = [RemoveMessage(id=m.id) for m in old if m.id]
         update.update(standalone_question=standalone, language=language, route=route, notices=[RESET, *notices],
                       messages=[*trimmed, HumanMessage(question)])
         return update
+
+    def _book_title(self, state: GraphState) -> str | None:
+        """The loaded book's title, when the question is scoped to one book (for the router)."""
+        book_id, lookup = state.get("book_id"), getattr(self.deps.retriever, "book", None)
+        if not book_id or not callable(lookup):
+            return None
+        try:
+            return str(lookup(book_id).title)
+        except Exception:  # noqa: BLE001 - a title is a hint, never a reason to fail
+            return None
+
+    def _book_terms(self, question: str, book_id: str | None) -> list[str]:
+        """Terms of the question that the book itself uses (see ``rag.routing``); [] without a book."""
+        if self.deps.retriever is None:
+            return []
+        try:
+            passages = self.deps.retriever.retrieve(question, k=ROUTE_CHECK_K, book_id=book_id)
+        except Exception as exc:  # noqa: BLE001 - the check is a safeguard, not a step that may fail a turn
+            logger.warning("book-term check failed: %s", exc)
+            return []
+        return book_terms(question, passages)
 
     def _retrieve(self, query: str, book_id: str | None) -> dict[str, Any]:
         """Passages, their numbered context, and a notice when the book could not be searched."""
@@ -177,7 +184,7 @@ class Nodes:
         if not passages and not web_results:
             evaluation = Evaluation(reason="Nothing was retrieved, so nothing can answer the question.",
                                     enough=False, missing=[question], web_query=None if rounds else question,
-                                    confidence=1.0)
+                                    confidence=1.0, mode=self.settings.judge_mode)
         else:
             web_enabled = self.deps.web_enabled
             if rounds == 0:
@@ -185,18 +192,24 @@ class Nodes:
             else:
                 more = web_enabled and rounds < self.settings.max_web_rounds
                 rule = prompts.WEB_QUERY_RULE_MORE if more else prompts.WEB_QUERY_RULE_NONE
-            evaluation, errors = self._structured(Evaluation, evaluate_messages(
-                question, self._labelled_context(state), web_query_rule=rule, few_shot=self.deps.few_shot))
-            if evaluation is None:
-                invalid = True
-                evaluation = Evaluation(reason=f"The judge's output was invalid twice ({errors[-1]}); "
-                                        "treating the context as not enough.",
-                                        enough=False, missing=[], web_query=None, confidence=0.0)
+            judged = judge(self.judge_llm, question, passages, web_results, context=self._labelled_context(state),
+                           mode=self.settings.judge_mode, method=self.settings.llm_structured_method,
+                           few_shot=self.deps.few_shot, web_query_rule=rule,
+                           max_chars=self.settings.max_passage_chars, relevance=self.settings.judge_relevance_check)
+            evaluation, invalid = judged.evaluation, judged.invalid
+            errors = [redact(e, self.deps.secrets) for e in judged.errors]
+            evaluation = evaluation.model_copy(update={"reason": redact(evaluation.reason, self.deps.secrets)})
+            if invalid:
                 notices.append(self._n(node=EVALUATE, level="warning",
                                       message=f"evaluation output invalid twice; assumed not enough ({errors[-1]})"))
             elif errors:
                 notices.append(self._n(node=EVALUATE, level="info",
                                       message=f"evaluation retried once after: {errors[0]}"))
+            unverified = [p for p in evaluation.parts if p.status == "unverified"]
+            if evaluation.model_enough and not evaluation.enough and unverified:
+                notices.append(self._n(node=EVALUATE, level="warning", message=(
+                    f"the judge said enough, but {len(unverified)} of {len(evaluation.parts)} part(s) "
+                    "had no evidence that checks out: not enough")))
         self._log_evaluation(state, evaluation, round_no, time.monotonic() - started, invalid=invalid)
         return {"evaluations": [evaluation], "notices": notices}
 
@@ -333,6 +346,37 @@ class Nodes:
             lines += ["", prompts.text("fallback_errors", lang)] + [f"- {p}" for p in problems]
         answer = "\n".join(lines)
         return {"answer": answer, "answer_mode": "fallback", "messages": [AIMessage(answer)]}
+
+    def verify_answer(self, state: GraphState) -> dict[str, Any]:
+        """Check every sentence of the answer against the sources it cites (``rag.evidence``); with
+        ``VERIFY_ANSWERS=llm`` the model also labels each cited sentence given only its sources."""
+        if self.settings.verify_answers == "off":
+            return {"answer_checks": []}
+        sources = sources_of(state.get("passages") or [], state.get("web_results") or [],
+                             self.settings.max_passage_chars)
+        checked = check_answer(state.get("answer") or "", sources)
+        results = [SentenceResult(text=c.text, start=c.start, end=c.end, citations=list(c.citations),
+                                  status=c.status, reason=c.reason, origin=c.origin) for c in checked.sentences]
+        notices: list[Notice] = []
+        if self.settings.verify_answers == "llm":
+            by_number = {src.number: src for src in sources}
+            for i, r in enumerate(results):
+                if r.status != "supported":
+                    continue  # code already flagged it; the model can only add doubt
+                cited = "\n\n".join(f"[{n}] {by_number[n].text}" for n in r.citations if n in by_number)
+                label, errors = self._structured(SentenceLabel, [
+                    SystemMessage(prompts.VERIFY_SYSTEM),
+                    HumanMessage(prompts.VERIFY_USER.format(sentence=r.text, sources=cited))])
+                if label is None:
+                    notices.append(self._n(node=VERIFY, level="warning",
+                                          message=f"sentence check by the model failed: {errors[-1]}"))
+                    break
+                if label.label in ("unsupported", "contradicted"):
+                    results[i] = r.model_copy(update={"status": "unsupported",
+                                                      "reason": f"the model: {label.label} ({label.reason})"})
+                elif label.label == "partial":
+                    results[i] = r.model_copy(update={"reason": f"{r.reason}; the model: partly ({label.reason})"})
+        return {"answer_checks": results, "notices": notices}
 
     def _sources_dump(self, state: GraphState, head: str) -> str:
         lines = [head, ""]

@@ -94,6 +94,15 @@ class SentenceResult(BaseModel):
     origin: Literal["book", "web", "both"] | None = None
 
 
+class SentenceLabel(BaseModel):
+    """The model's label for one answer sentence given only its cited sources (``VERIFY_ANSWERS=llm``)."""
+
+    reason: Reason = Field(description="One short sentence: what in the sources supports or contradicts it.")
+    label: Literal["supported", "partial", "unsupported", "contradicted"] = Field(
+        description="supported: the sources state it; partial: some of it; unsupported: they do not; "
+                    "contradicted: they say otherwise.")
+
+
 class Evaluation(BaseModel):
     """The sufficiency judge's verdict (the model's structured output in verdict mode). ``reason``
     comes first on purpose: small models judge better when they explain before they decide."""

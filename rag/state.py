@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, TypedDict, TypeVar
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
-from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult
+from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult, SentenceResult
 
 AnswerMode = Literal["direct", "full", "partial", "fallback", "retrieval_only"]
 T = TypeVar("T")
@@ -115,6 +115,7 @@ class GraphState(TypedDict, total=False):
     notices: Annotated[list[Notice], add_items]
     answer_mode: AnswerMode
     answer: str
+    answer_checks: list[SentenceResult]  # every answer sentence checked against its citations
 
 
 def reset_question_state() -> dict[str, Any]:
@@ -130,4 +131,5 @@ def reset_question_state() -> dict[str, Any]:
         "notices": [RESET],
         "answer_mode": "full",
         "answer": "",
+        "answer_checks": [],
     }

@@ -29,7 +29,9 @@ def request_kind(body: dict[str, Any]) -> str | None:
         return fmt["json_schema"]["name"]
     if fmt.get("type") == "json_object":
         system = body["messages"][0]["content"] if body.get("messages") else ""
-        return "Evaluation" if "judge of retrieval sufficiency" in system else "RouteDecision"
+        if "judge of retrieval sufficiency" in system:
+            return "Evaluation"
+        return "EvidenceJudgement" if "numbered SOURCES answer a QUESTION" in system else "RouteDecision"
     return None
 
 

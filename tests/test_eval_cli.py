@@ -19,7 +19,9 @@ from rag.cli import main
 from rag.eval.cases import load_cases
 from rag.eval.cli import cmd_answers
 from rag.fakes import ScriptedChatModel
-from rag.nodes import evaluate_messages, format_book_context, route_messages
+from rag.eval.checks import evidence_of
+from rag.judge import format_book_context, judge_messages
+from rag.nodes import route_messages
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDE = REPO / "assets" / "eval" / "guide_cases.jsonl"
@@ -29,8 +31,14 @@ LABEL_BY_QUESTION = {c.question: c.label_enough for c in CASES}  # identical que
 
 
 def _question(body: dict[str, Any]) -> str:
-    user = body["messages"][-1]["content"]
-    return user.split("QUESTION: ", 1)[1].split("\n", 1)[0] if "QUESTION: " in user else user.split("Question: ", 1)[1]
+    """The real question: in the last message that has one (a retry appends a message after it)."""
+    for message in reversed(body["messages"]):
+        user = message["content"]
+        if "QUESTION: " in user:
+            return user.split("QUESTION: ", 1)[1].split("\n", 1)[0]
+        if "Question: " in user:
+            return user.split("Question: ", 1)[1]
+    raise AssertionError("no question in the request")
 
 
 def _evaluation(enough: bool) -> dict[str, Any]:
@@ -56,7 +64,8 @@ def test_judge_always_enough_model_gets_the_numbers_the_labels_dictate(tmp_path:
     with OpenAIStub(lambda body: _evaluation(True)) as stub:
         llm_env(stub)
         report_path = tmp_path / "r.json"
-        assert main(["eval", "judge", "--cases", str(GUIDE), "--report", str(report_path), "--quiet"]) == 0
+        assert main(["eval", "judge", "--cases", str(GUIDE), "--report", str(report_path), "--quiet",
+                     "--mode", "verdict"]) == 0
     out = capsys.readouterr().out
     report = json.loads(report_path.read_text(encoding="utf-8"))
     counts = _label_counts()
@@ -82,16 +91,16 @@ def test_judge_uses_the_graphs_prompt_and_few_shot_switch(tmp_path: Path, llm_en
             llm_env(stub)
             report_path = tmp_path / f"r{few_shot}.json"
             assert main(["eval", "judge", "--cases", str(GUIDE), "--report", str(report_path), "--limit", "5",
-                         "--quiet", *flag]) == 0
+                         "--quiet", "--mode", "verdict", *flag]) == 0
         report = json.loads(report_path.read_text(encoding="utf-8"))
         assert report["summary"]["n"] == 5 and report["summary"]["metrics"]["accuracy"] == 1.0
         assert report["few_shot"] is few_shot
         first = CASES[0]
-        expected = evaluate_messages(first.question, format_book_context(first.passages(), 1200), few_shot=few_shot)
+        expected = judge_messages(first.question, format_book_context(first.passages(), 1200), mode="verdict",
+                                  few_shot=few_shot)
         sent = stub.requests[0]["messages"]
-        assert sent[0]["content"] == expected[0].content  # the graph's own prompt, not a copy
-        assert sent[1]["content"] == expected[1].content
-        assert ("Example A" in sent[0]["content"]) is few_shot
+        assert [m["content"] for m in sent] == [m.content for m in expected]  # the graph's own prompt, not a copy
+        assert (len(sent) > 2) is few_shot  # the examples are turns of their own
         assert stub.requests[0]["temperature"] == 0.0  # the judge copy of the model
 
 
@@ -111,7 +120,7 @@ def test_judge_counts_invalid_json_and_retries(tmp_path: Path, llm_env) -> None:
         llm_env(stub)
         report_path = tmp_path / "r.json"
         assert main(["eval", "judge", "--cases", str(GUIDE), "--limit", "4", "--report", str(report_path),
-                     "--quiet"]) == 0
+                     "--quiet", "--mode", "verdict"]) == 0
     s = json.loads(report_path.read_text(encoding="utf-8"))["summary"]
     assert s["calls"] == 4 + 1 + 1  # case 2 twice (both invalid), case 3 twice
     assert s["invalid_json_replies"] == 3
@@ -126,13 +135,43 @@ def test_judge_kinds_filter_and_default_report_location(tmp_path: Path, llm_env)
     with OpenAIStub(lambda body: _evaluation(False)) as stub:
         llm_env(stub)
         assert main(["eval", "judge", "--cases", str(GUIDE), "--kinds", "half,unrelated", "--per-kind", "2",
-                     "--quiet"]) == 0
-    reports = list((tmp_path / "data" / "eval").glob("judge-stub-model-fewshot-*.json"))  # cwd is tmp_path
+                     "--quiet", "--mode", "verdict"]) == 0
+    reports = list((tmp_path / "data" / "eval").glob("judge-stub-model-verdict-fewshot-*.json"))  # cwd is tmp_path
     assert len(reports) == 1
     s = json.loads(reports[0].read_text(encoding="utf-8"))["summary"]
     assert set(s["per_kind"]) == {"half", "unrelated"}
     assert s["n"] == 4 and s["per_kind"]["half"]["n"] == 2
     assert s["metrics"]["accuracy"] == 1.0
+
+
+def _claims_everything(body: dict[str, Any]) -> dict[str, Any]:
+    """A judge that claims every part is covered: true evidence where the case has it, a made-up
+    quote where it does not (what the small models measured in the issue do)."""
+    case = next(c for c in CASES if c.question == _question(body))
+    e = evidence_of(case)
+    parts = ([{"part": p, "answer": a, "source": n, "quote": q} for p, a, n, q in e.parts] if e else
+             [{"part": case.question, "answer": "三十六", "source": 1, "quote": "书中说答案是三十六"}])
+    return {"reason": "stub", "parts": parts, "enough": True, "web_query": None, "confidence": 0.9}
+
+
+def test_every_mode_on_a_judge_that_claims_everything(tmp_path: Path, llm_env,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    with OpenAIStub(_claims_everything) as stub:
+        llm_env(stub)
+        assert main(["eval", "judge", "--cases", str(GUIDE), "--mode", "all", "--quiet",
+                     "--report", str(tmp_path / "r.json")]) == 0
+    kinds = [request_kind(b) for b in stub.requests]
+    assert kinds.count("EvidenceJudgement") == 2 * len(CASES) and kinds.count("Evaluation") == len(CASES)
+    reports = {m: json.loads((tmp_path / f"r-{m}.json").read_text(encoding="utf-8"))["summary"]
+               for m in ("evidence", "guarded", "verdict")}
+    counts = _label_counts()
+    for mode in ("evidence", "guarded"):
+        s = reports[mode]
+        assert s["false_enough"] == 0 and s["answerable_enough"] == counts["enough"]
+        assert s["enough_with_verified_evidence"] == s["enough_verdicts"] == counts["enough"]
+        assert s["model_code_agreement"] == pytest.approx(counts["enough"] / len(CASES))
+    # the stub answers the verdict schema with evidence fields only: invalid twice -> not enough
+    assert "false-enough" in capsys.readouterr().out
 
 
 def test_judge_without_a_model_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -205,7 +244,7 @@ def test_answers_measure_hallucination_risk_on_half_cases(tmp_path: Path) -> Non
     args = argparse.Namespace(cases=str(GUIDE), corpus_dir=None, kinds=None, per_kind=None, limit=None, model=None,
                               method=None, no_few_shot=False, report=str(tmp_path / "answers.json"), quiet=True)
     out = io.StringIO()
-    assert cmd_answers(args, make_settings(), llm=llm, out=out, err=io.StringIO()) == 0
+    assert cmd_answers(args, make_settings(judge_mode="verdict"), llm=llm, out=out, err=io.StringIO()) == 0
     report = json.loads((tmp_path / "answers.json").read_text(encoding="utf-8"))
     s = report["summary"]
     assert s["n"] == len(half)

@@ -35,6 +35,7 @@ from rag.eval.runner import (
     summarize_judge,
     summarize_route,
 )
+from rag.judge import JUDGE_MODES
 
 METHODS = ("function_calling", "json_mode", "json_schema")
 
@@ -148,6 +149,8 @@ def cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
     cases, settings, llm = prepared
     few_shot = settings.judge_few_shot and not args.no_few_shot
     method = settings.llm_structured_method
+    modes = list(JUDGE_MODES) if args.mode == "all" else [args.mode or settings.judge_mode]
+    relevance = settings.judge_relevance_check or args.relevance
 
     def progress(i: int, o: JudgeOutcome) -> None:
         verdict = "invalid" if not o.stats.valid else ("enough" if o.predicted_enough else "not enough")
@@ -155,22 +158,60 @@ def cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
         print(f"[{i + 1}/{len(cases)}] {o.case.id:<10} {o.case.kind:<24} {verdict:<11} {mark:<5} "
               f"{o.stats.latency_s:6.2f}s", file=err, flush=True)
 
-    try:
-        outcomes = run_judge(cases, llm, method=method, few_shot=few_shot, max_chars=settings.max_passage_chars,
-                             web_rule=args.web_rule, on_result=None if args.quiet else progress)
-    except LLMError as exc:
-        print(f"error: {exc}", file=err)
-        return 2
     model = model_label(llm)
-    report = {"command": "judge", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
-              "model": model, "method": method, "few_shot": few_shot, "web_rule": args.web_rule,
-              "limit": args.limit, "per_kind": args.per_kind, "kinds": _kinds(args),
-              "summary": summarize_judge(outcomes),
-              "results": [o.as_dict() for o in outcomes]}
-    print(_header(report), file=out)
-    print(format_binary_table(report["summary"], "not_enough", "enough"), file=out)
-    _write_report(_report_path(args, settings, "judge", model, "fewshot" if few_shot else "zeroshot"), report, out)
+    rows = []
+    for mode in modes:
+        try:
+            outcomes = run_judge(cases, llm, method=method, few_shot=few_shot, max_chars=settings.max_passage_chars,
+                                 web_rule=args.web_rule, mode=mode, relevance=relevance,
+                                 on_result=None if args.quiet else progress)
+        except LLMError as exc:
+            print(f"error: {exc}", file=err)
+            return 2
+        report = {"command": "judge", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
+                  "model": model, "method": method, "mode": mode, "relevance_check": relevance,
+                  "few_shot": few_shot, "web_rule": args.web_rule,
+                  "limit": args.limit, "per_kind": args.per_kind, "kinds": _kinds(args),
+                  "summary": summarize_judge(outcomes),
+                  "results": [o.as_dict() for o in outcomes]}
+        print(f"{_header(report)} mode={mode}", file=out)
+        print(format_binary_table(report["summary"], "not_enough", "enough"), file=out)
+        print(format_evidence_line(report["summary"]), file=out)
+        tag = f"{mode}-{'fewshot' if few_shot else 'zeroshot'}"
+        path = _report_path(args, settings, "judge", model, tag)
+        if len(modes) > 1 and args.report:
+            path = path.with_name(f"{path.stem}-{mode}{path.suffix}")
+        _write_report(path, report, out)
+        rows.append((mode, report["summary"]))
+    if len(rows) > 1:
+        print(format_mode_table(rows), file=out)
     return 0
+
+
+def format_evidence_line(summary: dict[str, Any]) -> str:
+    rc = summary["risk_coverage"]
+    return (f"false-enough {summary['false_enough']} (rate {fmt(summary['false_enough_rate'])})   "
+            f"answerable judged enough {summary['answerable_enough']} (rate {fmt(summary['answerable_enough_rate'])})   "
+            f"enough with verified evidence {summary['enough_with_verified_evidence']}/{summary['enough_verdicts']}   "
+            f"quotes verified {fmt(summary['quote_verification_rate'])} of {summary['quotes']}   "
+            f"model-code agreement {fmt(summary['model_code_agreement'])}   AURC {fmt(rc['aurc'])}   "
+            f"tokens/case {fmt(summary['tokens_per_case'], 0)}")
+
+
+def format_mode_table(rows: list[tuple[str, dict[str, Any]]]) -> str:
+    """One line per judge mode: the figures that decide which mode to trust."""
+    head = (f"{'mode':<9} {'accuracy':>8} {'F1(not)':>8} {'false-enough':>13} {'answerable':>11} "
+            f"{'verified-enough':>16} {'quotes ok':>9} {'agree':>6} {'AURC':>6} {'s/case':>7}")
+    lines = [head]
+    for mode, s in rows:
+        m = s["metrics"]
+        lines.append(f"{mode:<9} {fmt(m['accuracy']):>8} {fmt(m['f1']):>8} "
+                     f"{s['false_enough']:>5} ({fmt(s['false_enough_rate'], 2)}) "
+                     f"{s['answerable_enough']:>4} ({fmt(s['answerable_enough_rate'], 2)}) "
+                     f"{s['enough_with_verified_evidence']:>8}/{s['enough_verdicts']:<7} "
+                     f"{fmt(s['quote_verification_rate'], 2):>9} {fmt(s['model_code_agreement'], 2):>6} "
+                     f"{fmt(s['risk_coverage']['aurc'], 3):>6} {fmt(s['latency_per_case_s']['mean'], 1):>7}")
+    return "\n".join(lines)
 
 
 def cmd_route(args: argparse.Namespace, settings: Settings, *, llm: Any | None = None,
@@ -279,6 +320,10 @@ def add_commands(subparsers: Any) -> None:
     _common(judge)
     judge.add_argument("--web-rule", choices=sorted(WEB_RULES), default="first",
                        help="the web_query rule in the prompt: 'first' (web search available, default) or 'none'")
+    judge.add_argument("--mode", choices=[*JUDGE_MODES, "all"],
+                       help="judge mode (default: JUDGE_MODE); 'all' runs each mode and prints a comparison")
+    judge.add_argument("--relevance", action="store_true",
+                       help="also ask, per verified part, whether the quote states the answer (JUDGE_RELEVANCE_CHECK)")
     judge.set_defaults(func=cmd_judge)
 
     route = sub.add_parser("route", help="benchmark the router (simple vs complex) on labelled questions")

@@ -21,10 +21,11 @@ from typing import Any
 from rag import prompts
 from rag.errors import LLMError
 from rag.eval.cases import Case, RouteCase
-from rag.eval.metrics import binary_metrics, confusion, latency_summary, per_group, ratio
+from rag.eval.metrics import binary_metrics, confusion, latency_summary, per_group, ratio, risk_coverage
+from rag.judge import format_book_context, judge, structured_with_retry
 from rag.llm import judge_model, model_name
-from rag.nodes import evaluate_messages, format_book_context, route_messages, structured_with_retry
-from rag.schemas import Evaluation, RouteDecision
+from rag.nodes import route_messages
+from rag.schemas import Evaluation, JudgeMode, RouteDecision
 
 logger = logging.getLogger(__name__)
 
@@ -70,9 +71,11 @@ class JudgeOutcome:
     predicted_enough: bool  # what the graph acts on (an invalid reply counts as not enough)
     evaluation: Evaluation | None
     stats: CallStats
+    tokens: int = 0  # prompt + completion tokens the endpoint reported (0 when it reports none)
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.case.id, "kind": self.case.kind, "label_enough": self.case.label_enough,
+                "tokens": self.tokens,
                 "predicted_enough": self.predicted_enough, "correct": self.predicted_enough == self.case.label_enough,
                 "valid": self.stats.valid, "attempts": self.stats.attempts,
                 "invalid_replies": self.stats.invalid_replies, "call_errors": self.stats.call_errors,
@@ -80,22 +83,38 @@ class JudgeOutcome:
                 "evaluation": self.evaluation.model_dump() if self.evaluation else None}
 
 
+def _judge_stats(errors: list[str], invalid: bool, latency: float) -> CallStats:
+    bad = sum(1 for e in errors if e.startswith(_INVALID_PREFIX))
+    return CallStats(attempts=len(errors) + (0 if invalid else 1), invalid_replies=bad,
+                     call_errors=len(errors) - bad, latency_s=latency, errors=errors)
+
+
 def judge_case(judge_llm: Any, case: Case, *, method: str, few_shot: bool, max_chars: int = 1200,
-               web_rule: str = "first") -> JudgeOutcome:
-    context = format_book_context(case.passages(), max_chars)
-    messages = evaluate_messages(case.question, context, web_query_rule=WEB_RULES[web_rule], few_shot=few_shot)
-    evaluation, stats = _structured(judge_llm, Evaluation, messages, method)
-    return JudgeOutcome(case=case, predicted_enough=bool(evaluation and evaluation.enough),
-                        evaluation=evaluation, stats=stats)
+               web_rule: str = "first", mode: JudgeMode = "evidence", relevance: bool = False) -> JudgeOutcome:
+    """One case through ``rag.judge.judge``, exactly as the graph's evaluate node calls it."""
+    from langchain_core.callbacks import get_usage_metadata_callback
+
+    passages = case.passages()
+    started = time.perf_counter()
+    with get_usage_metadata_callback() as usage:
+        judged = judge(judge_llm, case.question, passages, context=format_book_context(passages, max_chars),
+                       mode=mode, method=method, few_shot=few_shot, web_query_rule=WEB_RULES[web_rule],
+                       max_chars=max_chars, relevance=relevance)
+    stats = _judge_stats(judged.errors, judged.invalid, time.perf_counter() - started)
+    tokens = sum(int(u.get("total_tokens", 0)) for u in usage.usage_metadata.values())
+    return JudgeOutcome(case=case, predicted_enough=judged.evaluation.enough,
+                        evaluation=None if judged.invalid else judged.evaluation, stats=stats, tokens=tokens)
 
 
 def run_judge(cases: Sequence[Case], llm: Any, *, method: str, few_shot: bool, max_chars: int = 1200,
-              web_rule: str = "first", on_result: Callable[[int, JudgeOutcome], None] | None = None) -> list[JudgeOutcome]:
+              web_rule: str = "first", mode: JudgeMode = "evidence", relevance: bool = False,
+              on_result: Callable[[int, JudgeOutcome], None] | None = None) -> list[JudgeOutcome]:
     """Judge every case. Raises LLMError when the very first call gets no reply at all."""
-    judge = judge_model(llm)
+    judge_llm = judge_model(llm)
     outcomes: list[JudgeOutcome] = []
     for i, case in enumerate(cases):
-        outcome = judge_case(judge, case, method=method, few_shot=few_shot, max_chars=max_chars, web_rule=web_rule)
+        outcome = judge_case(judge_llm, case, method=method, few_shot=few_shot, max_chars=max_chars,
+                             web_rule=web_rule, mode=mode, relevance=relevance)
         _check_reachable(i, outcome.stats)
         outcomes.append(outcome)
         if on_result:
@@ -133,6 +152,7 @@ def summarize_judge(outcomes: Sequence[JudgeOutcome]) -> dict[str, Any]:
     valid = [o for o in outcomes if o.stats.valid]
     valid_metrics = binary_metrics([not o.case.label_enough for o in valid], [not o.predicted_enough for o in valid])
     return {
+        **evidence_figures(outcomes),
         "n": len(outcomes),
         "positive_class": "not_enough",
         "metrics": metrics.as_dict(),
@@ -141,6 +161,37 @@ def summarize_judge(outcomes: Sequence[JudgeOutcome]) -> dict[str, Any]:
         "per_kind": per_kind,
         "valid_only": valid_metrics.as_dict(),
         **_call_figures([o.stats for o in outcomes]),
+    }
+
+
+def evidence_figures(outcomes: Sequence[JudgeOutcome]) -> dict[str, Any]:
+    """What makes "enough" safe: how often an unanswerable case was let through (false-enough),
+    how often an answerable one was recognised, whether every "enough" carries verified evidence,
+    how many quotes verified, how often the model's verdict and the code's agree, and whether
+    confidence ranks verdicts (risk-coverage, AURC)."""
+    unanswerable = [o for o in outcomes if not o.case.label_enough]
+    answerable = [o for o in outcomes if o.case.label_enough]
+    enough = [o for o in outcomes if o.predicted_enough]
+    evaluations = [o.evaluation for o in outcomes if o.evaluation is not None]
+    quoted = [p for e in evaluations for p in e.parts if p.status != "not_found"]
+    with_model = [o for o in outcomes if o.evaluation is not None and o.evaluation.model_enough is not None]
+    return {
+        "false_enough": sum(1 for o in unanswerable if o.predicted_enough),
+        "false_enough_rate": ratio(sum(1 for o in unanswerable if o.predicted_enough), len(unanswerable)),
+        "answerable_enough": sum(1 for o in answerable if o.predicted_enough),
+        "answerable_enough_rate": ratio(sum(1 for o in answerable if o.predicted_enough), len(answerable)),
+        "enough_with_verified_evidence": sum(
+            1 for o in enough if o.evaluation and o.evaluation.parts
+            and all(p.status == "verified" for p in o.evaluation.parts)),
+        "enough_verdicts": len(enough),
+        "quotes": len(quoted),
+        "quote_verification_rate": ratio(sum(1 for p in quoted if p.status == "verified"), len(quoted)),
+        "model_enough": sum(1 for o in with_model if o.evaluation and o.evaluation.model_enough),
+        "model_code_agreement": ratio(sum(1 for o in with_model if o.evaluation
+                                          and o.evaluation.model_enough == o.predicted_enough), len(with_model)),
+        "tokens_per_case": ratio(sum(o.tokens for o in outcomes), len(outcomes)),
+        "risk_coverage": risk_coverage([o.evaluation.confidence if o.evaluation else 0.0 for o in outcomes],
+                                       [o.predicted_enough == o.case.label_enough for o in outcomes]),
     }
 
 

@@ -6,7 +6,17 @@ from __future__ import annotations
 import contextlib
 from typing import Literal
 
-from rag.names import DIRECT_ANSWER, EVALUATE, FALLBACK, GENERATE, RETRIEVAL_ONLY, RETRIEVE, ROUTE, WEB_SEARCH
+from rag.names import (
+    DIRECT_ANSWER,
+    EVALUATE,
+    FALLBACK,
+    GENERATE,
+    RETRIEVAL_ONLY,
+    RETRIEVE,
+    ROUTE,
+    VERIFY,
+    WEB_SEARCH,
+)
 
 Lang = Literal["zh", "en"]
 LANGS: tuple[Lang, ...] = ("zh", "en")
@@ -129,6 +139,7 @@ NODE_TITLES: dict[str, dict[str, str]] = {
     EVALUATE: {"zh": "评估是否足够", "en": "Is it enough?"},
     WEB_SEARCH: {"zh": "网络搜索", "en": "Web search"},
     GENERATE: {"zh": "生成回答", "en": "Write the answer"},
+    VERIFY: {"zh": "核对答案", "en": "Check the answer"},
     DIRECT_ANSWER: {"zh": "直接回答", "en": "Direct answer"},
     FALLBACK: {"zh": "兜底回答", "en": "Fallback answer"},
     RETRIEVAL_ONLY: {"zh": "仅检索（无模型）", "en": "Retrieval only (no model)"},

@@ -13,7 +13,17 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from rag.names import DIRECT_ANSWER, EVALUATE, FALLBACK, GENERATE, RETRIEVAL_ONLY, RETRIEVE, ROUTE, WEB_SEARCH
+from rag.names import (
+    DIRECT_ANSWER,
+    EVALUATE,
+    FALLBACK,
+    GENERATE,
+    RETRIEVAL_ONLY,
+    RETRIEVE,
+    ROUTE,
+    VERIFY,
+    WEB_SEARCH,
+)
 from rag.schemas import Passage, SearchResult
 from rag.ui.i18n import node_title, t
 from rag.ui.translate import TraceEntry, Turn, UiState
@@ -24,6 +34,7 @@ NODE_ICONS = {
     EVALUATE: "⚖️",
     WEB_SEARCH: "🌐",
     GENERATE: "✍️",
+    VERIFY: "🔎",
     DIRECT_ANSWER: "💬",
     FALLBACK: "🛟",
     RETRIEVAL_ONLY: "📚",
