@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from rag.errors import RagError
 from rag.index.catalog import Catalog, Heartbeat, StoredBook, VectorProgress
@@ -214,10 +214,10 @@ class EmbeddingWorker:
         book = job.book
         chunks = book.chunks()
         total = len(chunks)
-        wanted = {c.piece_id(j): (c, j) for c in chunks for j in range(len(c.pieces))}
+        wanted = {c.piece_id(j) for c in chunks for j in range(len(c.pieces))}
         stored = self._vectors.stored_ids(book.id)
         self._vectors.delete([pid for pid in stored if pid not in wanted])  # from an older chunking
-        done = stored & wanted.keys()
+        done = stored & wanted
 
         def embedded_chunks() -> int:
             return sum(all(c.piece_id(j) in done for j in range(len(c.pieces))) for c in chunks)
@@ -227,28 +227,20 @@ class EmbeddingWorker:
         notify(job.callbacks, "embedding", job.embedded, total, "starting")
         embedder = self._embedder()
         batch = self._config.batch_for(getattr(embedder, "key", ""))
-        by_chapter: dict[int, list[tuple[str, str, dict[str, Any]]]] = {}
-        for pid, (c, j) in wanted.items():
-            if pid not in done:
-                raw = c.piece_text(j)
-                text = (embedding_text(raw) or raw) if self._config.strip_punctuation else raw
-                meta = {"book_id": book.id, "chunk_id": c.id, "piece": j, "chapter_idx": c.chapter_idx}
-                by_chapter.setdefault(c.chapter_idx, []).append((pid, text, meta))
         titles = {c.chapter_idx: c.chapter_title for c in chunks}
         cache: dict[str, Any] = {}  # identical piece texts are embedded once
-        for chapter_idx in sorted(by_chapter):
-            items = by_chapter[chapter_idx]
+        for chapter_idx, items in missing_pieces(book, done, self._config.strip_punctuation).items():
             for start in range(0, len(items), batch):
                 if job.cancel.is_set() or self._closed:
                     log.info("embedding of %s stopped at %d/%d chunks", book.id, job.embedded, total)
                     self._save(job, working=False)
                     return False
                 part = items[start : start + batch]
-                todo = list(dict.fromkeys(t for _, t, _ in part if t not in cache))
+                todo = list(dict.fromkeys(p.text for p in part if p.text not in cache))
                 if todo:
                     cache.update(zip(todo, embedder.embed_passages(todo), strict=True))
-                self._vectors.upsert([p for p, _, _ in part], [cache[t] for _, t, _ in part], [m for _, _, m in part])
-                done.update(p for p, _, _ in part)
+                self._vectors.upsert([p.id for p in part], [cache[p.text] for p in part], [p.meta for p in part])
+                done.update(p.id for p in part)
                 if time.monotonic() - job.beat > self._config.heartbeat_seconds:
                     self._save(job, working=True)
             job.embedded = embedded_chunks()
@@ -257,3 +249,22 @@ class EmbeddingWorker:
         job.embedded = total
         self._save(job, working=False, complete=True)
         return True
+
+
+class _Piece(NamedTuple):
+    id: str
+    text: str  # what the embedder is given
+    meta: dict[str, Any]
+
+
+def missing_pieces(book: StoredBook, done: set[str], strip_punctuation: bool) -> dict[int, list[_Piece]]:
+    """The pieces not in ``done``, by chapter position, in reading order."""
+    by_chapter: dict[int, list[_Piece]] = {}
+    for c in book.chunks():
+        for j in range(len(c.pieces)):
+            if c.piece_id(j) not in done:
+                raw = c.piece_text(j)
+                text = (embedding_text(raw) or raw) if strip_punctuation else raw
+                meta = {"book_id": book.id, "chunk_id": c.id, "piece": j, "chapter_idx": c.chapter_idx}
+                by_chapter.setdefault(c.chapter_idx, []).append(_Piece(c.piece_id(j), text, meta))
+    return dict(sorted(by_chapter.items()))
