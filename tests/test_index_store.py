@@ -10,8 +10,8 @@ import pytest
 from fixtures_index.books import GatedEmbedder, corpus_chapters, make_epub, settings
 
 from rag.errors import BookError
-from rag.index import BookIndex, HashEmbedder, open_index
-from rag.index import store as store_module
+from rag.index import BookIndex, HashEmbedder, IndexConfig, open_index
+from rag.index.keyword import KeywordIndex
 from rag.schemas import Passage, Retriever
 
 
@@ -134,7 +134,7 @@ def test_crash_mid_ingest_leaves_previous_index_usable(tmp_path: Path, epub: Pat
     def boom(*args, **kwargs):
         raise KeyboardInterrupt("upload cancelled")  # like a cancelled upload or a kill
 
-    monkeypatch.setattr(store_module.KeywordIndex, "build", boom)
+    monkeypatch.setattr(KeywordIndex, "build", boom)
     with pytest.raises(KeyboardInterrupt):
         index.ingest(other)
     monkeypatch.undo()
@@ -250,9 +250,8 @@ def test_cli_ingest_books_search(tmp_path: Path, epub: Path, capsys, monkeypatch
 
     from rag.index import cli
 
-    monkeypatch.setattr(store_module, "make_embedder", lambda s: HashEmbedder())
     parser = argparse.ArgumentParser()
-    cli.add_commands(parser.add_subparsers(dest="command"))
+    cli.add_commands(parser.add_subparsers(dest="command"), open_index=lambda s: open_index(s, embedder=HashEmbedder()))
     s = settings(tmp_path)
 
     def run(*argv: str) -> tuple[int, str, str]:
@@ -293,9 +292,8 @@ def test_pieces_are_embedded_without_punctuation_unless_switched_off(tmp_path: P
     assert index._chroma().name == "enough_rag_hash64"
     index.close()
 
-    monkeypatch.setattr(store_module, "EMBED_STRIP_PUNCTUATION", False)
     raw = _Recorder()
-    index = open_index(settings(tmp_path), embedder=raw)
+    index = open_index(settings(tmp_path), embedder=raw, config=IndexConfig(strip_punctuation=False))
     assert index.books()[0].status == "keyword_ready"  # another vector space: not embedded there yet
     index.resume_embedding(info.id, background=False)
     assert index._chroma().name == "enough_rag_hash64_punct"

@@ -17,11 +17,12 @@ from rag.index.embeddings import (
     make_embedder,
 )
 from rag.index.loaders import Chapter, LoadedBook, load_book
-from rag.index.store import BookIndex, BookInfo, Progress, open_index
+from rag.index.store import BookIndex, BookInfo, IndexConfig, Progress, open_index
 
 __all__ = [
     "BookIndex",
     "BookInfo",
+    "IndexConfig",
     "Chapter",
     "Embedder",
     "HashEmbedder",

@@ -65,9 +65,12 @@ class KeywordIndex:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self._model.get_scores(tokens), dtype=np.float32)
 
-    def top(self, query: str, k: int) -> list[tuple[int, float]]:
-        """(document position, score) of the best ``k`` documents with a positive score."""
+    def top(self, query: str, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """(document position, score) of the best ``k`` documents with a positive score, among the
+        ``allowed`` ones (a boolean mask over the documents) if given."""
         s = self.scores(query)
+        if allowed is not None:
+            s = np.where(allowed, s, 0.0)
         if k <= 0 or not s.size:
             return []
         k = min(k, s.size)
