@@ -22,7 +22,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-CORPUS = ROOT.parent / "shared" / "corpus"
+from rag.eval.cases import default_corpus_dir  # noqa: E402
+
+CORPUS = default_corpus_dir()  # $EVAL_CORPUS_DIR, else ../shared/corpus next to the repository
 RESULTS = ROOT / "bench" / "results"
 GUIDE = ROOT / "assets" / "xiyouji-guide.epub"
 DEMO_QUESTION = "孙悟空三打白骨精发生在原著第几回？这一情节在1986年央视版电视剧《西游记》中是第几集？"
