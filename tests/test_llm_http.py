@@ -130,6 +130,7 @@ def _cli(args, env_extra, cwd):
                           cwd=cwd, timeout=300)
 
 
+@pytest.mark.slow  # the CLI indexes the book with the real embedder
 def test_cli_ask_against_loopback_stub(tmp_path: Path):
     book = tmp_path / "book.txt"
     book.write_text("\n\n".join(f"{title}\n{text}" for title, text in guide_chapters(4, 5)), encoding="utf-8")
@@ -152,6 +153,7 @@ def test_cli_bad_config_exits_nonzero_with_a_clear_message(tmp_path: Path):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow  # the CLI indexes the book with the real embedder
 def test_cli_ask_without_a_model_is_labelled_retrieval_only(tmp_path: Path):
     book = tmp_path / "book.md"
     book.write_text("# 第一章 石猴\n\n花果山上有一块仙石，迸裂出一个石猴。\n\n# 第二章 学艺\n\n"
