@@ -13,8 +13,6 @@ from rag.deps import Deps
 from rag.events import NodeFinished, NodeStarted, Token, TurnFailed, run_turn
 from rag.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 from rag.graph import build_graph
-from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult
-from rag.state import RESET
 from rag.ui.translate import UiState, apply_event, apply_events, start_turn, trace_model
 
 
