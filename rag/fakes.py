@@ -1,6 +1,7 @@
 """Fakes for tests, benchmarks and demos: a scripted chat model that supports tool-calling
 structured output and streaming (LangChain's GenericFakeChatModel supports neither), a fake
-retriever and a fake web search. Nothing here talks to the network."""
+retriever and a fake web search. Nothing here talks to the network, and no production path uses
+these (an answer evaluation serves a case's context with ``rag.eval.runner.StaticRetriever``)."""
 
 from __future__ import annotations
 

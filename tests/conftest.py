@@ -1,7 +1,11 @@
-"""Shared test helpers: settings isolated from the developer's env and .env, scripted models."""
+"""Shared test helpers: settings isolated from the developer's env and .env, scripted models, and
+the two things a fresh clone may lack: the public-domain corpus (tests marked ``corpus``) and a
+Chromium (tests marked ``browser``). Without them those tests skip with one reason;
+``REQUIRE_CORPUS=1`` / ``REQUIRE_BROWSER=1`` (set by CI) make the skip a failure."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -9,12 +13,70 @@ from typing import Any
 
 import pytest
 
+from rag.eval.cases import CORPUS_DIR_ENV, default_corpus_dir
+
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+if os.environ.get(CORPUS_DIR_ENV, "").strip():  # tests run in tmp directories: make it absolute
+    os.environ[CORPUS_DIR_ENV] = str(Path(os.environ[CORPUS_DIR_ENV].strip()).expanduser().resolve())
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared" / "corpus"
+CORPUS = default_corpus_dir()
+CORPUS_MISSING = "put the corpus at ../shared/corpus or set EVAL_CORPUS_DIR"
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+BROWSER_MISSING = ("no Chromium: set CHROMIUM_PATH, or install one with `.venv/bin/python -m playwright "
+                   "install chromium` (Debian: `sudo apt-get install chromium`)")
+
+
+def corpus_present() -> bool:
+    return (CORPUS / "xiyouji.txt").is_file()
+
+
+@functools.cache
+def find_chromium() -> str | None:
+    """$CHROMIUM_PATH, else Debian's /usr/bin/chromium, else the Chromium Playwright installed (under
+    ~/.cache/ms-playwright or $PLAYWRIGHT_BROWSERS_PATH, on Linux and macOS); None if there is none."""
+    explicit = os.environ.get("CHROMIUM_PATH", "").strip()
+    if explicit:
+        return explicit if os.access(explicit, os.X_OK) else None
+    if os.access("/usr/bin/chromium", os.X_OK):
+        return "/usr/bin/chromium"
+    try:
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as pw:
+            path = pw.chromium.executable_path
+    except Exception:  # noqa: BLE001 - no driver, no browser: the same answer
+        return None
+    return path if path and os.access(path, os.X_OK) else None
+
+
+def launch_chromium(pw: Any) -> Any:
+    """Headless Chromium for a ``browser`` test, from ``find_chromium()``."""
+    path = find_chromium()
+    if path is None:
+        raise RuntimeError(BROWSER_MISSING)
+    return pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS, headless=True)
+
+
+def _missing(require_var: str, reason: str, failure: str) -> None:
+    if os.environ.get(require_var, "").strip() == "1":
+        pytest.fail(f"{require_var}=1 but {failure}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True)
+def _needs(request: pytest.FixtureRequest) -> None:
+    """Skip (or with REQUIRE_*=1 fail) a ``corpus`` test without the corpus, a ``browser`` test
+    without a Chromium. Autouse, so it runs before the test's own fixtures start anything."""
+    if request.node.get_closest_marker("corpus") and not corpus_present():
+        _missing("REQUIRE_CORPUS", CORPUS_MISSING, f"there is no corpus at {CORPUS}: {CORPUS_MISSING}")
+    if request.node.get_closest_marker("browser") and find_chromium() is None:
+        _missing("REQUIRE_BROWSER", BROWSER_MISSING, BROWSER_MISSING)
+
 
 _ENV_PREFIXES = ("LLM_", "SEARCH_", "BOCHA_", "TAVILY_", "SEARXNG_", "EMBEDDING_", "CHROMA_", "RETRIEVAL_",
                  "MAX_WEB_ROUNDS", "DATA_DIR", "OLLAMA_", "EVAL_LOG", "ACTIVE_BOOK")

@@ -1,5 +1,6 @@
 """The real app (rag.ui.build_app + rag.graph) with a scripted model and a fake web search,
-served on a loopback port and driven by Playwright in Debian's headless Chromium.
+served on a loopback port and driven by Playwright in headless Chromium (found by
+conftest.find_chromium: $CHROMIUM_PATH, Debian's /usr/bin/chromium or Playwright's own).
 
 Run alone: ``pytest -m browser tests/test_browser_ui.py``. Leaves a screenshot in
 test-output/ui.png.
@@ -12,12 +13,13 @@ import os
 import re
 import socket
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ev, make_settings
+from conftest import ev, launch_chromium, make_settings
+from fixtures_index.books import make_epub
+from fixtures_index.embedders import HashEmbedder
 
 from rag.deps import Deps
 from rag.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
@@ -27,9 +29,6 @@ os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "test-output"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 QUESTION = "孙悟空三打白骨精发生在原著第几回？这一情节在1986年央视版电视剧《西游记》中是第几集？"
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -91,30 +90,9 @@ def scripted_responder():
     return reply
 
 
-def make_epub(path: Path, title: str, chapters: list[tuple[str, str]]) -> Path:
-    from ebooklib import epub
-
-    book = epub.EpubBook()
-    book.set_identifier(f"id-{uuid.uuid4().hex}")
-    book.set_title(title)
-    book.set_language("zh")
-    items = []
-    for i, (head, body) in enumerate(chapters, start=1):
-        item = epub.EpubHtml(title=head, file_name=f"c{i}.xhtml", lang="zh")
-        item.content = f"<html><body><h1>{head}</h1><p>{body}</p></body></html>"
-        book.add_item(item)
-        items.append(item)
-    book.toc = items
-    book.add_item(epub.EpubNcx())
-    book.add_item(epub.EpubNav())
-    book.spine = ["nav", *items]
-    epub.write_epub(str(path), book)
-    return path
-
-
 def make_index(tmp_path: Path, settings: Any) -> Any:
     """The real book index (Chroma on disk + BM25) in tmp_path, with the instant hash embedder."""
-    from rag.index import HashEmbedder, open_index
+    from rag.index import open_index
 
     return open_index(settings, embedder=HashEmbedder())
 
@@ -165,7 +143,7 @@ def test_browser_full_flow(served):
     OUT.mkdir(exist_ok=True)
     dialogs: list[str] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = launch_chromium(pw)
         try:
             page = browser.new_page(viewport={"width": 1500, "height": 1100}, locale="zh-CN")
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
@@ -257,10 +235,10 @@ def test_browser_full_flow(served):
             expect(page.locator("#rag-trace .rag-trace.empty")).to_be_visible()
 
             # upload a small EPUB and see it indexed
-            epub_path = make_epub(tmp_path / "tiny.epub", "小书测试", [
+            epub_path = make_epub(tmp_path / "tiny.epub", [
                 ("第一回 开篇", "很久很久以前，有一座山。" * 20),
                 ("第二回 下山", "山里有一只猴子，后来下山学艺。" * 20),
-            ])
+            ], title="小书测试", with_cover=False, with_copyright=False)
             page.get_by_role("tab", name="书库").click()
             page.locator("#rag-upload input[type=file]").set_input_files(str(epub_path))
             row = page.locator("#rag-books tr.book-row", has_text="小书测试")
@@ -297,7 +275,7 @@ def test_browser_sessions_are_isolated_and_follow_the_browser_language(served):
 
     url, deps, index, tmp_path = served
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = launch_chromium(pw)
         try:
             zh = browser.new_context(locale="zh-CN", viewport={"width": 1300, "height": 900}).new_page()
             en = browser.new_context(locale="en-US", viewport={"width": 1300, "height": 900}).new_page()
@@ -348,10 +326,10 @@ def test_browser_retrieval_only_mode_with_the_real_index(tmp_path: Path):
 
     settings = make_settings(data_dir=tmp_path / "data", ui_language="en", retrieval_k=3)
     index = make_index(tmp_path, settings)
-    epub_path = make_epub(tmp_path / "monkey.epub", "猴王小传", [
+    epub_path = make_epub(tmp_path / "monkey.epub", [
         ("第一回 石猴出世", "花果山顶有一块仙石，石破天惊，迸出一个石猴。" * 10),
         ("第二回 拜师学艺", "石猴漂洋过海，拜须菩提祖师为师，学得七十二变。" * 10),
-    ])
+    ], title="猴王小传", with_cover=False, with_copyright=False)
     info = index.ingest(str(epub_path), background=False)
     deps = Deps(settings=settings, llm=None, retriever=index, web_search=None)
     demo = build_app(deps, index=index)
@@ -360,7 +338,7 @@ def test_browser_retrieval_only_mode_with_the_real_index(tmp_path: Path):
     demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True, ssr_mode=False)
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            browser = launch_chromium(pw)
             try:
                 page = browser.new_page(viewport={"width": 1400, "height": 1000}, locale="en-US")
                 page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")

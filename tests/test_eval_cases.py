@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import CORPUS
 
 from rag.eval.cases import (
     KINDS,
@@ -23,7 +24,6 @@ from rag.eval.cases import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared" / "corpus"
 EVAL = REPO / "assets" / "eval"
 
 NOVEL = "《小书》\n《》目录 第一回　开头　第一\n    甲乙丙丁戊己庚辛。\n《》目录 第二回　中间\n    子丑寅卯辰巳午未申酉戌亥。\n"
@@ -141,6 +141,7 @@ def test_answer_string_checks() -> None:
     assert check_answer_strings(not_enough) == ["f:2: labelled not enough but '乙' is in its context"]
 
 
+@pytest.mark.corpus
 def test_the_real_novel_has_its_hundred_chapters() -> None:
     corpus = Corpus.from_file(CORPUS / "xiyouji.txt")
     assert sorted(corpus.chapters) == list(range(1, 101))
@@ -152,20 +153,28 @@ def test_the_real_novel_has_its_hundred_chapters() -> None:
         corpus.resolve(Ref(101, 0, 10))
 
 
-def test_shipped_case_files_cover_every_kind() -> None:
+def _covers_every_kind(cases: list) -> None:
+    assert set(Counter(c.kind for c in cases)) == set(KINDS)
+    assert all(check_answer_strings(c) == [] for c in cases)
+
+
+def test_shipped_guide_and_route_cases() -> None:
     guide = load_cases(EVAL / "guide_cases.jsonl")
+    assert len(guide) >= 30
+    _covers_every_kind(guide)
+    assert len(load_route_cases(EVAL / "route_cases.jsonl")) >= 20
+    assert {c.label_strategy for c in load_route_cases(EVAL / "guide_cases.jsonl")} == {"complex"}
+
+
+@pytest.mark.corpus
+def test_shipped_novel_references_resolve_and_cover_every_kind() -> None:
     novel = load_cases(EVAL / "xiyouji_refs.jsonl", corpus_dir=CORPUS)
-    assert len(guide) >= 30 and len(novel) >= 40
-    for cases in (guide, novel):
-        kinds = Counter(c.kind for c in cases)
-        assert set(kinds) == set(KINDS)
-        assert all(check_answer_strings(c) == [] for c in cases)
+    assert len(novel) >= 40
+    _covers_every_kind(novel)
     assert all(p.ref is not None and p.chapter.startswith("第") for c in novel for p in c.context)
     # no novel text is committed: the reference file holds offsets, not passages
     raw = (EVAL / "xiyouji_refs.jsonl").read_text(encoding="utf-8")
     assert all(p.text not in raw for c in novel for p in c.context)
-    assert len(load_route_cases(EVAL / "route_cases.jsonl")) >= 20
-    assert {c.label_strategy for c in load_route_cases(EVAL / "guide_cases.jsonl")} == {"complex"}
 
 
 def _verify_script():
@@ -175,9 +184,16 @@ def _verify_script():
     return module
 
 
-def test_verify_script_passes_on_the_shipped_files(capsys: pytest.CaptureFixture[str]) -> None:
-    assert _verify_script().main([]) == 0
-    assert "ok" in capsys.readouterr().out
+def test_verify_script_passes_on_the_shipped_guide_cases(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _verify_script().main([str(EVAL / "guide_cases.jsonl")]) == 0
+    assert capsys.readouterr().out.strip().endswith("ok")
+
+
+@pytest.mark.corpus
+def test_verify_script_passes_on_all_the_shipped_files(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _verify_script().main([]) == 0  # the novel's references resolve in $EVAL_CORPUS_DIR
+    out = capsys.readouterr().out
+    assert "xiyouji_refs.jsonl" in out and out.strip().endswith("ok")
 
 
 def test_verify_script_fails_on_a_bad_file(tmp_path: Path, corpus_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,11 +17,13 @@ from openai_stub import OpenAIStub, request_kind
 
 from rag.cli import main
 from rag.eval.cases import load_cases
-from rag.eval.cli import cmd_answers
-from rag.fakes import ScriptedChatModel
 from rag.eval.checks import evidence_of
+from rag.eval.cli import cmd_answers
+from rag.eval.runner import StaticRetriever
+from rag.fakes import ScriptedChatModel
 from rag.judge import format_book_context, judge_messages
 from rag.nodes import route_messages
+from rag.schemas import Passage, Retriever
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDE = REPO / "assets" / "eval" / "guide_cases.jsonl"
@@ -193,10 +195,13 @@ def test_judge_with_an_unreachable_model_exits_2(monkeypatch: pytest.MonkeyPatch
 
 
 def test_judge_with_a_bad_case_file_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "tiny.txt").write_text("《小书》\n《》目录 第一回　开头\n    甲乙丙丁戊己庚辛。\n", encoding="utf-8")
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"id": "x", "question": "q", "kind": "full", "label_enough": true, "corpus": "xiyouji.txt", '
+    bad.write_text('{"id": "x", "question": "q", "kind": "full", "label_enough": true, "corpus": "tiny.txt", '
                    '"refs": [{"chapter": 101, "start": 0, "end": 5}]}\n', encoding="utf-8")
-    assert main(["eval", "judge", "--cases", str(bad)]) == 1
+    assert main(["eval", "judge", "--cases", str(bad), "--corpus-dir", str(corpus)]) == 1
     assert "chapter 101 does not exist" in capsys.readouterr().err
 
 
@@ -281,3 +286,15 @@ def test_bench_table_compares_reports(tmp_path: Path, llm_env, capsys: pytest.Ca
     assert len(rows) == 2
     assert "| on |" in rows[0] and "| off |" in rows[1]
     assert len(list(tmp_path.glob("judge-guide_cases-*.json"))) == 2
+
+
+def test_static_retriever_serves_the_case_context_whatever_the_query() -> None:
+    case = next(c for c in CASES if len(c.context) >= 2)
+    passages = case.passages()
+    other = Passage(id="o1", text="另一本书。", book_id="other-book")
+    retriever = StaticRetriever([*passages, other])
+    assert isinstance(retriever, Retriever)
+    assert retriever.retrieve("任何问题") == [*passages, other]
+    assert retriever.retrieve("别的问题", k=1) == passages[:1]
+    assert retriever.retrieve("q", book_id="other-book") == [p for p in passages if p.book_id == ""] + [other]
+    assert other not in retriever.retrieve("q", book_id=passages[0].book_id or "some-book")

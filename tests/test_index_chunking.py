@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from fixtures_index.books import corpus_chapters
+from fixtures_index.books import guide_chapters, guide_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,13 +21,13 @@ def test_sentence_spans_cover_text_and_end_on_punctuation() -> None:
     assert [text[a:b] for a, b in spans][:2] == ["悟空道：“师父，我去化斋。”", "三藏道：“快去！”"]
 
 
-def test_chunks_of_a_real_chapter_respect_size_overlap_and_sentence_ends() -> None:
-    (title, text), = corpus_chapters(27, 27)
+def test_chunks_of_a_real_text_respect_size_overlap_and_sentence_ends() -> None:
+    text = guide_text()  # the whole guide, ~7,000 characters of paragraphs
     spans = chunk_spans(text, size=500, overlap=80)
     assert len(spans) > 10
     for (a, b), (c, _) in zip(spans, spans[1:], strict=False):
         assert b - a <= 500
-        assert text[b - 1] in ENDS  # chunks end at a sentence end
+        assert text[b - 1] in ENDS or text[b] == "\n"  # chunks end at a sentence or paragraph end
         assert c <= b and b - c <= 80  # overlap is whole sentences within the budget
         assert c > a
     assert spans[0][0] == 0 and spans[-1][1] == len(text)
@@ -63,7 +63,7 @@ def test_split_pieces_cover_exactly_once(text: str, piece: int) -> None:
 
 
 def test_chunk_chapters_never_cross_chapters_and_embed_each_character_once() -> None:
-    chapters = [(n, t, x) for n, (t, x) in enumerate(corpus_chapters(1, 3), start=1)]
+    chapters = [(n, t, x) for n, (t, x) in enumerate(guide_chapters(1, 3), start=1)]
     chunks = chunk_chapters("book1", chapters, size=500, overlap=80, piece_size=256)
     assert [c.chunk_index for c in chunks] == list(range(len(chunks)))
     for c in chunks:
@@ -89,10 +89,11 @@ def test_tokenize_uses_cjk_bigrams_and_words() -> None:
 
 
 def test_keyword_index_finds_the_chapter() -> None:
-    chapters = corpus_chapters(1, 8)
+    chapters = guide_chapters(1, 9)
     index = KeywordIndex.build([text for _, text in chapters])
     assert index.top("灵台方寸山，斜月三星洞", 3)[0][0] == 0  # 第一回
-    assert index.top("如意金箍棒重一万三千五百斤", 3)[0][0] == 2  # 第三回
+    assert index.top("白骨夫人的贬书", 3)[0][0] == 3  # 第四回
+    assert index.top("火焰山的铁扇公主", 3)[0][0] == 5  # 第六回
     assert index.top("zzzz", 3) == []
 
 

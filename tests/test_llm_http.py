@@ -9,7 +9,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, REPO, ev, make_settings
+from conftest import REPO, ev, make_settings
+from fixtures_index.books import guide_chapters
 from openai_stub import OpenAIStub, request_kind
 
 from rag.deps import Deps
@@ -129,11 +130,10 @@ def _cli(args, env_extra, cwd):
                           cwd=cwd, timeout=300)
 
 
+@pytest.mark.slow  # the CLI indexes the book with the real embedder
 def test_cli_ask_against_loopback_stub(tmp_path: Path):
     book = tmp_path / "book.txt"
-    text = (CORPUS / "xiyouji.txt").read_text(encoding="utf-8")
-    start = text.index("第二十七回")
-    book.write_text(text[start:start + 6000], encoding="utf-8")
+    book.write_text("\n\n".join(f"{title}\n{text}" for title, text in guide_chapters(4, 5)), encoding="utf-8")
     with OpenAIStub(scripted([ev(True, confidence=0.9)], answer="白骨精三戏唐三藏，见第二十七回 [1]。")) as stub:
         result = _cli(["ask", "白骨精变化了几次？", "--book", str(book), "--no-web"],
                       {"LLM_BASE_URL": stub.base_url, "LLM_API_KEY": SECRET, "LLM_MODEL": "stub-model",
@@ -153,6 +153,7 @@ def test_cli_bad_config_exits_nonzero_with_a_clear_message(tmp_path: Path):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow  # the CLI indexes the book with the real embedder
 def test_cli_ask_without_a_model_is_labelled_retrieval_only(tmp_path: Path):
     book = tmp_path / "book.md"
     book.write_text("# 第一章 石猴\n\n花果山上有一块仙石，迸裂出一个石猴。\n\n# 第二章 学艺\n\n"

@@ -10,6 +10,8 @@ from pathlib import Path
 import gradio as gr
 import pytest
 from conftest import make_settings
+from fixtures_index.books import guide_chapters, make_epub
+from fixtures_index.embedders import HashEmbedder
 from pydantic import SecretStr
 
 from rag.deps import Deps
@@ -142,14 +144,11 @@ def test_space_listens_on_all_interfaces(monkeypatch):
 
 
 def test_sample_book_is_indexed_in_the_background_once(tmp_path: Path):
-    from test_browser_ui import make_epub
-
-    from rag.index import HashEmbedder, open_index
+    from rag.index import open_index
 
     index = open_index(make_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder())
     try:
-        sample = make_epub(tmp_path / "sample.epub", "示例书", [("第一回 甲", "甲乙丙丁。" * 30),
-                                                            ("第二回 乙", "戊己庚辛。" * 30)])
+        sample = make_epub(tmp_path / "sample.epub", guide_chapters(1, 2), title="示例书")
         thread = start_sample_ingest(index, sample)
         assert thread is not None and thread.daemon
         thread.join(timeout=60)

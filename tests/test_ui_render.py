@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from test_ui_translate import PASSAGES, QUESTION, WEB, scripted_turn
+from fixtures_ui.turn import PASSAGES, QUESTION, WEB, scripted_turn
 
 from rag.events import NodeStarted, TurnFailed
 from rag.schemas import SearchResult

@@ -7,60 +7,13 @@ import copy
 import uuid
 
 from conftest import ev, make_settings, responder
+from fixtures_ui.turn import E1, E2, PASSAGES, QUESTION, WEB, scripted_turn
 
 from rag.deps import Deps
-from rag.events import NodeFinished, NodeStarted, Token, TurnFailed, TurnFinished, run_turn
+from rag.events import NodeFinished, NodeStarted, Token, TurnFailed, run_turn
 from rag.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 from rag.graph import build_graph
-from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult
-from rag.state import RESET
 from rag.ui.translate import UiState, apply_event, apply_events, start_turn, trace_model
-
-QUESTION = "孙悟空三打白骨精发生在原著第几回？这一情节在1986年央视版电视剧《西游记》中是第几集？"
-PASSAGES = [
-    Passage(id="p1", text="白骨夫人三次变化，悟空三打。", book_id="b1", book_title="西游记导读", chapter_num=27,
-            chapter_title="第二十七回 尸魔三戏唐三藏", score=0.91, source="hybrid"),
-    Passage(id="p2", text="悟空被逐回花果山。", book_id="b1", chapter_num=28, chapter_title="第二十八回", score=0.42,
-            source="keyword"),
-]
-WEB = [
-    SearchResult(title="<img src=x onerror=alert(1)>", url="https://example.org/ep", snippet="第11集", provider="fake"),
-    SearchResult(title="86版西游记分集", url="https://tv.example.org/list", snippet="分集剧情", site_name="tv"),
-]
-E1 = Evaluation(reason="book has the chapter, not the episode", enough=False, missing=["TV episode"],
-                web_query="1986 西游记 三打白骨精 第几集", confidence=0.8)
-E2 = Evaluation(reason="both parts covered", enough=True, missing=[], web_query=None, confidence=0.9)
-
-
-def scripted_turn() -> list:
-    """A turn's events as the graph emits them: each update holds only what its node added, and
-    route_question's update starts the per-question lists afresh."""
-    return [
-        NodeStarted("route_question", 0.0),
-        NodeFinished("route_question", 0.1, {"route": RouteDecision(reason="about the book", strategy="complex"),
-                                             "standalone_question": QUESTION, "passages": [],
-                                             "evaluations": [RESET], "web_rounds": [RESET],
-                                             "web_results": [RESET], "notices": [RESET]}),
-        NodeStarted("retrieve_local", 0.1),
-        NodeFinished("retrieve_local", 0.2, {"passages": PASSAGES}),
-        NodeStarted("evaluate", 0.3),
-        NodeFinished("evaluate", 0.5, {"evaluations": [E1], "notices": []}),
-        NodeStarted("web_search", 0.5),
-        NodeFinished("web_search", 0.7, {
-            "web_rounds": [{"query": E1.web_query, "provider": "fake", "results": WEB, "error": None,
-                            "notes": ["budget 1/20"]}],
-            "web_results": WEB,
-            "notices": [{"node": "web_search", "level": "info", "message": "cache miss"}],
-        }),
-        NodeStarted("evaluate", 0.7),
-        NodeFinished("evaluate", 0.8, {"evaluations": [E2], "notices": []}),
-        NodeStarted("generate", 0.8),
-        Token("generate", "第二十七回"),
-        Token("generate", "[1]，第11集[3]。"),
-        NodeFinished("generate", 1.2, {"answer": "第二十七回[1]，第11集[3]。", "answer_mode": "full"}),
-        TurnFinished("第二十七回[1]，第11集[3]。", 1.3, {"passages": PASSAGES, "web_results": WEB,
-                                                      "answer_mode": "full"}),
-    ]
 
 
 def test_full_turn_builds_trace_in_order_with_both_evaluations():

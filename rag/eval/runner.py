@@ -25,7 +25,7 @@ from rag.eval.metrics import binary_metrics, confusion, latency_summary, per_gro
 from rag.judge import format_book_context, judge, structured_with_retry
 from rag.llm import judge_model, model_name
 from rag.nodes import route_messages
-from rag.schemas import Evaluation, JudgeMode, RouteDecision
+from rag.schemas import Evaluation, JudgeMode, Passage, RouteDecision
 
 logger = logging.getLogger(__name__)
 
@@ -320,14 +320,25 @@ def answer_case(graph_factory: Callable[[Case], Any], case: Case) -> AnswerOutco
         latency_s=time.perf_counter() - started)
 
 
+class StaticRetriever:
+    """The retriever of an answer evaluation: whatever the query, the case's own context passages
+    (those of ``book_id`` when asked for one book), so the graph answers from exactly that context."""
+
+    def __init__(self, passages: Sequence[Passage]) -> None:
+        self.passages = list(passages)
+
+    def retrieve(self, query: str, k: int | None = None, book_id: str | None = None) -> list[Passage]:
+        hits = [p for p in self.passages if book_id is None or p.book_id in ("", book_id)]
+        return hits[: k or len(hits)]
+
+
 def make_graph_factory(settings: Any, llm: Any, *, few_shot: bool) -> Callable[[Case], Any]:
     """A graph per case whose retriever returns exactly the case's passages; no web, no eval log."""
     from rag.deps import Deps
-    from rag.fakes import FakeRetriever
     from rag.graph import build_graph
 
     def factory(case: Case) -> Any:
-        deps = Deps(settings=settings, llm=llm, retriever=FakeRetriever(case.passages()), web_search=None,
+        deps = Deps(settings=settings, llm=llm, retriever=StaticRetriever(case.passages()), web_search=None,
                     eval_log=None, few_shot=few_shot)
         return build_graph(deps)
 

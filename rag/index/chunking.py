@@ -39,8 +39,13 @@ class Chunk:
     text: str
     pieces: list[tuple[int, int]] = field(default_factory=list)  # spans (chapter offsets) to embed
 
-    def piece_texts(self, chapter_text: str) -> list[str]:
-        return [chapter_text[a:b] for a, b in self.pieces]
+    def piece_id(self, j: int) -> str:
+        """The id of piece ``j``'s vector: ``<chunk id>:<j>``."""
+        return f"{self.id}:{j}"
+
+    def piece_text(self, j: int) -> str:
+        a, b = self.pieces[j]
+        return self.text[a - self.start : b - self.start]
 
 
 def sentence_spans(text: str) -> Iterator[tuple[int, int]]:

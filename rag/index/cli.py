@@ -1,13 +1,15 @@
 """``python -m rag ingest|books|search``: the book index on the command line.
 
 ``add_commands(subparsers)`` registers the commands; each handler is ``func(args, settings) -> int``.
-Results go to stdout, progress bars and errors to stderr.
+Results go to stdout, progress bars and errors to stderr. ``add_commands(..., open_index=...)`` sets
+how the commands open the index (tests pass one with a test embedder).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from rag.config import Settings
@@ -48,10 +50,14 @@ class _Bars:
         self._stage = ""
 
 
-def cmd_ingest(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def _open(args: argparse.Namespace, settings: Settings) -> Any:
     from rag.index import open_index
 
-    index = open_index(settings)
+    return (getattr(args, "open_index", None) or open_index)(settings)
+
+
+def cmd_ingest(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    index = _open(args, settings)
     bars = _Bars(err)
     try:
         info = index.ingest(args.path, name=args.name, progress=bars, background=False, embed=not args.keyword_only)
@@ -73,9 +79,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings, out: TextIO = sys.s
 
 
 def cmd_books(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    from rag.index import open_index
-
-    index = open_index(settings)
+    index = _open(args, settings)
     try:
         books = index.books()
     except RagError as exc:
@@ -95,9 +99,7 @@ def cmd_books(args: argparse.Namespace, settings: Settings, out: TextIO = sys.st
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    from rag.index import open_index
-
-    index = open_index(settings)
+    index = _open(args, settings)
     try:
         book_id = None
         if args.book:
@@ -129,17 +131,17 @@ def cmd_search(args: argparse.Namespace, settings: Settings, out: TextIO = sys.s
     return 0
 
 
-def add_commands(subparsers: Any) -> None:
+def add_commands(subparsers: Any, open_index: Callable[[Settings], Any] | None = None) -> None:
     """Register ``ingest``, ``books`` and ``search`` on an argparse subparsers object."""
     ingest = subparsers.add_parser("ingest", help="index a book (EPUB, TXT or Markdown)")
     ingest.add_argument("path", help="the book file")
     ingest.add_argument("--name", help="title to show instead of the one in the file")
     ingest.add_argument("--keyword-only", action="store_true",
                         help="stop once keyword search works; embedding resumes on the next ingest or app start")
-    ingest.set_defaults(func=cmd_ingest)
+    ingest.set_defaults(func=cmd_ingest, open_index=open_index)
 
     books = subparsers.add_parser("books", help="list indexed books with chunk counts and status")
-    books.set_defaults(func=cmd_books)
+    books.set_defaults(func=cmd_books, open_index=open_index)
 
     search = subparsers.add_parser("search", help="search the indexed books")
     search.add_argument("query")
@@ -148,4 +150,4 @@ def add_commands(subparsers: Any) -> None:
     search.add_argument("-k", type=int, default=None, help="number of passages (default: RETRIEVAL_K)")
     search.add_argument("--book", help="limit to one book (id, id prefix, title or file name)")
     search.add_argument("--chars", type=int, default=160, help="characters of each passage to show")
-    search.set_defaults(func=cmd_search)
+    search.set_defaults(func=cmd_search, open_index=open_index)

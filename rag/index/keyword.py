@@ -1,7 +1,8 @@
 """BM25 keyword search over character bigrams (CJK) and lower-cased words (other scripts).
 
-Measured on the dev questions: jieba words segment this older prose badly; overlapping character
-bigrams work better (FACTS.md). One ``bm25s`` index per book, saved in the book's directory.
+Overlapping character bigrams rather than words: no segmenter (jieba) to get this older prose wrong,
+and any run of two or more characters matches. Keyword recall on the dev questions: bench/retrieval.py
+(bench/results/retrieval_e5.json). One ``bm25s`` index per book, saved in the book's directory.
 """
 
 from __future__ import annotations
@@ -65,9 +66,12 @@ class KeywordIndex:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self._model.get_scores(tokens), dtype=np.float32)
 
-    def top(self, query: str, k: int) -> list[tuple[int, float]]:
-        """(document position, score) of the best ``k`` documents with a positive score."""
+    def top(self, query: str, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """(document position, score) of the best ``k`` documents with a positive score, among the
+        ``allowed`` ones (a boolean mask over the documents) if given."""
         s = self.scores(query)
+        if allowed is not None:
+            s = np.where(allowed, s, 0.0)
         if k <= 0 or not s.size:
             return []
         k = min(k, s.size)

@@ -1,43 +1,75 @@
-"""Build test books from the shared corpus (read at test time, never copied into the repo)."""
+"""Build test books from the project's own sample guide (assets/xiyouji-guide/*.md): EPUBs with
+several chapters, TXT files in any encoding, broken and DRM variants. No test here needs the novels."""
 
 from __future__ import annotations
 
+import html
 import re
-import threading
 import zipfile
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from rag.config import Settings
-from rag.index.embeddings import HashEmbedder
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
-XIYOUJI = CORPUS / "xiyouji.txt"
-QUESTIONS = CORPUS / "xiyouji.questions.jsonl"
 REPO = Path(__file__).resolve().parents[2]
+GUIDE_DIR = REPO / "assets" / "xiyouji-guide"
 GUIDE_EPUB = REPO / "assets" / "xiyouji-guide.epub"
 
-_HEADING = re.compile(r"^《》目录 (第.{1,5}回.*)$", re.MULTILINE)
+_CN = "零一二三四五六七八九十"
 
 
-def corpus_chapters(first: int, last: int) -> list[tuple[str, str]]:
-    """(title, text) of chapters ``first..last`` (1-based) of 西游记, text as paragraphs."""
-    text = XIYOUJI.read_text(encoding="utf-8")
-    parts = _HEADING.split(text)
-    chapters = []
-    for i in range(1, len(parts), 2):
-        title = re.sub(r"\s+", " ", parts[i].replace("\u3000", " ")).strip()
-        body = "\n".join(line.strip() for line in parts[i + 1].splitlines() if line.strip())
-        chapters.append((title, body))
-    return chapters[first - 1 : last]
+def chinese_numeral(n: int) -> str:
+    """1..99 as Chinese numerals (一, 十, 十一, 二十七)."""
+    tens, ones = divmod(n, 10)
+    return (("" if tens == 1 else _CN[tens]) + "十" if tens else "") + (_CN[ones] if ones or not tens else "")
+
+
+def _paragraphs(markdown: str) -> list[str]:
+    """The guide's Markdown as plain paragraphs (written here, not by the loader under test): section
+    headings kept as a line, list markers and table rules dropped, table cells joined by spaces."""
+    out = []
+    for raw in markdown.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("# ") or re.fullmatch(r"\|[\s:|-]+\|", line):
+            continue
+        line = re.sub(r"^(##+\s+|[-*]\s+|\d+\.\s+)", "", line)
+        if line.startswith("|"):
+            line = " ".join(cell.strip() for cell in line.strip("|").split("|"))
+        out.append(line)
+    return out
+
+
+@cache
+def _guide_files() -> tuple[tuple[str, str], ...]:
+    """(subtitle, text) of every guide file in order: 00-intro.md first, 10-facts.md last."""
+    files = []
+    for path in sorted(GUIDE_DIR.glob("*.md")):
+        markdown = path.read_text(encoding="utf-8")
+        heading = next(line[2:].strip() for line in markdown.splitlines() if line.startswith("# "))
+        files.append((heading.split("：", 1)[-1], "\n".join(_paragraphs(markdown))))
+    assert len(files) == 11, f"expected the guide's 11 files in {GUIDE_DIR}"
+    return tuple(files)
+
+
+def guide_chapters(first: int, last: int) -> list[tuple[str, str]]:
+    """(title, text) of the guide's chapters ``first..last`` (01-havoc.md is chapter 1, 10-facts.md
+    chapter 10), titled like a novel's chapters ("第一回 石猴出世与大闹天宫") so loaders can number
+    them; text as paragraphs separated by "\\n"."""
+    assert 1 <= first <= last <= 10
+    return [(f"第{chinese_numeral(n)}回 {subtitle}", text)
+            for n, (subtitle, text) in enumerate(_guide_files()) if first <= n <= last]
+
+
+def guide_text() -> str:
+    """The whole guide (all 11 files, ~8,000 characters) as one text of paragraphs."""
+    return "\n".join(text for _, text in _guide_files())
 
 
 def make_epub(
     path: Path,
     chapters: list[tuple[str, str]],
-    title: str = "西游记选段",
+    title: str = "西游记导读选段",
     with_cover: bool = True,
     with_copyright: bool = True,
 ) -> Path:
@@ -62,8 +94,9 @@ def make_epub(
     items = []
     for n, (chapter_title, text) in enumerate(chapters, start=1):
         item = epub.EpubHtml(title=chapter_title, file_name=f"text/ch{n:03d}.xhtml", lang="zh")
-        paragraphs = "".join(f"<p>{line}</p>" for line in text.split("\n"))
-        item.content = f"<h2>{chapter_title}</h2><!-- a comment --><script>var x = 1;</script>{paragraphs}"
+        paragraphs = "".join(f"<p>{html.escape(line)}</p>" for line in text.split("\n"))
+        item.content = (f"<h2>{html.escape(chapter_title)}</h2><!-- a comment --><script>var x = 1;</script>"
+                        f"{paragraphs}")
         book.add_item(item)
         items.append(item)
     book.toc = [epub.Link(i.file_name, i.title, f"c{n}") for n, i in enumerate(items)]
@@ -81,22 +114,3 @@ def add_to_zip(path: Path, name: str, data: str | bytes) -> None:
 
 def settings(tmp_path: Path, **overrides: Any) -> Settings:
     return Settings(_env_file=None, data_dir=tmp_path / "data", **overrides)  # type: ignore[call-arg]
-
-
-class GatedEmbedder(HashEmbedder):
-    """A HashEmbedder whose passage calls block until ``gate`` is set (to observe the index while
-    embedding is in progress); ``fail_after`` makes the n-th call raise."""
-
-    def __init__(self, fail_after: int | None = None) -> None:
-        super().__init__()
-        self.gate = threading.Event()
-        self.started = threading.Event()
-        self.fail_after = fail_after
-
-    def embed_passages(self, texts: list[str]) -> np.ndarray:
-        self.started.set()
-        if not self.gate.wait(timeout=30):
-            raise TimeoutError("test gate never opened")
-        if self.fail_after is not None and self.calls >= self.fail_after:
-            raise RuntimeError("embedder exploded")
-        return super().embed_passages(texts)

@@ -1,0 +1,377 @@
+"""Books on disk: one directory per book under ``settings.keyword_dir``. No threads, no Chroma.
+
+    <book_id>/manifest.json   ``Manifest``: title, source, chapters, chunk settings
+    <book_id>/chunks.jsonl    one ``Chunk`` per line (text, chapter, offsets, pieces to embed)
+    <book_id>/bm25/           bm25s index over character bigrams
+    <book_id>/vectors.json    ``VectorProgress`` per vector space (rewritten atomically)
+
+A book directory is built under a temporary name and renamed into place in one step, so a crash or
+a cancelled upload leaves the previous index as it was; leftovers of a crash are removed later. The
+book id is a hash of the content, so the same book is the same directory whatever its file name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import shutil
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from rag.errors import BookError, IndexError_
+from rag.index.chunking import Chunk, chunk_chapters
+from rag.index.keyword import KeywordIndex
+from rag.index.loaders import LoadedBook
+
+log = logging.getLogger(__name__)
+
+INDEX_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ChapterEntry:
+    num: int | None
+    title: str
+    chars: int
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """``manifest.json``: what the book is and how it was chunked."""
+
+    id: str
+    title: str
+    source: str  # file name as uploaded
+    path: str  # path given to ingest
+    format: str  # epub | txt | md
+    chars: int
+    chapters: tuple[ChapterEntry, ...]
+    chunks: int
+    pieces: int
+    created: float
+    chunk_size: int
+    chunk_overlap: int
+    piece_chars: int
+    version: int = INDEX_VERSION
+
+    def chunking(self) -> tuple[int, int, int]:
+        return self.chunk_size, self.chunk_overlap, self.piece_chars
+
+    @classmethod
+    def from_json(cls, data: Any) -> Manifest:
+        """Raises ``ValueError`` for a manifest of another index version or a malformed one."""
+        if not isinstance(data, dict) or data.get("version") != INDEX_VERSION:
+            raise ValueError(f"index version {data.get('version') if isinstance(data, dict) else None}")
+        try:
+            chapters = tuple(ChapterEntry(c.get("num"), str(c["title"]), int(c.get("chars", 0))) for c in data["chapters"])
+            return cls(
+                id=str(data["id"]), title=str(data["title"]), source=str(data["source"]),
+                path=str(data.get("path", "")), format=str(data["format"]), chars=int(data.get("chars", 0)),
+                chapters=chapters, chunks=int(data["chunks"]), pieces=int(data.get("pieces", 0)),
+                created=float(data.get("created", 0.0)), chunk_size=int(data["chunk_size"]),
+                chunk_overlap=int(data["chunk_overlap"]), piece_chars=int(data["piece_chars"]),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"malformed manifest ({exc!r})") from exc
+
+
+_ROW_FIELDS = ("id", "chapter_idx", "chapter_num", "chapter_title", "chunk_index", "start", "end", "text")
+
+
+def chunk_row(chunk: Chunk) -> dict[str, Any]:
+    """A chunk as one line of ``chunks.jsonl`` (its book is the directory's)."""
+    row = {name: getattr(chunk, name) for name in _ROW_FIELDS}
+    row["pieces"] = [[a, b] for a, b in chunk.pieces]
+    return row
+
+
+def chunk_from_row(book_id: str, row: dict[str, Any]) -> Chunk:
+    return Chunk(book_id=book_id, pieces=[(int(a), int(b)) for a, b in row["pieces"]],
+                 **{name: row[name] for name in _ROW_FIELDS})
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """Who is embedding a book right now (any process), and when it last said so."""
+
+    pid: int
+    host: str
+    at: float  # time.time()
+
+    @classmethod
+    def now(cls) -> Heartbeat:
+        return cls(os.getpid(), socket.gethostname(), time.time())
+
+    def alive(self, stale_after: float) -> bool:
+        if time.time() - self.at > stale_after:
+            return False
+        if self.host == socket.gethostname() and self.pid != os.getpid():
+            try:
+                os.kill(self.pid, 0)
+            except ProcessLookupError:
+                return False  # that process is gone
+            except OSError:
+                pass  # it exists (under another user)
+        return True
+
+
+@dataclass(frozen=True)
+class VectorProgress:
+    """One vector space's entry in ``vectors.json``."""
+
+    complete: bool = False
+    embedded: int = 0  # chunks whose pieces are all stored
+    worker: Heartbeat | None = None  # set while a process embeds the book
+
+    @classmethod
+    def from_json(cls, data: Any) -> VectorProgress:
+        if not isinstance(data, dict):
+            return cls()
+        beat = data.get("worker")
+        try:
+            worker = Heartbeat(int(beat["pid"]), str(beat["host"]), float(beat["at"])) if beat else None
+        except (KeyError, TypeError, ValueError):
+            worker = None
+        return cls(bool(data.get("complete")), int(data.get("embedded", 0)), worker)
+
+
+def book_id_of(loaded: LoadedBook) -> str:
+    digest = hashlib.sha256()
+    for c in loaded.chapters:
+        digest.update(f"{c.num}\x1f{c.title}\x1f{c.text}\x1e".encode())
+    return digest.hexdigest()[:12]
+
+
+def plan_book(loaded: LoadedBook, path: str | Path, chunk_size: int, chunk_overlap: int,
+              piece_chars: int) -> tuple[Manifest, list[Chunk]]:
+    """The manifest and chunks that ``loaded`` becomes. Raises ``BookError`` when there is no text."""
+    book_id = book_id_of(loaded)
+    chapters = [(c.num, c.title, c.text) for c in loaded.chapters]
+    chunks = chunk_chapters(book_id, chapters, size=chunk_size, overlap=chunk_overlap, piece_size=piece_chars)
+    if not chunks:
+        raise BookError(f"{loaded.source}: the book contains no text to index.")
+    manifest = Manifest(
+        id=book_id, title=loaded.title, source=loaded.source, path=str(path), format=loaded.format,
+        chars=loaded.chars, chapters=tuple(ChapterEntry(n, t, len(x)) for n, t, x in chapters),
+        chunks=len(chunks), pieces=sum(len(c.pieces) for c in chunks), created=time.time(),
+        chunk_size=chunk_size, chunk_overlap=chunk_overlap, piece_chars=piece_chars,
+    )
+    return manifest, chunks
+
+
+@dataclass
+class BookInfo:
+    """What the index tells about a book (``BookIndex.books()``)."""
+
+    id: str
+    title: str
+    source: str  # file name as uploaded
+    path: str  # path given to ingest
+    format: str  # epub | txt | md
+    chapters: int
+    chunks: int
+    embedded: int  # chunks whose vectors are all stored
+    status: str  # keyword_ready | embedding | ready | error
+    error: str | None = None
+    chars: int = 0
+    created: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def find_book(infos: list[BookInfo], name_or_id: str) -> BookInfo | None:
+    """The one book matching by exact id, else title or file name, else id prefix (case-insensitive)."""
+    needle = name_or_id.strip().lower()
+    for test in (
+        lambda b: b.id == needle,
+        lambda b: b.title.lower() == needle or b.source.lower() == needle,
+        lambda b: b.id.startswith(needle),
+    ):
+        hits = [b for b in infos if test(b)]
+        if len(hits) == 1:
+            return hits[0]
+    return None
+
+
+class StoredBook:
+    """A book directory: its manifest, and its chunks and keyword index once first needed."""
+
+    def __init__(self, manifest: Manifest, directory: Path) -> None:
+        self.manifest = manifest
+        self.directory = directory
+        self._loaded: tuple[list[Chunk], KeywordIndex, dict[str, int]] | None = None
+
+    @property
+    def id(self) -> str:
+        return self.manifest.id
+
+    def _load(self) -> tuple[list[Chunk], KeywordIndex, dict[str, int]]:
+        loaded = self._loaded
+        if loaded is None:  # two threads may both load; either result is the same
+            try:
+                with (self.directory / "chunks.jsonl").open(encoding="utf-8") as fh:
+                    chunks = [chunk_from_row(self.id, json.loads(line)) for line in fh if line.strip()]
+                keyword = KeywordIndex.load(self.directory / "bm25", len(chunks))
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise IndexError_(f"the index of '{self.manifest.title}' is unreadable ({exc}).") from exc
+            loaded = self._loaded = (chunks, keyword, {c.id: pos for pos, c in enumerate(chunks)})
+        return loaded
+
+    def info(self, status: str, embedded: int, error: str | None = None) -> BookInfo:
+        m = self.manifest
+        return BookInfo(id=m.id, title=m.title, source=m.source, path=m.path, format=m.format,
+                        chapters=len(m.chapters), chunks=m.chunks, embedded=embedded, status=status,
+                        error=error, chars=m.chars, created=m.created)
+
+    def chunks(self) -> list[Chunk]:
+        return self._load()[0]
+
+    def keyword(self) -> KeywordIndex:
+        return self._load()[1]
+
+    def position(self, chunk_id: str) -> int | None:
+        return self._load()[2].get(chunk_id)
+
+
+def _write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        json.dump(data, fh, ensure_ascii=False)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+class Catalog:
+    """The book directories under ``root``, read once (``books()``) and kept up to date by ``write``
+    and ``remove``."""
+
+    def __init__(self, root: Path, stale_tmp_seconds: float = 600.0,
+                 build_keyword: Callable[[list[str]], KeywordIndex] | None = None) -> None:
+        self.root = Path(root)
+        self.stale_tmp_seconds = stale_tmp_seconds
+        self._build_keyword = build_keyword
+        self._books: dict[str, StoredBook] | None = None
+
+    def books(self) -> dict[str, StoredBook]:
+        """Every readable book by id, oldest first (the first call also removes stale temporary
+        directories)."""
+        if self._books is None:
+            self._books = self._scan()
+        return self._books
+
+    def get(self, book_id: str) -> StoredBook:
+        book = self.books().get(book_id)
+        if book is None:
+            raise BookError(f"no book with id '{book_id}' in the index.")
+        return book
+
+    def _scan(self) -> dict[str, StoredBook]:
+        books: dict[str, StoredBook] = {}
+        if not self.root.is_dir():
+            return books
+        now = time.time()
+        for entry in sorted(self.root.iterdir()):
+            if entry.name.startswith("."):
+                if entry.is_dir() and now - entry.stat().st_mtime > self.stale_tmp_seconds:
+                    shutil.rmtree(entry, ignore_errors=True)  # leftovers of a crash
+                continue
+            book = self.read(entry)
+            if book is not None:
+                books[book.id] = book
+        return dict(sorted(books.items(), key=lambda kv: kv[1].manifest.created))
+
+    def read(self, directory: Path) -> StoredBook | None:
+        try:
+            manifest = Manifest.from_json(json.loads((directory / "manifest.json").read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            log.warning("ignoring %s: %s", directory, exc)
+            return None
+        if manifest.id != directory.name:
+            log.warning("ignoring %s: it holds book %s", directory, manifest.id)
+            return None
+        return StoredBook(manifest, directory)
+
+    def write(self, manifest: Manifest, chunks: list[Chunk]) -> StoredBook:
+        """Write the book's directory and swap it into place in one step (replacing an older one)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        final = self.root / manifest.id
+        tmp = self.root / f".tmp-{manifest.id}-{uuid.uuid4().hex[:8]}"
+        tmp.mkdir()
+        old = None
+        try:
+            with (tmp / "chunks.jsonl").open("w", encoding="utf-8") as fh:
+                for c in chunks:
+                    fh.write(json.dumps(chunk_row(c), ensure_ascii=False) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            build = self._build_keyword or KeywordIndex.build
+            build([c.text for c in chunks]).save(tmp / "bm25")
+            _write_json_atomic(tmp / "manifest.json", asdict(manifest))
+            _fsync_dir(tmp)
+            if final.exists():  # same content, new chunk settings: swap the directories
+                old = self.root / f".old-{manifest.id}-{uuid.uuid4().hex[:8]}"
+                os.replace(final, old)
+            try:
+                os.replace(tmp, final)
+            except OSError:
+                if not (final / "manifest.json").exists():
+                    raise
+                # another process indexed the same book at the same time: keep its copy
+                log.info("book %s was indexed concurrently; keeping the existing copy", manifest.id)
+                shutil.rmtree(tmp, ignore_errors=True)
+            _fsync_dir(self.root)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        books = self.books()
+        books.pop(manifest.id, None)  # listed as the newest
+        book = books[manifest.id] = StoredBook(manifest, final)
+        return book
+
+    def remove(self, book_id: str) -> None:
+        """The book's directory disappears in one step, then its files are deleted."""
+        self.books().pop(book_id, None)
+        trash = self.root / f".trash-{book_id}-{uuid.uuid4().hex[:8]}"
+        os.replace(self.root / book_id, trash)
+        shutil.rmtree(trash, ignore_errors=True)
+
+    def read_progress(self, book_id: str, space: str) -> VectorProgress:
+        return VectorProgress.from_json(self._progress_file(book_id).get(space))
+
+    def write_progress(self, book_id: str, space: str, progress: VectorProgress) -> None:
+        """Record ``progress`` for ``space``, keeping other spaces'; nothing if the book is gone."""
+        directory = self.root / book_id
+        if not directory.is_dir():
+            return
+        states = self._progress_file(book_id)
+        states[space] = {k: v for k, v in asdict(progress).items() if v is not None}
+        with contextlib.suppress(FileNotFoundError):  # deleted meanwhile
+            _write_json_atomic(directory / "vectors.json", states)
+
+    def _progress_file(self, book_id: str) -> dict[str, Any]:
+        try:
+            states = json.loads((self.root / book_id / "vectors.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return states if isinstance(states, dict) else {}
