@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -110,16 +111,57 @@ def responder(route: str | dict | Exception | list = "complex", evaluations: lis
             if isinstance(r, (dict, Exception)) or (isinstance(r, str) and r not in ("simple", "complex")):
                 return r
             return {"reason": f"scripted {r}", "strategy": r}
-        if schema == "Evaluation":
+        if schema in ("Evaluation", "EvidenceJudgement"):
             if not evals:
                 raise AssertionError("unexpected extra evaluation call")
-            return evals.pop(0)
+            verdict = evals.pop(0)
+            if schema == "EvidenceJudgement":
+                return evidence_for(verdict, judge_prompt([str(m.content) for m in messages]))
+            return verdict
         system = str(messages[0].content) if messages else ""
         if "standalone question" in system:
             return rewrite
         return answer
 
     return reply
+
+
+_SOURCE_LINE = re.compile(r"^\[(\d+)\] (.*)$", re.MULTILINE)
+
+
+def judge_prompt(contents: list[str]) -> str:
+    """The judge's real question and sources: the last message with a QUESTION (few-shot turns come
+    before it, a retry's request after it)."""
+    return next((c for c in reversed(contents) if "QUESTION:" in c), contents[-1] if contents else "")
+
+
+def evidence_for(verdict: Any, prompt: str) -> Any:
+    """A scripted verdict (``ev(...)``) as the evidence-mode judge would give it, from the real
+    prompt: "enough" quotes the start of the first quotable source verbatim (so code verifies it),
+    "not enough" names each missing point as not found. Anything else (errors, text, a dict that
+    already has parts) is passed through."""
+    if not isinstance(verdict, dict) or "parts" in verdict or "enough" not in verdict:
+        return verdict
+    from rag.evidence import MIN_QUOTE_WEIGHT, content_weight, normalize
+
+    parts: list[dict[str, Any]] = []
+    if verdict["enough"]:
+        context = prompt.split("SOURCES", 1)[-1]
+        for m in _SOURCE_LINE.finditer(context):
+            body = context[m.end():].lstrip("\n").split("\n", 1)[0]
+            for text in (body, m.group(2)):  # a book passage's first line, else a web result's title
+                quote = text.strip()[:24]
+                if quote and not quote.startswith(("URL:", "Site:", "<<<", "[")) \
+                        and content_weight(normalize(quote).text) >= MIN_QUOTE_WEIGHT:
+                    parts = [{"part": "scripted part", "answer": quote, "source": int(m.group(1)), "quote": quote}]
+                    break
+            if parts:
+                break
+    else:
+        parts = [{"part": m, "answer": "not found", "source": None, "quote": "not found"}
+                 for m in (verdict.get("missing") or ["scripted part"])]
+    return {"reason": verdict.get("reason", "scripted"), "parts": parts, "enough": verdict["enough"],
+            "web_query": verdict.get("web_query"), "confidence": verdict.get("confidence", 0.5)}
 
 
 def ev(enough: bool, missing: list[str] | None = None, web_query: str | None = None,

@@ -52,7 +52,8 @@ def test_simple_route_answers_directly_without_retrieval():
     assert node_sequence(events) == ["route_question", "direct_answer"]
     assert values["answer"].startswith("A novel is a long fiction.\n\n(Answered from the model's general knowledge")
     assert values["answer_mode"] == "direct"
-    assert deps.retriever.queries == []
+    # one search only to check the question names nothing the book uses (see test_book_terms_override_...)
+    assert deps.retriever.queries == ["What is a novel?"]
     assert "".join(e.text for e in events if isinstance(e, Token)) == "A novel is a long fiction."
 
 
@@ -60,7 +61,7 @@ def test_book_enough_generates_without_web():
     model = ScriptedChatModel(responder=responder(evaluations=[ev(True, confidence=0.95)], answer="第二十七回 [1]"))
     graph, deps = build(model)
     events, values = run(graph)
-    assert node_sequence(events) == ["route_question", "retrieve_local", "evaluate", "generate"]
+    assert node_sequence(events) == ["route_question", "retrieve_local", "evaluate", "generate", "verify_answer"]
     assert values["answer_mode"] == "full"
     assert deps.web_search.queries == []
     assert [p.id for p in values["passages"]] == ["p1", "p2"]
@@ -76,12 +77,12 @@ def test_not_enough_then_web_then_enough():
         ev(False, ["电视剧集数"], web_query="86版西游记 三打白骨精 第几集"), ev(True)], answer="第27回 [1]，第7集 [3]"))
     graph, deps = build(model)
     events, values = run(graph)
-    assert node_sequence(events) == ["route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate"]
+    assert node_sequence(events) == ["route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate", "verify_answer"]
     assert deps.web_search.queries == ["86版西游记 三打白骨精 第几集"]
     assert [e.enough for e in values["evaluations"]] == [False, True]
     assert values["answer_mode"] == "full"
     # The second evaluation sees book and web sources, labelled, web numbered after the book.
-    second_eval_prompt = [c for c in model.calls if c[0] == "Evaluation"][1][1][1].content
+    second_eval_prompt = [c for c in model.calls if c[0] == "EvidenceJudgement"][1][1][-1].content
     assert "=== BOOK SOURCES ===" in second_eval_prompt and "=== WEB SOURCES" in second_eval_prompt
     assert "[3] 86版西游记 第七集" in second_eval_prompt
     generate_prompt = model.calls[-1][1][1].content
@@ -93,11 +94,11 @@ def test_still_not_enough_after_web_gives_partial_answer_naming_missing():
         ev(False, ["电视剧集数"], web_query="q1"), ev(False, ["电视剧集数", "播出年份"])], answer="部分答案"))
     graph, deps = build(model)
     events, values = run(graph)
-    assert node_sequence(events)[-1] == "generate"
+    assert node_sequence(events)[-2:] == ["generate", "verify_answer"]
     assert len(values["web_rounds"]) == 1  # default cap
     assert values["answer_mode"] == "partial"
     generate_prompt = model.calls[-1][1][1].content
-    assert "NOT sufficient" in generate_prompt and "电视剧集数; 播出年份" in generate_prompt
+    assert "NOT sufficient" in generate_prompt and "电视剧集数 (not found); 播出年份 (not found)" in generate_prompt
     assert "尚缺的信息" in generate_prompt  # the heading in the question's language
     assert "无法从资料中确认" in model.calls[-1][1][0].content
 
@@ -115,7 +116,7 @@ def test_web_disabled_goes_to_partial_generate(how):
     if deps.web_search is not None:
         assert deps.web_search.queries == []
     # The judge was told that no search is possible.
-    eval_prompt = [c for c in model.calls if c[0] == "Evaluation"][0][1][0].content
+    eval_prompt = [c for c in model.calls if c[0] == "EvidenceJudgement"][0][1][0].content
     assert "No further search is possible" in eval_prompt
 
 
@@ -128,7 +129,7 @@ def test_invalid_json_twice_takes_conservative_path():
     assert first.enough is False and "invalid twice" in first.reason
     assert any(n["node"] == "evaluate" and "invalid twice" in n["message"] for n in values["notices"])
     # Conservative branch: not enough -> web search, then the next evaluation says enough.
-    assert node_sequence(events) == ["route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate"]
+    assert node_sequence(events) == ["route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate", "verify_answer"]
 
 
 def test_invalid_json_once_is_retried():
@@ -153,7 +154,7 @@ def test_search_failure_still_reaches_an_honest_answer():
                                                               ev(False, ["电视剧集数"])], answer="只能确认第27回 [1]"))
     graph, _ = build(model, web_error=SearchError("bocha", "HTTP 503 from server"))
     events, values = run(graph)
-    assert node_sequence(events) == ["route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate"]
+    assert node_sequence(events) == ["route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate", "verify_answer"]
     web_round = values["web_rounds"][0]
     assert web_round["error"] == "bocha: HTTP 503 from server"
     assert any(n["node"] == "web_search" and "503" in n["message"] for n in values["notices"])
@@ -187,7 +188,7 @@ def test_web_rounds_never_exceed_the_cap(cap, verdicts, search_fails):
     assert len(values["web_rounds"]) <= cap
     assert len(deps.web_search.queries) <= cap
     assert node_sequence(events).count("evaluate") <= cap + 1
-    assert node_sequence(events)[-1] in {"generate", "fallback"}
+    assert node_sequence(events)[-1] in {"verify_answer", "fallback"}
 
 
 def test_state_is_reset_between_questions_in_one_thread():
@@ -199,7 +200,7 @@ def test_state_is_reset_between_questions_in_one_thread():
     _, first = run(graph, thread_id=thread)
     assert len(first["web_rounds"]) == 1 and len(first["evaluations"]) == 2
     events, second = run(graph, "他丈夫呢？", thread_id=thread)
-    assert node_sequence(events) == ["route_question", "retrieve_local", "evaluate", "generate"]
+    assert node_sequence(events) == ["route_question", "retrieve_local", "evaluate", "generate", "verify_answer"]
     assert second["web_rounds"] == [] and second["web_results"] == []
     assert len(second["evaluations"]) == 1 and second["notices"] == []
     # The follow-up was rewritten with the history and retrieval used the rewritten question.
@@ -234,12 +235,12 @@ def test_event_order_for_the_ui():
         "start:evaluate", "end:evaluate",
         "start:web_search", "end:web_search",
         "start:evaluate", "end:evaluate",
-        "start:generate", "token:generate", "end:generate",
+        "start:generate", "token:generate", "end:generate", "start:verify_answer", "end:verify_answer",
         "TurnFinished",
     ]
     finished = [e for e in events if isinstance(e, NodeFinished)]
     assert all(e.duration_s >= 0 for e in finished)
-    assert finished[2].update["evaluations"][0].missing == ["集数"]
+    assert finished[2].update["evaluations"][0].missing == ["集数 (not found)"]
     assert "".join(e.text for e in events if isinstance(e, Token)) == "答案 [1][3]"
 
 
@@ -273,7 +274,7 @@ def test_evaluation_log_records_each_round():
     assert records[0]["searched"] is None and "branch" not in records[0]
     assert records[1]["searched"] == {"query": "wq", "provider": "fake", "results": 1, "error": None}
     assert records[0]["model"] == "scripted-fake" and records[0]["evaluation"]["web_query"] == "wq"
-    assert records[0]["evaluation"]["missing"] == ["集数"]
+    assert records[0]["evaluation"]["missing"] == ["集数 (not found)"]
     assert [r["invalid_json"] for r in records] == [False, False]
 
 

@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import REPO, ev, make_settings
+from conftest import REPO, ev, evidence_for, judge_prompt, make_settings
 from fixtures_index.books import guide_chapters
 from openai_stub import OpenAIStub, request_kind
 
@@ -36,6 +36,8 @@ def scripted(evaluations, answer="第二十七回 [1]；电视剧第7集 [2] htt
             return {"reason": "about the book", "strategy": "complex"}
         if kind == "Evaluation":
             return evals.pop(0)
+        if kind == "EvidenceJudgement":
+            return evidence_for(evals.pop(0), judge_prompt([m["content"] for m in body["messages"]]))
         return answer
 
     return respond
@@ -53,12 +55,12 @@ def test_graph_through_real_http_for_each_structured_method(method):
     final = events[-1]
     assert isinstance(final, TurnFinished)
     assert [e.node for e in events if isinstance(e, NodeFinished)] == [
-        "route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate"]
+        "route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate", "verify_answer"]
     assert search.queries == ["86版 三打白骨精 集数"]
     tokens = "".join(e.text for e in events if isinstance(e, Token))
     assert tokens == final.answer and "https://example.org/7" in tokens
     kinds = [request_kind(r) for r in stub.requests]
-    assert kinds == ["RouteDecision", "Evaluation", "Evaluation", None]
+    assert kinds == ["RouteDecision", "EvidenceJudgement", "EvidenceJudgement", None]
     # Route and evaluate are deterministic; the answer is streamed.
     assert all(r["temperature"] == 0 for r in stub.requests[:3])
     assert stub.requests[-1].get("stream") is True
@@ -141,7 +143,7 @@ def test_cli_ask_against_loopback_stub(tmp_path: Path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "白骨精三戏唐三藏，见第二十七回 [1]。"  # streamed once, nothing else
     lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
-    assert [line[1:].split()[0] for line in lines[:4]] == ["route_question", "retrieve_local", "evaluate", "generate"]
+    assert [line[1:].split()[0] for line in lines[:4]] == ["route_question", "retrieve_local", "evaluate", "generate", "verify_answer"]
     assert '"enough": true' in lines[2]
     assert SECRET not in result.stderr + result.stdout
 

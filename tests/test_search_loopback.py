@@ -146,7 +146,7 @@ def test_whole_graph_with_loopback_bocha_as_web_search():
     final = events[-1]
     assert isinstance(final, TurnFinished), final
     nodes = [e.node for e in events if isinstance(e, NodeFinished)]
-    assert nodes == ["route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate"]
+    assert nodes == ["route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate", "verify_answer"]
     assert [r.body["query"] for r in stub.requests] == ["86版西游记 三打白骨精 第几集"]
     values = final.values
     (web_round,) = values["web_rounds"]

@@ -92,7 +92,7 @@ def test_node_updates_hold_only_their_own_new_items():
     events, values = turn(graph)
     finished = [e for e in events if isinstance(e, NodeFinished)]
     assert [e.node for e in finished] == [ROUTE, RETRIEVE, EVALUATE, WEB_SEARCH, EVALUATE, WEB_SEARCH, EVALUATE,
-                                          "generate"]
+                                          "generate", "verify_answer"]
     route = finished[0].update
     assert all(route[key] == [RESET] for key in PER_QUESTION)  # the question starts afresh
     for e in finished:
@@ -138,7 +138,7 @@ def test_a_second_question_starts_with_empty_lists_and_keeps_the_conversation():
     first = graph.invoke({"question": "孙悟空三打白骨精在第几回？"}, config)
     assert len(first["evaluations"]) == 2 and len(first["web_rounds"]) == 1 and first["web_results"]
     events, second = turn(graph, "白骨精变了几次？", thread=thread)
-    assert [e.node for e in events if isinstance(e, NodeFinished)] == [ROUTE, RETRIEVE, EVALUATE, "generate"]
+    assert [e.node for e in events if isinstance(e, NodeFinished)] == [ROUTE, RETRIEVE, EVALUATE, "generate", "verify_answer"]
     assert len(second["evaluations"]) == 1 and second["evaluations"][0].enough
     assert second["web_rounds"] == [] and second["web_results"] == [] and second["web_context"] == ""
     assert second["notices"] == []

@@ -88,7 +88,8 @@ def test_trace_renders_entries_in_order_with_escaped_web_text():
     state = done_state()
     out = render_trace(state.current, "en")
     nodes = re.findall(r'data-node="([a-z_]+)"', out)
-    assert nodes == ["route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate"]
+    assert nodes == ["route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate",
+                     "verify_answer"]
     assert HOSTILE not in out and esc(HOSTILE) in out
     assert "第二十七回 尸魔三戏唐三藏" in out and "0.910" in out
     rounds = re.findall(r'<pre class="eval-json" data-round="(\d)">(.*?)</pre>', out, re.S)

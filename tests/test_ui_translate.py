@@ -21,9 +21,9 @@ def test_full_turn_builds_trace_in_order_with_both_evaluations():
     turn = state.current
     assert turn is not None and turn.status == "done"
     assert [e.node for e in turn.entries] == ["route_question", "retrieve_local", "evaluate", "web_search",
-                                              "evaluate", "generate"]
+                                              "evaluate", "generate", "verify_answer"]
     assert all(e.status == "done" for e in turn.entries)
-    assert [e.duration_s for e in turn.entries] == [0.1, 0.2, 0.5, 0.7, 0.8, 1.2]
+    assert [e.duration_s for e in turn.entries] == [0.1, 0.2, 0.5, 0.7, 0.8, 1.2, 1.25]
     assert turn.entries[0].route is not None and turn.entries[0].route.strategy == "complex"
     assert turn.entries[1].passages == tuple(PASSAGES)
     assert turn.entries[2].evaluation == E1 and turn.entries[2].evaluation_round == 1
@@ -126,7 +126,7 @@ def test_real_graph_event_stream_translates():
     turn = state.current
     assert turn.status == "done", turn.error
     assert [e.node for e in turn.entries] == ["route_question", "retrieve_local", "evaluate", "web_search",
-                                              "evaluate", "generate"]
+                                              "evaluate", "generate", "verify_answer"]
     assert len(growing) > 1 and growing[-1] == "原著第二十七回[1]；电视剧第11集[3]。"
     assert [e.evaluation.enough for e in turn.entries if e.evaluation is not None] == [False, True]
     assert turn.entries[3].web_rounds[0]["query"] == "86版西游记 三打白骨精 第几集"

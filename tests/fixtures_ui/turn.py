@@ -4,7 +4,7 @@ generate), shared by the translation and rendering tests."""
 from __future__ import annotations
 
 from rag.events import NodeFinished, NodeStarted, Token, TurnFinished
-from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult
+from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult, SentenceResult
 from rag.state import RESET
 
 QUESTION = "孙悟空三打白骨精发生在原著第几回？这一情节在1986年央视版电视剧《西游记》中是第几集？"
@@ -21,6 +21,11 @@ WEB = [
 E1 = Evaluation(reason="book has the chapter, not the episode", enough=False, missing=["TV episode"],
                 web_query="1986 西游记 三打白骨精 第几集", confidence=0.8)
 E2 = Evaluation(reason="both parts covered", enough=True, missing=[], web_query=None, confidence=0.9)
+
+
+ANSWER = "第二十七回[1]，第11集[3]。"
+CHECKS = [SentenceResult(text=ANSWER, start=0, end=len(ANSWER), citations=[1, 3], status="supported",
+                         reason="its facts are in the cited sources", origin="both")]
 
 
 def scripted_turn() -> list:
@@ -49,6 +54,8 @@ def scripted_turn() -> list:
         Token("generate", "第二十七回"),
         Token("generate", "[1]，第11集[3]。"),
         NodeFinished("generate", 1.2, {"answer": "第二十七回[1]，第11集[3]。", "answer_mode": "full"}),
+        NodeStarted("verify_answer", 1.2),
+        NodeFinished("verify_answer", 1.25, {"answer_checks": CHECKS}),
         TurnFinished("第二十七回[1]，第11集[3]。", 1.3, {"passages": PASSAGES, "web_results": WEB,
                                                       "answer_mode": "full"}),
     ]
