@@ -8,9 +8,7 @@ ENOTDIR), and a full disk (ENOSPC) or a refused directory (EACCES) is simulated 
 
 from __future__ import annotations
 
-import builtins
 import errno
-import io
 import logging
 import os
 import random
@@ -176,49 +174,54 @@ def test_app_start_with_unusable_data_dir_says_so_in_one_line(tmp_path: Path, wh
     assert result.stderr.strip().splitlines()[-1].startswith(f"configuration error: DATA_DIR {data_dir} cannot be used")
 
 
-def _deny_writes_inside(monkeypatch: pytest.MonkeyPatch, root: Path, err: int) -> None:
-    """Every open-for-writing of a file inside ``root`` fails with ``err`` (a full disk: ENOSPC)."""
-    real_open, real_io_open = builtins.open, io.open
-    root = root.resolve()
+# Runs ``python -m rag ARGS`` with every open-for-writing of a file inside DATA_DIR failing with
+# ENOSPC (a full disk), in a real process so the exit code and stderr are the real ones.
+FULL_DISK = """
+import builtins, errno, io, os, sys
+from pathlib import Path
 
-    def guarded(opener):
-        def fake(file, mode="r", *args, **kwargs):
-            if isinstance(file, (str, os.PathLike)) and any(c in mode for c in "wax+"):
-                target = Path(os.fspath(file)).resolve()
-                if target.is_relative_to(root):
-                    raise OSError(err, os.strerror(err), str(target))
-            return opener(file, mode, *args, **kwargs)
-        return fake
+root = Path(os.environ["DATA_DIR"]).resolve()
 
-    monkeypatch.setattr(builtins, "open", guarded(real_open))
-    monkeypatch.setattr(io, "open", guarded(real_io_open))
+def guarded(opener):
+    def fake(file, mode="r", *args, **kwargs):
+        if isinstance(file, (str, os.PathLike)) and any(c in mode for c in "wax+"):
+            target = Path(os.fspath(file)).resolve()
+            if target.is_relative_to(root):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(target))
+        return opener(file, mode, *args, **kwargs)
+    return fake
+
+builtins.open, io.open = guarded(builtins.open), guarded(io.open)
+from rag.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
 
 
-def test_full_disk_during_ingest_is_one_line_and_the_old_index_stays(tmp_path: Path, monkeypatch, capsys) -> None:
-    from rag.cli import main
-
+def test_full_disk_during_ingest_is_one_line_and_the_old_index_stays(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    monkeypatch.setenv("DATA_DIR", str(data_dir))
-    first = _book(tmp_path, "first.txt", "第一回 灵根育孕源流出")
-    assert main(["ingest", str(first), "--keyword-only"]) == 0
-    capsys.readouterr()
+    env = _env(tmp_path, data_dir)
 
-    with monkeypatch.context() as patch:
-        _deny_writes_inside(patch, data_dir, errno.ENOSPC)
-        code = main(["ingest", str(_book(tmp_path, "second.txt", "第二回 悟彻菩提真妙理")), "--keyword-only"])
-    err = capsys.readouterr().err
-    assert code == 2
-    assert "Traceback" not in err
-    assert err.strip().splitlines()[-1].startswith(f"error: DATA_DIR {data_dir} cannot be used (No space left on device")
-    assert "free some disk space" in err
+    def rag(*argv: str, full_disk: bool = False) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-c", FULL_DISK, *argv] if full_disk else [sys.executable, "-m", "rag", *argv]
+        return subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
 
-    assert main(["books"]) == 0
-    out = capsys.readouterr().out
-    assert "first" in out and "second" not in out  # the previous index is intact, nothing half-written
-    assert main(["search", "花果山 仙石", "--mode", "keyword", "-k", "1"]) == 0
-    assert "first" in capsys.readouterr().out
+    first = rag("ingest", str(_book(tmp_path, "first.txt", "第一回 灵根育孕源流出")), "--keyword-only")
+    assert first.returncode == 0, first.stderr
+    failed = rag("ingest", str(_book(tmp_path, "second.txt", "第二回 悟彻菩提真妙理")), "--keyword-only",
+                 full_disk=True)
+    assert failed.returncode == 2
+    assert "Traceback" not in failed.stderr
+    last = failed.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: DATA_DIR {data_dir} cannot be used (No space left on device"), last
+    assert "free some disk space" in last
+
+    books = rag("books")
+    assert books.returncode == 0
+    assert "first" in books.stdout and "second" not in books.stdout  # the previous index is intact
+    found = rag("search", "花果山 仙石", "--mode", "keyword", "-k", "1")
+    assert found.returncode == 0 and "first" in found.stdout
     leftovers = [p.name for p in (data_dir / "keyword").iterdir() if p.name.startswith(".tmp")]
-    assert leftovers == []
+    assert leftovers == []  # nothing half-written is left behind
 
 
 def test_app_start_with_a_refused_data_dir_is_one_line(tmp_path: Path, monkeypatch) -> None:
