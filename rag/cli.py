@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from rag.config import Settings, load_settings
-from rag.errors import ConfigError, RagError
+from rag.errors import ConfigError, RagError, filesystem_problem
 from rag.events import NodeFinished, Token, TurnFailed, TurnFinished, run_turn
 from rag.names import ANSWER_NODES, EVALUATE, RETRIEVAL_ONLY, RETRIEVE, ROUTE, WEB_SEARCH
 
@@ -134,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    settings: Settings | None = None
     try:
         settings = _settings(args)
         from rag.logs import setup_logging
@@ -146,5 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RagError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # DATA_DIR not writable / not a directory, disk full: one line, no traceback
+        print(f"error: {filesystem_problem(exc, settings.data_dir if settings else None)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130

@@ -3,6 +3,7 @@ call ``Settings()`` (or ``load_settings()``) where you need one."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -73,6 +74,10 @@ class Settings(BaseSettings):
     eval_log_enabled: bool = True
     host: str = "127.0.0.1"
     port: int = 7860
+    # May a visitor point this server at another LLM base URL / SearXNG URL from the Settings panel?
+    # Unset: yes locally, no on a Hugging Face Space (SPACE_ID set), where any visitor could aim the
+    # server at loopback or internal addresses.
+    allow_session_endpoints: bool = Field(default=None, validate_default=True)  # type: ignore[assignment]
 
     @field_validator("llm_base_url", "llm_model", "searxng_url", "chroma_host", "active_book", "embedding_base_url", mode="before")
     @classmethod
@@ -86,6 +91,13 @@ class Settings(BaseSettings):
     def _blank_key_is_none(cls, value: object) -> object:
         if isinstance(value, str) and not value.strip():
             return None
+        return value
+
+    @field_validator("allow_session_endpoints", mode="before")
+    @classmethod
+    def _endpoints_default(cls, value: object) -> object:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return not os.environ.get("SPACE_ID")
         return value
 
     @property

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, SecretStr, ValidationError
 
 from rag.config import Settings
-from rag.errors import ConfigError, LLMError
+from rag.errors import ConfigError, LLMError, LLMOutputError, LLMUnavailable
+from rag.logs import redact, url_secrets
 
 logger = logging.getLogger(__name__)
 
@@ -160,9 +162,84 @@ def _args_from_message(message: Any, schema_name: str) -> dict[str, Any]:
     return parse_json_text(_content_text(message))
 
 
+#: Every LLMUnavailable message starts with this; every LLMOutputError message with the other
+#: (``rag.eval.runner`` and ``failure_kind`` on message text rely on both).
+CALL_FAILED_PREFIX = "model call failed"
+OUTPUT_ERROR_PREFIX = "invalid structured output"
+OPENAI_DEFAULT_BASE = "https://api.openai.com/v1"
+FailureKind = Literal["transport", "invalid_output"]
+_TRANSPORT_ERRORS = {"APIConnectionError", "APITimeoutError", "APIStatusError", "ConnectError", "ConnectTimeout"}
+
+
+def endpoint_of(llm: Any) -> str:
+    """The endpoint a chat model talks to, without credentials (the model's class for fakes)."""
+    base = getattr(llm, "openai_api_base", None)
+    if not base:
+        return OPENAI_DEFAULT_BASE if hasattr(llm, "openai_api_key") else type(llm).__name__
+    try:
+        parts = urlsplit(str(base))
+        netloc = parts.netloc.rsplit("@", 1)[-1]
+        return urlunsplit((parts.scheme, netloc, parts.path, "", "")).rstrip("/")
+    except ValueError:
+        return "the configured LLM_BASE_URL"
+
+
+def _secrets_of_llm(llm: Any) -> list[str]:
+    key = getattr(llm, "openai_api_key", None)
+    value = key.get_secret_value() if isinstance(key, SecretStr) else (key if isinstance(key, str) else "")
+    return [v for v in [value, *url_secrets(str(getattr(llm, "openai_api_base", "") or ""))] if len(v) >= 4]
+
+
+def _is_transport(exc: BaseException) -> bool:
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return bool(names & _TRANSPORT_ERRORS) or isinstance(exc, (httpx.HTTPError, OSError, TimeoutError))
+
+
+def unavailable(llm: Any, exc: BaseException) -> LLMUnavailable:
+    """An ``LLMUnavailable`` for a failed call: what went wrong and where, never the key."""
+    endpoint = endpoint_of(llm)
+    status = getattr(exc, "status_code", None)
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if isinstance(status, int):
+        what = f"HTTP {status}"
+        if status in (401, 403):
+            what += ", the key was rejected: check LLM_API_KEY"
+        elif status == 404:
+            what += ", check LLM_BASE_URL and LLM_MODEL"
+    elif "APITimeoutError" in names or isinstance(exc, (TimeoutError, httpx.TimeoutException)):
+        what = "no answer in time (LLM_TIMEOUT)"
+    elif "APIConnectionError" in names or isinstance(exc, (httpx.TransportError, OSError)):
+        what = "cannot connect"
+    else:
+        what = type(exc).__name__
+    detail = redact(_short(exc), _secrets_of_llm(llm))
+    return LLMUnavailable(endpoint, f"{CALL_FAILED_PREFIX} at {endpoint} ({what}; {type(exc).__name__}): {detail}")
+
+
+def failure_kind(error: BaseException | str) -> FailureKind:
+    """"transport" when the model could not be used at all (refused connection, 401, timeout, 5xx),
+    "invalid_output" when it answered with something unusable. Takes the exception, or a text
+    that holds one's message (e.g. an evaluation's reason): the first marker found decides."""
+    if isinstance(error, LLMUnavailable):
+        return "transport"
+    if isinstance(error, LLMOutputError):
+        return "invalid_output"
+    if isinstance(error, BaseException):
+        if isinstance(error, LLMError):
+            error = str(error)
+        else:
+            return "transport" if _is_transport(error) else "invalid_output"
+    text = str(error)
+    call, output = text.find(CALL_FAILED_PREFIX), text.find(OUTPUT_ERROR_PREFIX)
+    if call != -1 and (output == -1 or call < output):
+        return "transport"
+    return "invalid_output"
+
+
 def structured_invoke(llm: Any, schema: type[T], messages: list[Any], method: str) -> T:
-    """One structured call with the chosen method; raises LLMError on any failure
-    (provider error, timeout, invalid JSON, schema mismatch)."""
+    """One structured call with the chosen method. Raises ``LLMUnavailable`` when the call fails
+    (refused connection, timeout, HTTP error status) and ``LLMOutputError`` when the reply is
+    not valid JSON for ``schema``; both are ``LLMError``."""
     name = schema.__name__
     try:
         if method == "function_calling":
@@ -182,11 +259,11 @@ def structured_invoke(llm: Any, schema: type[T], messages: list[Any], method: st
     except ConfigError:
         raise
     except Exception as exc:  # provider errors come in many types
-        raise LLMError(f"model call failed ({type(exc).__name__}): {_short(exc)}") from exc
+        raise unavailable(llm, exc) from exc
     try:
         return schema.model_validate(_args_from_message(message, name))
     except (ValueError, ValidationError) as exc:
-        raise LLMError(f"invalid structured output for {name}: {_short(exc)}") from exc
+        raise LLMOutputError(f"{OUTPUT_ERROR_PREFIX} for {name}: {redact(_short(exc), _secrets_of_llm(llm))}") from exc
 
 
 def _short(exc: BaseException, limit: int = 240) -> str:

@@ -2,14 +2,50 @@
 
 from __future__ import annotations
 
+import base64
 import logging
 import re
+from urllib.parse import unquote, urlsplit
 
 from pydantic import SecretStr
 
 from rag.config import Settings
 
 _BEARER = re.compile(r"(?i)(bearer\s+|api[_-]?key[=:\s\"']+)([A-Za-z0-9._\-]{8,})")
+# "Basic <base64 of user:password>" (HTTP Basic auth, e.g. SearXNG behind a proxy), anywhere.
+_BASIC = re.compile(r"(?i)(\bbasic\s+)([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])")
+# The value of any Authorization header, whatever its scheme ("Authorization: Token abc").
+_AUTH_HEADER = re.compile(r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?)([^\s\"',}]+(?:\s+[^\s\"',}]+)?)")
+# URL userinfo: scheme://user:password@host -> scheme://***@host
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
+_URL_SETTINGS = ("llm_base_url", "searxng_url", "embedding_base_url", "ollama_url", "bocha_api_url")
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """The secrets a URL carries: its password (raw and percent-decoded) and the base64 form of
+    ``user:password`` that HTTP Basic auth sends."""
+    if not url or "@" not in url:
+        return []
+    try:
+        parts = urlsplit(url.strip())
+        user, password = parts.username, parts.password
+    except ValueError:
+        return []
+    if not password:
+        return []
+    values = {password, unquote(password)}
+    for u, p in ((user or "", password), (unquote(user or ""), unquote(password))):
+        values.add(base64.b64encode(f"{u}:{p}".encode()).decode())
+    return sorted(v for v in values if len(v) >= 4)
+
+
+def _is_credentials(token: str) -> bool:
+    """True when ``token`` is base64 of ``user:password`` (so "a basic idea" stays as it is)."""
+    try:
+        decoded = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+    except ValueError:
+        return False
+    return b":" in decoded
 
 
 def secrets_of(settings: Settings) -> list[str]:
@@ -20,12 +56,20 @@ def secrets_of(settings: Settings) -> list[str]:
             secret = value.get_secret_value()
             if len(secret) >= 4:
                 values.append(secret)
+    for name in _URL_SETTINGS:
+        values.extend(url_secrets(getattr(settings, name, None)))
     return values
 
 
 def redact(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, "***")
+    """``text`` without the given secret values, bearer tokens, Basic credentials, Authorization
+    header values and URL userinfo."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        if secret:
+            text = text.replace(secret, "***")
+    text = _AUTH_HEADER.sub(lambda m: m.group(1) + "***", text)
+    text = _BASIC.sub(lambda m: m.group(1) + "***" if _is_credentials(m.group(2)) else m.group(0), text)
+    text = _URL_USERINFO.sub(lambda m: m.group("scheme") + "***@", text)
     return _BEARER.sub(lambda m: m.group(1) + "***", text)
 
 

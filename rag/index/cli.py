@@ -71,6 +71,10 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings, out: TextIO = sys.s
         index.close()
         print(f"error: {exc}", file=err)
         return 1
+    except OSError:  # reported in one line by rag.cli.main (exit code 2); the previous index stays
+        bars.close()
+        index.close()
+        raise
     bars.close()
     index.close()
     print(f"{info.id}  {info.title}  {info.chapters} chapters, {info.chunks} chunks, "

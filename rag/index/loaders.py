@@ -11,6 +11,7 @@ import posixpath
 import re
 import unicodedata
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -315,20 +316,114 @@ def html_to_text(content: bytes | str) -> tuple[str, str]:
     return heading, clean_paragraphs("".join(parts))
 
 
-def _check_epub_container(path: Path, name: str) -> None:
+# Zip-bomb limits. A book's text compresses about 2-6 times (Chinese 2-3, markup-heavy XHTML more);
+# a member that inflates 1000 times (the deflate maximum) is a bomb, not a book.
+EPUB_INFLATE_FACTOR = 4  # everything inside may inflate to at most 4 x MAX_BOOK_MB
+EPUB_MEMBER_FACTOR = 2  # one member to at most 2 x MAX_BOOK_MB
+EPUB_MAX_RATIO = 100  # uncompressed / compressed, checked on members (and archives) above RATIO_FLOOR
+EPUB_RATIO_FLOOR = 1 << 20  # bytes; tiny members may compress very well (a CSS file of spaces)
+EPUB_MAX_MEMBERS = 10_000
+_READ_CHUNK = 1 << 16
+
+
+@dataclass
+class ZipLimits:
+    """What an EPUB may inflate to, derived from MAX_BOOK_MB (see ``for_book``)."""
+
+    member_bytes: int
+    total_bytes: int
+    max_ratio: float = EPUB_MAX_RATIO
+    max_members: int = EPUB_MAX_MEMBERS
+
+    @classmethod
+    def for_book(cls, max_mb: float) -> ZipLimits:
+        mb = max(float(max_mb), 1.0) * 1024 * 1024
+        return cls(member_bytes=int(EPUB_MEMBER_FACTOR * mb), total_bytes=int(EPUB_INFLATE_FACTOR * mb))
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1024 / 1024:.1f} MB"
+
+
+def check_zip_directory(zf: zipfile.ZipFile, name: str, limits: ZipLimits, archive_bytes: int) -> None:
+    """Reject a ZIP bomb from its central directory alone, before any member is inflated."""
+    infos = zf.infolist()
+    if len(infos) > limits.max_members:
+        raise BookError(f"{name}: the EPUB holds {len(infos)} files; the limit is {limits.max_members}.")
+    total = 0
+    for info in infos:
+        size, packed = info.file_size, max(info.compress_size, 1)
+        if size > limits.member_bytes:
+            raise BookError(
+                f"{name}: {info.filename} inflates to {_mb(size)}, more than the {_mb(limits.member_bytes)} "
+                "allowed for one file inside an EPUB (setting MAX_BOOK_MB); this looks like a ZIP bomb."
+            )
+        if size > EPUB_RATIO_FLOOR and size / packed > limits.max_ratio:
+            raise BookError(
+                f"{name}: {info.filename} inflates {size / packed:.0f} times ({_mb(packed)} -> {_mb(size)}); "
+                f"more than {limits.max_ratio:g} times is a ZIP bomb, not a book."
+            )
+        total += size
+    if total > limits.total_bytes:
+        raise BookError(
+            f"{name}: the EPUB inflates to {_mb(total)}, more than the {_mb(limits.total_bytes)} allowed "
+            "(setting MAX_BOOK_MB); this looks like a ZIP bomb."
+        )
+    if total > EPUB_RATIO_FLOOR and total / max(archive_bytes, 1) > limits.max_ratio:
+        raise BookError(
+            f"{name}: the EPUB inflates {total / max(archive_bytes, 1):.0f} times; "
+            f"more than {limits.max_ratio:g} times is a ZIP bomb, not a book."
+        )
+
+
+class BoundedZipReader:
+    """Reads members of a checked ZIP with a cap per member and in total: the central directory can
+    lie about sizes, so the inflated stream itself is counted and cut off."""
+
+    def __init__(self, zf: zipfile.ZipFile, name: str, limits: ZipLimits) -> None:
+        self.zf, self.name, self.limits = zf, name, limits
+        self.read_total = 0
+
+    def read(self, member: str) -> bytes:
+        info = self.zf.getinfo(member)  # KeyError for a missing member, as ZipFile.read
+        cap = min(info.file_size, self.limits.member_bytes, self.limits.total_bytes - self.read_total)
+        parts: list[bytes] = []
+        got = 0
+        try:
+            with self.zf.open(info) as fh:
+                while True:
+                    chunk = fh.read(_READ_CHUNK)
+                    if not chunk:
+                        break
+                    got += len(chunk)
+                    if got > cap:
+                        raise BookError(
+                            f"{self.name}: {member} inflates to more than its directory says or the limit allows "
+                            f"({_mb(cap)}); the EPUB is damaged or a ZIP bomb."
+                        )
+                    parts.append(chunk)
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+            raise BookError(f"{self.name}: the EPUB archive is damaged ({member}: {exc}).") from exc
+        self.read_total += got
+        return b"".join(parts)
+
+
+def _check_epub_container(path: Path, name: str, limits: ZipLimits) -> None:
     if not zipfile.is_zipfile(path):
         raise BookError(f"{name}: not a valid EPUB (it is not a ZIP archive). Supported formats: {SUPPORTED}.")
     try:
         with zipfile.ZipFile(path) as zf:
+            check_zip_directory(zf, name, limits, path.stat().st_size)  # before anything is inflated
             names = set(zf.namelist())
             if "META-INF/container.xml" not in names:
                 raise BookError(f"{name}: this ZIP file is not an EPUB (no META-INF/container.xml).")
-            if "META-INF/encryption.xml" in names and _drm_encrypted(zf.read("META-INF/encryption.xml")):
+            reader = BoundedZipReader(zf, name, limits)
+            if "META-INF/encryption.xml" in names and _drm_encrypted(reader.read("META-INF/encryption.xml")):
                 raise BookError(
                     f"{name}: this EPUB is DRM-protected (its text is encrypted, see META-INF/encryption.xml) "
                     "and cannot be read. Use a DRM-free copy."
                 )
-            bad = zf.testzip()
+            bad = zf.testzip()  # streams each member once (sizes already bounded above)
             if bad is not None:
                 raise BookError(f"{name}: the EPUB archive is damaged (bad entry {bad}).")
     except zipfile.BadZipFile as exc:
@@ -386,13 +481,33 @@ def _toc_titles(toc: Any) -> dict[str, str]:
     return titles
 
 
-def load_epub(path: Path, name: str) -> LoadedBook:
-    _check_epub_container(path, name)
+def _read_epub(path: Path, name: str, limits: ZipLimits) -> Any:
+    """``ebooklib.epub.read_epub`` with every member read through a ``BoundedZipReader``."""
+    from ebooklib import epub
+
+    class Reader(epub.EpubReader):
+        def read_file(self, member: str) -> bytes:
+            bounded = getattr(self, "_bounded", None)
+            if bounded is None or bounded.zf is not self.zf:
+                bounded = self._bounded = BoundedZipReader(self.zf, name, limits)
+            return bounded.read(posixpath.normpath(member))
+
+    reader = Reader(str(path), {"ignore_ncx": False})
+    book = reader.load()
+    reader.process()
+    return book
+
+
+def load_epub(path: Path, name: str, max_mb: float = 50.0) -> LoadedBook:
+    limits = ZipLimits.for_book(max_mb)
+    _check_epub_container(path, name, limits)
     import ebooklib
     from ebooklib import epub
 
     try:
-        book = epub.read_epub(str(path), options={"ignore_ncx": False})
+        book = _read_epub(path, name, limits)
+    except BookError:
+        raise
     except Exception as exc:  # ebooklib raises many kinds (KeyError, EpubException, XML errors)
         raise BookError(f"{name}: the EPUB could not be read ({type(exc).__name__}: {exc}).") from exc
 
@@ -453,7 +568,7 @@ def load_book(path: str | Path, max_mb: float = 50.0, name: str | None = None) -
     with path.open("rb") as fh:
         magic = fh.read(4)
     if suffix in EPUB_SUFFIXES or (suffix not in TEXT_SUFFIXES | MARKDOWN_SUFFIXES and magic == b"PK\x03\x04"):
-        book = load_epub(path, display)
+        book = load_epub(path, display, max_mb)
     elif suffix in TEXT_SUFFIXES | MARKDOWN_SUFFIXES or suffix == "":
         if magic == b"PK\x03\x04":
             raise BookError(f"{display}: this is a ZIP archive, not a text file. Supported formats: {SUPPORTED}.")

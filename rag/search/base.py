@@ -12,6 +12,7 @@ import email.utils
 import json
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from html.parser import HTMLParser
@@ -29,6 +30,8 @@ logger = logging.getLogger(__name__)
 EXCERPT_CHARS = 200
 MAX_QUERY_CHARS = 400
 DEFAULT_MAX_RETRY_AFTER = 10.0
+#: Largest response body read from a provider (after decompression); a search answer is a few KB.
+MAX_RESPONSE_BYTES = 2 * 1024 * 1024
 REDACTED = "***"
 
 
@@ -68,7 +71,8 @@ class SearchServerError(SearchError):
 
 
 class SearchTimeout(SearchError):
-    """No (complete) answer within ``search_timeout``."""
+    """No (complete) answer within ``search_timeout``: the total time of one request, however
+    slowly the server trickles its headers or body."""
 
 
 class SearchNetworkError(SearchError):
@@ -77,6 +81,10 @@ class SearchNetworkError(SearchError):
 
 class SearchBadResponse(SearchError):
     """The body is not JSON, or JSON of the wrong shape."""
+
+
+class SearchResponseTooLarge(SearchBadResponse):
+    """The body is larger than ``max_response_bytes``; it is not read further."""
 
 
 class SearchInvalidQuery(SearchError):
@@ -100,7 +108,8 @@ class SearchChainFailed(SearchError):
 
 
 class Redactor:
-    """Replaces secret values (and URL credentials) in any text that may reach a user or a log."""
+    """Replaces secret values (and URL credentials, Basic/Bearer credentials) in any text that may
+    reach a user or a log."""
 
     _URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
 
@@ -115,9 +124,12 @@ class Redactor:
         self._values = sorted(set(values), key=len, reverse=True)
 
     def __call__(self, text: str) -> str:
+        from rag.logs import redact  # also: Basic/Bearer credentials, Authorization values
+
         for value in self._values:
             text = text.replace(value, REDACTED)
-        return self._URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
+        text = self._URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
+        return redact(text, [])
 
     def __repr__(self) -> str:
         return f"Redactor({len(self._values)} secret(s))"
@@ -405,6 +417,9 @@ class HttpProvider(Provider):
 
     Maps transport failures and status codes to the typed errors; honours ``Retry-After`` once
     on HTTP 429 (waiting at most ``max_retry_after`` seconds, through the injectable ``sleep``).
+    Each request gets ``timeout`` seconds in total (httpx's own timeout bounds each read, so a
+    server trickling one byte at a time would hold it indefinitely) and at most
+    ``max_response_bytes`` of body.
     """
 
     #: Environment variable holding the key, named in auth errors ("" for keyless providers).
@@ -421,9 +436,11 @@ class HttpProvider(Provider):
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         max_retry_after: float = DEFAULT_MAX_RETRY_AFTER,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         super().__init__(snippet_chars=snippet_chars, max_count=max_count)
         self.timeout = timeout
+        self.max_response_bytes = max_response_bytes
         self._redact = Redactor(secrets)
         self._owns_client = client is None
         self._client = client or httpx.Client(
@@ -463,7 +480,9 @@ class HttpProvider(Provider):
     # -- plumbing
     def _send(self, request: httpx.Request) -> httpx.Response:
         try:
-            return self._client.send(request)
+            return self._exchange_within_deadline(request)
+        except SearchError:
+            raise
         except httpx.TimeoutException as exc:
             raise SearchTimeout(self.name, f"no answer within {self.timeout:g} s ({type(exc).__name__})") from None
         except httpx.DecodingError as exc:
@@ -472,6 +491,58 @@ class HttpProvider(Provider):
         except httpx.HTTPError as exc:  # transport errors, decoding errors, invalid URLs...
             reason = self._redact(excerpt(str(exc) or type(exc).__name__))
             raise SearchNetworkError(self.name, f"could not reach {self._where(request)}: {reason}") from None
+
+    def _exchange_within_deadline(self, request: httpx.Request) -> httpx.Response:
+        """``_exchange`` in a worker thread, given up after ``timeout`` seconds in total. The
+        abandoned worker stops at its next chunk (or read timeout) and closes its connection."""
+        outcome: dict[str, Any] = {}
+        done, cancelled = threading.Event(), threading.Event()
+
+        def work() -> None:
+            try:
+                outcome["response"] = self._exchange(request, cancelled)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                outcome["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name=f"{self.name}-request", daemon=True).start()
+        if not done.wait(self.timeout):
+            cancelled.set()
+            logger.info("%s: no complete answer within %g s; request abandoned", self.name, self.timeout)
+            raise SearchTimeout(self.name, f"no answer within {self.timeout:g} s (the whole request, SEARCH_TIMEOUT)")
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["response"]
+
+    def _exchange(self, request: httpx.Request, cancelled: threading.Event) -> httpx.Response:
+        """Send, then read the (decoded) body in chunks up to ``max_response_bytes``; returns a
+        response whose body is fully read."""
+        response = self._client.send(request, stream=True)
+        try:
+            limit = self.max_response_bytes
+            declared = response.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > limit:
+                raise self._too_large(int(declared))
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():
+                if cancelled.is_set():
+                    raise SearchTimeout(self.name, "abandoned")  # nobody waits for it any more
+                size += len(chunk)
+                if size > limit:
+                    raise self._too_large(None)
+                chunks.append(chunk)
+        finally:
+            response.close()
+        headers = [(k, v) for k, v in response.headers.multi_items()
+                   if k.lower() not in {"content-encoding", "content-length", "transfer-encoding"}]
+        return httpx.Response(response.status_code, headers=headers, content=b"".join(chunks), request=request)
+
+    def _too_large(self, declared: int | None) -> SearchResponseTooLarge:
+        limit = f"{self.max_response_bytes / 1024 / 1024:g} MB"
+        size = f" ({declared / 1024 / 1024:.1f} MB)" if declared else ""
+        return SearchResponseTooLarge(self.name, f"answered with a body larger than {limit}{size}; not read further")
 
     def _where(self, request: httpx.Request) -> str:
         url = request.url

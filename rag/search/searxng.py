@@ -7,6 +7,7 @@ from collections.abc import Callable
 import httpx
 
 from rag.errors import ConfigError
+from rag.logs import url_secrets
 from rag.schemas import SearchResult
 from rag.search.base import (
     DEFAULT_MAX_RETRY_AFTER,
@@ -46,9 +47,8 @@ class SearxngSearch(HttpProvider):
         base = check_http_url(base_url, "SEARXNG_URL").rstrip("/")
         self.url = base if base.endswith("/search") else base + "/search"
         extra = {"sleep": sleep} if sleep is not None else {}
-        # URL credentials (https://user:pass@host) are secrets too.
-        parsed = httpx.URL(self.url)
-        secrets = [parsed.password] if parsed.password else []
+        # URL credentials (https://user:pass@host) are secrets too, and so is their Basic-auth form.
+        secrets = url_secrets(self.url)
         super().__init__(
             timeout=timeout,
             snippet_chars=snippet_chars,

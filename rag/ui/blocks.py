@@ -133,6 +133,7 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
     """
     default_settings = deps.settings
     default_lang = default_settings.ui_language if default_settings.ui_language in ("zh", "en") else "zh"
+    endpoints_allowed = bool(default_settings.allow_session_endpoints)
 
     def factory(session_deps: Deps, checkpointer: Any) -> Any:
         if graph_factory is not None:
@@ -227,8 +228,12 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
                     books_timer = gr.Timer(2.0, active=False)
                 with gr.Tab(t(default_lang, "tab_settings"), id="settings") as tab_settings:
                     settings_note = gr.Markdown(t(default_lang, "settings_note"))
-                    s_base_url = gr.Textbox(label=t(default_lang, "llm_base_url"), value=default_settings.llm_base_url or "",
-                                            elem_id="rag-s-base-url")
+                    # Server URLs can carry credentials or internal addresses: the page only says that
+                    # one is set (an empty field means "the server's"), and shows no URL field at all
+                    # when visitors may not choose endpoints (ALLOW_SESSION_ENDPOINTS=false).
+                    s_base_url = gr.Textbox(label=t(default_lang, "llm_base_url"), value="",
+                                            placeholder=_server_placeholder(default_settings.llm_base_url, default_lang),
+                                            visible=endpoints_allowed, elem_id="rag-s-base-url")
                     s_model = gr.Textbox(label=t(default_lang, "llm_model"), value=default_settings.llm_model or "",
                                          elem_id="rag-s-model")
                     s_key = gr.Textbox(label=t(default_lang, "llm_api_key"), type="password", value="",
@@ -240,8 +245,9 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
                     )
                     s_search_key = gr.Textbox(label=t(default_lang, "search_api_key"), type="password", value="",
                                               elem_id="rag-s-search-key")
-                    s_searxng = gr.Textbox(label=t(default_lang, "searxng_url"), value=default_settings.searxng_url or "",
-                                           elem_id="rag-s-searxng")
+                    s_searxng = gr.Textbox(label=t(default_lang, "searxng_url"), value="",
+                                           placeholder=_server_placeholder(default_settings.searxng_url, default_lang),
+                                           visible=endpoints_allowed, elem_id="rag-s-searxng")
                     s_k = gr.Slider(1, 20, step=1, value=default_settings.retrieval_k, label=t(default_lang, "retrieval_k"),
                                     elem_id="rag-s-k")
                     s_rounds = gr.Slider(0, 5, step=1, value=default_settings.max_web_rounds,
@@ -267,12 +273,12 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
                 gr.update(label=t(lang, "evaluations_json")),
                 gr.update(label=t(lang, "upload")),
                 gr.update(value=t(lang, "settings_note")),
-                gr.update(label=t(lang, "llm_base_url")),
+                gr.update(label=t(lang, "llm_base_url"), placeholder=_server_placeholder(default_settings.llm_base_url, lang)),
                 gr.update(label=t(lang, "llm_model")),
                 gr.update(label=t(lang, "llm_api_key")),
                 gr.update(label=t(lang, "search_provider")),
                 gr.update(label=t(lang, "search_api_key")),
-                gr.update(label=t(lang, "searxng_url")),
+                gr.update(label=t(lang, "searxng_url"), placeholder=_server_placeholder(default_settings.searxng_url, lang)),
                 gr.update(label=t(lang, "retrieval_k")),
                 gr.update(label=t(lang, "web_rounds")),
                 gr.update(value=t(lang, "apply")),
@@ -387,6 +393,13 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
 
         def on_upload(path: str | None, session: Session | None, current_book: str | None,
                       progress: gr.Progress = gr.Progress()) -> list[Any]:  # noqa: B008 - Gradio's idiom
+            try:
+                return ingest_upload(path, session, current_book, progress)
+            finally:
+                _discard_upload(path)  # ingested or rejected: the upload is not kept
+
+        def ingest_upload(path: str | None, session: Session | None, current_book: str | None,
+                          progress: Any) -> list[Any]:
             session = ensure_session(session)
             if not path:
                 return [gr.update(), *books_outputs(session, current_book)]
@@ -440,6 +453,7 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
                 new_deps = _apply_settings(
                     deps, index, make_deps, base_url=base_url, model=model, key=key, provider=provider,
                     search_key=search_key, searxng=searxng, k=int(k), rounds=int(rounds),
+                    allow_endpoints=endpoints_allowed,
                 )
             except (RagError, ValueError) as exc:
                 return [session, banner_html(session), f"⚠️ {esc(t(lang, 'settings_failed', message=str(exc)))}"]
@@ -470,7 +484,7 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
             s = default_settings
             return [
                 session, banner_html(session), f"✅ {esc(t(session.lang, 'settings_reset'))}",
-                s.llm_base_url or "", s.llm_model or "", "", s.search_provider, "", s.searxng_url or "",
+                "", s.llm_model or "", "", s.search_provider, "", "",  # URL fields: "" = the server's
                 s.retrieval_k, s.max_web_rounds,
             ]
 
@@ -484,6 +498,30 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
     return demo
 
 
+def _discard_upload(path: str | None) -> None:
+    """Delete an uploaded file (and its now empty folder) from Gradio's upload cache; paths
+    outside that cache are never touched."""
+    if not path:
+        return
+    from gradio.utils import get_upload_folder
+
+    try:
+        root = Path(get_upload_folder()).resolve()
+        file = Path(path).resolve()
+        if file == root or not file.is_relative_to(root):
+            return
+        file.unlink(missing_ok=True)
+        if file.parent != root and not any(file.parent.iterdir()):
+            file.parent.rmdir()
+    except OSError as exc:
+        logger.warning("could not delete the uploaded file %s: %s", Path(path).name, exc.strerror or exc)
+
+
+def _server_placeholder(value: str | None, lang: str) -> str:
+    """The placeholder of a URL field: says a server value exists without showing it."""
+    return t(lang, "set_on_server") if value else ""
+
+
 def _provider_choices(current: str) -> list[str]:
     choices = list(SEARCH_PROVIDER_CHOICES)
     if current and current not in choices:
@@ -492,9 +530,11 @@ def _provider_choices(current: str) -> list[str]:
 
 
 def _apply_settings(deps: Deps, index: Any | None, make_deps: MakeDeps | None, *, base_url: str, model: str,
-                    key: str, provider: str, search_key: str, searxng: str, k: int, rounds: int) -> Deps:
-    """Deps for a session's settings. Blank fields keep the server's values, except that the
-    server's LLM key is never sent to a base URL the user typed in."""
+                    key: str, provider: str, search_key: str, searxng: str, k: int, rounds: int,
+                    allow_endpoints: bool = True) -> Deps:
+    """Deps for a session's settings. Blank fields keep the server's values (the page never holds
+    the server's URLs), and the server's LLM key is never sent to a base URL the user typed in.
+    ``allow_endpoints=False`` (ALLOW_SESSION_ENDPOINTS) refuses any user-typed base or SearXNG URL."""
     base = deps.settings
     base_url, model, key = (base_url or "").strip(), (model or "").strip(), (key or "").strip()
     provider, search_key, searxng = (provider or "none").strip().lower(), (search_key or "").strip(), (searxng or "").strip()
@@ -504,10 +544,13 @@ def _apply_settings(deps: Deps, index: Any | None, make_deps: MakeDeps | None, *
         raise ValueError("web rounds must be between 0 and 5")
     update: dict[str, Any] = {"retrieval_k": k, "max_web_rounds": rounds}
     heavy: dict[str, Any] = {}
-    if base_url != (base.llm_base_url or ""):
-        if base_url and not base_url.lower().startswith(("http://", "https://")):
+    if (base_url or searxng) and not allow_endpoints:
+        raise ValueError("this server does not let sessions choose the LLM base URL or SearXNG URL "
+                         "(ALLOW_SESSION_ENDPOINTS=false); leave them empty")
+    if base_url and base_url != (base.llm_base_url or ""):
+        if not base_url.lower().startswith(("http://", "https://")):
             raise ValueError("the LLM base URL must start with http:// or https://")
-        heavy["llm_base_url"] = base_url or None
+        heavy["llm_base_url"] = base_url
         heavy["llm_api_key"] = SecretStr(key) if key else None  # never forward the server's key elsewhere
     elif key:
         heavy["llm_api_key"] = SecretStr(key)
@@ -521,10 +564,10 @@ def _apply_settings(deps: Deps, index: Any | None, make_deps: MakeDeps | None, *
             heavy["bocha_api_key"] = SecretStr(search_key)
         if "tavily" in names:
             heavy["tavily_api_key"] = SecretStr(search_key)
-    if searxng != (base.searxng_url or ""):
-        if searxng and not searxng.lower().startswith(("http://", "https://")):
+    if searxng and searxng != (base.searxng_url or ""):
+        if not searxng.lower().startswith(("http://", "https://")):
             raise ValueError("the SearXNG URL must start with http:// or https://")
-        heavy["searxng_url"] = searxng or None
+        heavy["searxng_url"] = searxng
     if not heavy and k == base.retrieval_k and rounds == base.max_web_rounds:
         return deps
     settings = base.model_copy(update={**update, **heavy})

@@ -119,6 +119,7 @@ STRINGS: dict[str, dict[str, str]] = {
     "search_provider": {"zh": "搜索引擎", "en": "Search provider"},
     "search_api_key": {"zh": "搜索 API Key（Bocha / Tavily）", "en": "Search API key (Bocha / Tavily)"},
     "searxng_url": {"zh": "SearXNG 地址", "en": "SearXNG URL"},
+    "set_on_server": {"zh": "已在服务器上设置（留空即使用）", "en": "set on the server (leave empty to use it)"},
     "retrieval_k": {"zh": "检索段落数 k", "en": "Passages to retrieve (k)"},
     "web_rounds": {"zh": "最多网络搜索轮数", "en": "Max web search rounds"},
     "apply": {"zh": "应用设置", "en": "Apply settings"},

@@ -6,6 +6,7 @@ import argparse
 import logging
 import os
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -13,11 +14,36 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 SAMPLE_BOOK = Path(__file__).resolve().parents[2] / "assets" / "xiyouji-guide.epub"
+#: Uploads that never reach the ingest handler are deleted from Gradio's cache after this long.
+UPLOAD_CACHE_SECONDS = 3600
 
 
 def server_host(settings_host: str) -> str:
     """0.0.0.0 on a Hugging Face Space (SPACE_ID is set there), else the configured host."""
     return "0.0.0.0" if os.environ.get("SPACE_ID") else settings_host
+
+
+def upload_limit_bytes(settings: Any) -> int:
+    """The largest upload Gradio accepts: MAX_BOOK_MB, the same limit the book loader applies."""
+    return int(float(settings.max_book_mb) * 1024 * 1024)
+
+
+def check_data_dir(data_dir: Path) -> None:
+    """Create DATA_DIR and prove it is a writable directory; raises OSError otherwise."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".write-test-"):
+        pass
+
+
+def launch(demo: Any, settings: Any, *, host: str, port: int, **options: Any) -> Any:
+    """Queue and launch ``demo`` the way the app is served: uploads capped at MAX_BOOK_MB (larger
+    ones are refused with HTTP 413 before they are kept), stale uploads deleted hourly.
+    ``options`` go to ``Blocks.launch`` (tests pass ``prevent_thread_lock``)."""
+    demo.queue(default_concurrency_limit=4, max_size=64)
+    if getattr(demo, "delete_cache", None) is None:
+        demo.delete_cache = (UPLOAD_CACHE_SECONDS, UPLOAD_CACHE_SECONDS)
+    options = {"show_error": False, "footer_links": ["api"], **options}
+    return demo.launch(server_name=host, server_port=port, max_file_size=upload_limit_bytes(settings), **options)
 
 
 def start_sample_ingest(index: Any, path: Path = SAMPLE_BOOK) -> threading.Thread | None:
@@ -67,7 +93,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     from rag.config import load_settings
-    from rag.errors import ConfigError
+    from rag.errors import ConfigError, filesystem_problem
     from rag.logs import setup_logging
 
     try:
@@ -75,7 +101,10 @@ def main(argv: list[str] | None = None) -> None:
     except ConfigError as exc:
         sys.exit(f"configuration error: {exc}")
     setup_logging(settings)
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        check_data_dir(settings.data_dir)
+    except OSError as exc:  # not a directory, not writable, disk full: one line, no traceback
+        sys.exit(f"configuration error: {filesystem_problem(exc, settings.data_dir)}")
 
     from rag.ui.blocks import build_app
     from rag.wiring import make_deps
@@ -97,5 +126,4 @@ def main(argv: list[str] | None = None) -> None:
     port = args.port or settings.port
     logger.info("serving on http://%s:%d (mode: %s, web: %s)", host, port, deps.mode,
                 "on" if deps.web_enabled else "off")
-    demo.queue(default_concurrency_limit=4, max_size=64)
-    demo.launch(server_name=host, server_port=port, show_error=False, footer_links=["api"])
+    launch(demo, settings, host=host, port=port)
