@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from rag import prompts
 from rag.errors import LLMError
 from rag.evidence import Source, verify_part
-from rag.llm import structured_invoke
+from rag.llm import failure_kind, structured_invoke
 from rag.schemas import (
     ClaimedPart,
     Evaluation,
@@ -94,7 +94,7 @@ def structured_with_retry(judge_llm: Any, schema: type, messages: list[BaseMessa
         except LLMError as exc:
             logger.warning("%s call failed: %s", schema.__name__, exc)
             errors.append(str(exc))
-            if "invalid structured output" in str(exc):
+            if failure_kind(exc) == "invalid_output":
                 current = [*messages, HumanMessage(prompts.RETRY_USER.format(error=str(exc)[:300],
                                                                               fields=_fields(schema)))]
     return None, errors

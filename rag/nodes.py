@@ -16,7 +16,7 @@ from rag.errors import RagError
 from rag.evidence import check_answer
 from rag.judge import format_book_context, judge, sources_of, structured_with_retry
 from rag.lang import detect_lang, language_name
-from rag.llm import judge_model, model_name
+from rag.llm import failure_kind, judge_model, model_name
 from rag.logs import redact
 from rag.names import DIRECT_ANSWER, EVALUATE, FALLBACK, GENERATE, RETRIEVE, ROUTE, VERIFY, WEB_SEARCH
 from rag.routing import book_terms
@@ -196,12 +196,15 @@ class Nodes:
                            mode=self.settings.judge_mode, method=self.settings.llm_structured_method,
                            few_shot=self.deps.few_shot, web_query_rule=rule,
                            max_chars=self.settings.max_passage_chars, relevance=self.settings.judge_relevance_check)
-            evaluation, invalid = judged.evaluation, judged.invalid
+            evaluation = judged.evaluation
             errors = [redact(e, self.deps.secrets) for e in judged.errors]
             evaluation = evaluation.model_copy(update={"reason": redact(evaluation.reason, self.deps.secrets)})
-            if invalid:
+            if judged.invalid:
+                # A model that could not be reached is not a model that wrote bad JSON (the eval log keeps them apart).
+                invalid = failure_kind(judged.errors[-1]) == "invalid_output"
+                what = "evaluation output invalid twice" if invalid else "the model could not be reached"
                 notices.append(self._n(node=EVALUATE, level="warning",
-                                      message=f"evaluation output invalid twice; assumed not enough ({errors[-1]})"))
+                                      message=f"{what}; assumed not enough ({errors[-1]})"))
             elif errors:
                 notices.append(self._n(node=EVALUATE, level="info",
                                       message=f"evaluation retried once after: {errors[0]}"))
