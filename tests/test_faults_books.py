@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-from fixtures_index.books import corpus_chapters, make_epub
+from fixtures_index.books import guide_chapters, make_epub
 
 from rag.errors import BookError
 from rag.index.loaders import load_book
@@ -103,7 +103,7 @@ def test_member_with_a_bomb_ratio_is_refused_even_within_the_size_limits(tmp_pat
 
 def test_total_inflated_size_is_capped(tmp_path: Path) -> None:
     path = tmp_path / "many.epub"
-    make_epub(path, corpus_chapters(1, 2))
+    make_epub(path, guide_chapters(1, 2))
     # Random a/b text compresses about 7 times: no member is too large and no ratio alarms,
     # only the total (over 4 x MAX_BOOK_MB) refuses it, while the file stays under MAX_BOOK_MB.
     filler = random.Random(0).randbytes(MB).translate(bytes(97 + (i & 1) for i in range(256)))
@@ -113,7 +113,7 @@ def test_total_inflated_size_is_capped(tmp_path: Path) -> None:
     assert path.stat().st_size < MB
     with pytest.raises(BookError, match=r"the EPUB inflates to 5\.\d MB, more than the 4\.0 MB allowed"):
         load_book(path, max_mb=1)
-    assert load_book(make_epub(tmp_path / "ok.epub", corpus_chapters(1, 2)), max_mb=1).chapters
+    assert load_book(make_epub(tmp_path / "ok.epub", guide_chapters(1, 2)), max_mb=1).chapters
 
 
 def test_a_zip_directory_that_lies_about_sizes_is_read_with_a_cap(tmp_path: Path) -> None:
@@ -127,7 +127,7 @@ def test_a_zip_directory_that_lies_about_sizes_is_read_with_a_cap(tmp_path: Path
 
 
 def test_normal_epub_still_loads_with_small_limits(tmp_path: Path) -> None:
-    book = load_book(make_epub(tmp_path / "b.epub", corpus_chapters(1, 3)), max_mb=1)
+    book = load_book(make_epub(tmp_path / "b.epub", guide_chapters(1, 3)), max_mb=1)
     assert [c.num for c in book.chapters] == [1, 2, 3]
 
 
