@@ -201,7 +201,7 @@ class Nodes:
             evaluation = evaluation.model_copy(update={"reason": redact(evaluation.reason, self.deps.secrets)})
             if judged.invalid:
                 # A model that could not be reached is not a model that wrote bad JSON (the eval log keeps them apart).
-                invalid = failure_kind(judged.errors[-1]) == "invalid_output"
+                invalid = any(failure_kind(e) == "invalid_output" for e in judged.errors)
                 what = "evaluation output invalid twice" if invalid else "the model could not be reached"
                 notices.append(self._n(node=EVALUATE, level="warning",
                                       message=f"{what}; assumed not enough ({errors[-1]})"))
