@@ -113,8 +113,8 @@ def test_uploads_are_capped_and_an_ingested_book_is_not_kept(tmp_path: Path, mon
             assert refused.status_code == 413, refused.text
             assert _files_under(cache) == []  # nothing of it kept, not even a partial file
 
-            book = make_epub(tmp_path / "upload.epub", "上传的书", [("第一回 甲", "甲乙丙丁。" * 40),
-                                                                  ("第二回 乙", "戊己庚辛。" * 40)])
+            book = make_epub(tmp_path / "upload.epub", [("第一回 甲", "甲乙丙丁。" * 40),
+                                                        ("第二回 乙", "戊己庚辛。" * 40)], title="上传的书")
             bad = tmp_path / "broken.epub"
             bad.write_bytes(b"PK\x03\x04 not really a zip")
             client = Client(f"{url}/", verbose=False)
