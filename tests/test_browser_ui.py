@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ev, launch_chromium, make_settings
+from conftest import ev, evidence_for, judge_prompt, launch_chromium, make_settings
 from fixtures_index.books import make_epub
 from fixtures_index.embedders import HashEmbedder
 
@@ -74,12 +74,16 @@ def scripted_responder():
         text = "\n".join(str(m.content) for m in messages)
         if schema == "RouteDecision":
             return {"reason": "about the plot of the book and a TV episode", "strategy": "complex"}
-        if schema == "Evaluation":
+        if schema in ("Evaluation", "EvidenceJudgement"):
             state["evals"] += 1
             if "example.org" not in text and "tv.example.net" not in text:
-                return ev(False, ["1986年电视剧的集数"], web_query=WEB_QUERY, confidence=0.85,
-                          reason="书中有回目，没有电视剧集数")
-            return ev(True, [], confidence=0.9, reason="回目和集数都有来源")
+                verdict = ev(False, ["1986年电视剧的集数"], web_query=WEB_QUERY, confidence=0.85,
+                             reason="书中有回目，没有电视剧集数")
+            else:
+                verdict = ev(True, [], confidence=0.9, reason="回目和集数都有来源")
+            if schema == "EvidenceJudgement":
+                return evidence_for(verdict, judge_prompt([str(m.content) for m in messages]))
+            return verdict
         system = str(messages[0].content) if messages else ""
         if "standalone question" in system:
             return FOLLOW_UP_REWRITE
@@ -172,12 +176,13 @@ def test_browser_full_flow(served):
 
             # the trace: entries in order, each done with a duration
             nodes = page.locator("#rag-trace li.trace-entry").evaluate_all("els => els.map(e => e.dataset.node)")
-            assert nodes == ["route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate"]
+            assert nodes == ["route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate",
+                             "verify_answer"]
             statuses = page.locator("#rag-trace li.trace-entry").evaluate_all(
                 "els => els.map(e => e.className)")
             assert all("status-done" in c for c in statuses), statuses
             durations = page.locator("#rag-trace .trace-dur").all_inner_texts()
-            assert len(durations) == 6 and all(d.endswith(" s") for d in durations), durations
+            assert len(durations) == 7 and all(d.endswith(" s") for d in durations), durations
             expect(page.locator("#rag-trace .route")).to_contain_text("复杂")
             expect(page.locator("#rag-trace li.hit").first).to_contain_text("第二十七回 尸魔三戏唐三藏")
             expect(page.locator("#rag-trace li.hit").first).to_contain_text("0.912")
@@ -185,7 +190,7 @@ def test_browser_full_flow(served):
             # both evaluation rounds as JSON
             rounds = [json.loads(x) for x in page.locator("#rag-trace pre.eval-json").all_inner_texts()]
             assert [r["enough"] for r in rounds] == [False, True]
-            assert rounds[0]["web_query"] == WEB_QUERY and rounds[0]["missing"] == ["1986年电视剧的集数"]
+            assert rounds[0]["web_query"] == WEB_QUERY and rounds[0]["missing"] == ["1986年电视剧的集数 (not found)"]
             assert set(rounds[0]) == {"enough", "missing", "reason", "web_query", "confidence"}
             assert rounds[1]["web_query"] is None and rounds[1]["confidence"] == 0.9
             expect(page.locator("#rag-trace .web-query")).to_contain_text(WEB_QUERY)

@@ -143,7 +143,7 @@ def test_cli_ask_against_loopback_stub(tmp_path: Path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "白骨精三戏唐三藏，见第二十七回 [1]。"  # streamed once, nothing else
     lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
-    assert [line[1:].split()[0] for line in lines[:4]] == ["route_question", "retrieve_local", "evaluate", "generate", "verify_answer"]
+    assert [line[1:].split()[0] for line in lines[:5]] == ["route_question", "retrieve_local", "evaluate", "generate", "verify_answer"]
     assert '"enough": true' in lines[2]
     assert SECRET not in result.stderr + result.stdout
 
