@@ -26,6 +26,7 @@ from rag.eval.runner import (
     AnswerOutcome,
     JudgeOutcome,
     RouteOutcome,
+    as_guarded,
     make_graph_factory,
     model_label,
     run_answers,
@@ -160,14 +161,20 @@ def cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
 
     model = model_label(llm)
     rows = []
+    by_mode: dict[str, list[JudgeOutcome]] = {}
     for mode in modes:
         try:
-            outcomes = run_judge(cases, llm, method=method, few_shot=few_shot, max_chars=settings.max_passage_chars,
-                                 web_rule=args.web_rule, mode=mode, relevance=relevance,
-                                 on_result=None if args.quiet else progress)
+            if mode == "guarded" and "evidence" in by_mode:
+                # the same prompt and reply as evidence mode (temperature 0): only the decision differs
+                outcomes = [as_guarded(o) for o in by_mode["evidence"]]
+            else:
+                outcomes = run_judge(cases, llm, method=method, few_shot=few_shot,
+                                     max_chars=settings.max_passage_chars, web_rule=args.web_rule, mode=mode,
+                                     relevance=relevance, on_result=None if args.quiet else progress)
         except LLMError as exc:
             print(f"error: {exc}", file=err)
             return 2
+        by_mode[mode] = outcomes
         report = {"command": "judge", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
                   "model": model, "method": method, "mode": mode, "relevance_check": relevance,
                   "few_shot": few_shot, "web_rule": args.web_rule,

@@ -15,7 +15,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rag import prompts
@@ -104,6 +104,16 @@ def judge_case(judge_llm: Any, case: Case, *, method: str, few_shot: bool, max_c
     tokens = sum(int(u.get("total_tokens", 0)) for u in usage.usage_metadata.values())
     return JudgeOutcome(case=case, predicted_enough=judged.evaluation.enough,
                         evaluation=None if judged.invalid else judged.evaluation, stats=stats, tokens=tokens)
+
+
+def as_guarded(outcome: JudgeOutcome) -> JudgeOutcome:
+    """An evidence-mode outcome decided as guarded mode would: the same reply, and "enough" only
+    when the model said so too (``rag.judge.decide``)."""
+    ev = outcome.evaluation
+    if ev is None:
+        return outcome
+    guarded = ev.model_copy(update={"enough": ev.enough and bool(ev.model_enough), "mode": "guarded"})
+    return replace(outcome, predicted_enough=guarded.enough, evaluation=guarded)
 
 
 def run_judge(cases: Sequence[Case], llm: Any, *, method: str, few_shot: bool, max_chars: int = 1200,
