@@ -132,10 +132,9 @@ class ClaimedPart(BaseModel):
     """One part of the question as the judge claims it is covered (or not)."""
 
     part: ShortText = Field(description="One part of the question, in the question's language.")
-    answer: ShortText = Field(default="", description='The short fact that answers this part, or "not found".')
-    source: int | None = Field(default=None, description="The number n of the source [n] holding the quote.")
-    quote: ShortText = Field(
-        default="", description='The exact words copied from that source that state the answer, or "not found".')
+    answer: ShortText = Field(description='The short fact that answers this part, or "not found".')
+    source: int | None = Field(description="The number n of the source [n] holding the quote, or null.")
+    quote: ShortText = Field(description='The exact words copied from that source that state the answer, or "not found".')
 
     @field_validator("source", mode="before")
     @classmethod
@@ -152,7 +151,7 @@ class EvidenceJudgement(BaseModel):
 
     reason: Reason = Field(description="Short justification: which parts the sources answer and which not.")
     parts: Annotated[list[ClaimedPart], BeforeValidator(_short_list(MAX_PARTS))] = Field(
-        default_factory=list, max_length=MAX_PARTS,
+        min_length=1, max_length=MAX_PARTS,
         description=f"Each part of the question (at most {MAX_PARTS}) with answer, source number and verbatim quote.",
     )
     enough: bool = Field(description="True only if every part has an answer quoted from a source.")
