@@ -13,7 +13,7 @@ from typing import Any, TextIO
 from rag.config import Settings, load_settings
 from rag.errors import ConfigError, RagError, filesystem_problem
 from rag.events import NodeFinished, Token, TurnFailed, TurnFinished, run_turn
-from rag.names import ANSWER_NODES, EVALUATE, RETRIEVAL_ONLY, RETRIEVE, ROUTE, WEB_SEARCH
+from rag.names import ANSWER_NODES, EVALUATE, RETRIEVAL_ONLY, RETRIEVE, ROUTE, VERIFY, WEB_SEARCH
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +25,8 @@ def describe_update(node: str, update: dict[str, Any]) -> str:
         route = update.get("route")
         text = f"{route.strategy}: {route.reason}" if route else "?"
         standalone = update.get("standalone_question")
-        question = update.get("question")
+        asked = [m for m in update.get("messages") or [] if getattr(m, "type", "") == "human"]
+        question = str(asked[-1].content) if asked else None
         if standalone and question and standalone != question:
             text += f" | rewritten: {standalone}"
         return text
@@ -34,8 +35,18 @@ def describe_update(node: str, update: dict[str, Any]) -> str:
         hits = ", ".join(f"{p.label()} ({p.score:.3f})" for p in passages[:4])
         return f"{len(passages)} passages" + (f": {hits}" if hits else "")
     if node == EVALUATE:
-        evaluations = update.get("evaluations") or []
-        return json.dumps(evaluations[-1].model_dump(), ensure_ascii=False) if evaluations else "?"
+        evaluations = [e for e in update.get("evaluations") or [] if hasattr(e, "model_dump")]
+        if not evaluations:
+            return "?"
+        last = evaluations[-1]
+        data = last.model_dump(exclude={"parts"})
+        lines = [json.dumps(data, ensure_ascii=False)]
+        lines += [f"    {PART_MARKS[p.status]} {p.part} -> {p.answer or '-'}"
+                  + (f" [{p.matched_source}] \"{p.quote}\"" if p.status == "verified" else f" ({p.detail})")
+                  for p in last.parts]
+        return "\n".join(lines)
+    if node == VERIFY:
+        return describe_checks(update.get("answer_checks") or [])
     if node == WEB_SEARCH:
         rounds = update.get("web_rounds") or []
         if not rounds:
@@ -48,6 +59,22 @@ def describe_update(node: str, update: dict[str, Any]) -> str:
     if node in ANSWER_NODES:
         return f"mode={update.get('answer_mode', '?')}"
     return ""
+
+
+PART_MARKS = {"verified": "[verified]  ", "unverified": "[unverified]", "not_found": "[not found] "}
+SENTENCE_MARKS = {"supported": "ok", "unsupported": "UNSUPPORTED", "uncited": "UNCITED", "no_claim": "-"}
+
+
+def describe_checks(checks: Sequence[Any]) -> str:
+    """The answer's sentence checks: a summary, then each sentence that states something, marked."""
+    claims = [c for c in checks if c.status != "no_claim"]
+    supported = sum(1 for c in claims if c.status == "supported")
+    lines = [f"{supported} of {len(claims)} sentences supported by their sources"]
+    for c in claims:
+        where = f" ({c.origin})" if c.origin else ""
+        lines.append(f"    {SENTENCE_MARKS[c.status]:<11}{where} {c.text[:80]}"
+                     + ("" if c.status == "supported" else f"  <- {c.reason}"))
+    return "\n".join(lines)
 
 
 def _settings(args: argparse.Namespace) -> Settings:

@@ -23,6 +23,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from rag import prompts
 from rag.errors import LLMError
 from rag.evidence import Source, verify_part
+from rag.lang import book_title_marks
 from rag.llm import failure_kind, structured_invoke
 from rag.schemas import (
     ClaimedPart,
@@ -45,7 +46,7 @@ def format_book_context(passages: Sequence[Passage], max_chars: int = 1200) -> s
     blocks = []
     for i, p in enumerate(passages, start=1):
         body = p.text if len(p.text) <= max_chars else p.text[:max_chars] + "…"
-        where = f"《{p.book_title.strip('《》')}》 " if p.book_title else ""
+        where = f"{book_title_marks(p.book_title)} " if p.book_title else ""
         blocks.append(f"[{i}] {where}{p.label()}\n{body}")
     return "\n\n".join(blocks)
 

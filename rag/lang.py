@@ -20,3 +20,11 @@ def detect_lang(text: str) -> Lang:
 
 def language_name(lang: Lang) -> str:
     return "Simplified Chinese (简体中文)" if lang == "zh" else "English"
+
+
+def book_title_marks(title: str) -> str:
+    """A title in 《》 once: 'X' -> '《X》'; '《X》' and '《西游记》阅读指南' (marks already there) stay."""
+    title = title.strip()
+    if not title or "《" in title or "》" in title:
+        return title
+    return f"《{title}》"

@@ -96,7 +96,15 @@ def make_chat_model(settings: Settings) -> Any | None:
         temperature=settings.llm_temperature,
         timeout=settings.llm_timeout,
         max_retries=settings.llm_max_retries,
+        # The client sends the cap as max_completion_tokens, which llama.cpp's server ignores (a
+        # grammar-constrained reply then runs to the context size): other servers also get max_tokens.
+        max_tokens=settings.llm_max_tokens,
+        extra_body=None if _is_openai(base) else {"max_tokens": settings.llm_max_tokens},
     )
+
+
+def _is_openai(base_url: str | None) -> bool:
+    return base_url is None or "api.openai.com" in base_url
 
 
 def judge_model(llm: Any) -> Any:

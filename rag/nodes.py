@@ -15,7 +15,7 @@ from rag.deps import Deps
 from rag.errors import RagError
 from rag.evidence import check_answer
 from rag.judge import format_book_context, judge, sources_of, structured_with_retry
-from rag.lang import detect_lang, language_name
+from rag.lang import book_title_marks, detect_lang, language_name
 from rag.llm import failure_kind, judge_model, model_name
 from rag.logs import redact
 from rag.names import DIRECT_ANSWER, EVALUATE, FALLBACK, GENERATE, RETRIEVE, ROUTE, VERIFY, WEB_SEARCH
@@ -39,8 +39,8 @@ def current_question(state: GraphState) -> str:
 
 def book_clause(title: str | None) -> str:
     """' (《title》)' for the router's prompt; a title that already has 《》 is not wrapped twice."""
-    title = (title or "").strip().strip("《》").strip()
-    return f" (《{title}》)" if title else ""
+    title = book_title_marks(title or "")
+    return f" ({title})" if title else ""
 
 
 def route_messages(question: str, book_title: str | None = None) -> list[BaseMessage]:

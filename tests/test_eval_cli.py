@@ -228,6 +228,38 @@ def test_route_benchmark(tmp_path: Path, llm_env) -> None:
     assert s["per_kind"]["general"]["accuracy"] == 0.0 and s["per_kind"]["book"]["accuracy"] == 1.0
 
 
+def test_route_with_the_book_sends_book_questions_to_the_book(tmp_path: Path, llm_env,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A router that calls everything simple: with --book, the questions that name what the sample
+    guide itself talks about go to the book anyway, and the general ones stay simple."""
+    def always_simple(body: dict[str, Any]) -> Any:
+        system = body["messages"][0]["content"]
+        assert "(《西游记》阅读指南)" in system and "《《" not in system  # the router is told the book's title
+        return {"reason": "stub", "strategy": "simple"}
+
+    with OpenAIStub(always_simple) as stub:
+        llm_env(stub)
+        report_path = tmp_path / "route.json"
+        assert main(["eval", "route", "--cases", str(ROUTES), "--report", str(report_path), "--quiet",
+                     "--book", str(REPO / "assets" / "xiyouji-guide.epub")]) == 0
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    by_id = {r["id"]: r for r in report["results"]}
+    general = [r for r in report["results"] if r["kind"] == "general"]
+    assert all(r["predicted"] == "simple" and not r["book_terms"] for r in general)
+    assert by_id["r18"]["predicted"] == "complex" and "红孩儿" in by_id["r18"]["book_terms"]  # 红孩儿的父母是谁？
+    assert by_id["r18"]["router"] == "simple"
+    s = report["summary"]
+    assert s["overridden"] >= 8 and s["metrics"]["accuracy"] > s["router_only"]["accuracy"]
+    assert "the book check sent" in capsys.readouterr().out
+
+
+def test_checks_command_needs_no_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "checks", "--cases", str(GUIDE), "--report", str(tmp_path / "c.json")]) == 0
+    report = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
+    assert all(r["flipped"] == r["tried"] > 0 for r in report["tamper"]["tampers"].values())
+    assert "flipped to not enough" in capsys.readouterr().out
+
+
 def test_answers_measure_hallucination_risk_on_half_cases(tmp_path: Path) -> None:
     half = [c for c in CASES if c.kind == "half"]
     honest, liar = half[0], half[1]

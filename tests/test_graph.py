@@ -57,6 +57,17 @@ def test_simple_route_answers_directly_without_retrieval():
     assert "".join(e.text for e in events if isinstance(e, Token)) == "A novel is a long fiction."
 
 
+def test_a_simple_question_naming_what_the_book_uses_goes_to_the_book():
+    book = [Passage(id=str(i), text=t, chapter_title=f"第{i}回") for i, t in enumerate(
+        ["红孩儿是牛魔王之子。", "红孩儿在火云洞。", "观音收服红孩儿。", "唐僧在五庄观。"], start=1)]
+    model = ScriptedChatModel(responder=responder(route="simple", evaluations=[ev(True)], answer="见[1]。"))
+    deps = Deps(settings=make_settings(), llm=model, retriever=FakeRetriever(book), web_search=None)
+    events, values = run(build_graph(deps), "红孩儿的父母是谁？")
+    assert node_sequence(events)[:3] == ["route_question", "retrieve_local", "evaluate"]
+    assert values["route"].strategy == "complex" and "红孩儿" in values["route"].reason
+    assert any("the book uses 红孩儿" in n["message"] for n in values["notices"])
+
+
 def test_book_enough_generates_without_web():
     model = ScriptedChatModel(responder=responder(evaluations=[ev(True, confidence=0.95)], answer="第二十七回 [1]"))
     graph, deps = build(model)

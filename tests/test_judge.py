@@ -133,6 +133,15 @@ def test_sources_are_numbered_as_the_prompt_numbers_them() -> None:
     assert "《西游记导读》" in format_book_context(PASSAGES) and "《《" not in format_book_context(PASSAGES)
 
 
+def test_book_titles_get_their_marks_once() -> None:
+    from rag.lang import book_title_marks
+    from rag.nodes import book_clause
+
+    assert [book_title_marks(t) for t in ("西游记", "《西游记》", "《西游记》阅读指南", "")] == \
+        ["《西游记》", "《西游记》", "《西游记》阅读指南", ""]
+    assert book_clause("《西游记》") == " (《西游记》)" and book_clause(None) == ""
+
+
 def test_prompts_name_every_field() -> None:
     for name in ("reason", "parts", "enough", "web_query", "confidence", "quote", "source", "answer"):
         assert name in prompts.EVIDENCE_SYSTEM

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -64,6 +65,9 @@ def test_graph_through_real_http_for_each_structured_method(method):
     # Route and evaluate are deterministic; the answer is streamed.
     assert all(r["temperature"] == 0 for r in stub.requests[:3])
     assert stub.requests[-1].get("stream") is True
+    # every call is capped in a way each server honours (llama.cpp reads max_tokens, OpenAI the other)
+    assert all(r.get("max_tokens") == settings.llm_max_tokens == r.get("max_completion_tokens")
+               for r in stub.requests)
     assert all(h.get("authorization") == f"Bearer {SECRET}" for h in stub.headers)
     if method == "function_calling":
         assert stub.requests[0]["tools"][0]["function"]["name"] == "RouteDecision"
@@ -145,6 +149,8 @@ def test_cli_ask_against_loopback_stub(tmp_path: Path):
     lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
     assert [line[1:].split()[0] for line in lines[:5]] == ["route_question", "retrieve_local", "evaluate", "generate", "verify_answer"]
     assert '"enough": true' in lines[2]
+    assert "    [verified]   scripted part -> " in result.stderr  # the evidence, part by part
+    assert re.search(r"\] [01] of 1 sentences supported by their sources", result.stderr)  # the sentence check
     assert SECRET not in result.stderr + result.stdout
 
 

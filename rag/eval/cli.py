@@ -235,19 +235,48 @@ def cmd_route(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
         print(f"[{i + 1}/{len(cases)}] {o.case.id:<10} {o.case.label_strategy:<8} -> {o.predicted:<8} {mark:<5} "
               f"{o.stats.latency_s:6.2f}s", file=err, flush=True)
 
+    book_terms, title, index = _book_check(args, settings)
     try:
-        outcomes = run_route(cases, llm, method=method, on_result=None if args.quiet else progress)
+        outcomes = run_route(cases, llm, method=method, book_title=title, book_terms=book_terms,
+                             on_result=None if args.quiet else progress)
     except LLMError as exc:
         print(f"error: {exc}", file=err)
         return 2
+    finally:
+        if index is not None:
+            index.close()
     model = model_label(llm)
     report = {"command": "route", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
-              "model": model, "method": method, "limit": args.limit, "summary": summarize_route(outcomes),
-              "results": [o.as_dict() for o in outcomes]}
+              "model": model, "method": method, "limit": args.limit, "book": args.book,
+              "summary": summarize_route(outcomes), "results": [o.as_dict() for o in outcomes]}
     print(_header(report), file=out)
     print(format_binary_table(report["summary"], "simple", "complex"), file=out)
+    if args.book:
+        r = report["summary"]["router_only"]
+        print(f"router alone: accuracy {fmt(r['accuracy'])}; the book check sent "
+              f"{report['summary']['overridden']} 'simple' question(s) to the book", file=out)
     _write_report(_report_path(args, settings, "route", model, "router"), report, out)
     return 0
+
+
+def _book_check(args: argparse.Namespace, settings: Settings) -> tuple[Any, str | None, Any]:
+    """With ``--book``: a keyword index of that book in a temporary directory, and the graph's
+    book-term check over it (``rag.routing``). Returns (check or None, book title, index to close)."""
+    if not getattr(args, "book", None):
+        return None, None, None
+    import tempfile
+
+    from rag.index import open_index
+    from rag.nodes import ROUTE_CHECK_K
+    from rag.routing import book_terms
+
+    index = open_index(settings.model_copy(update={"data_dir": Path(tempfile.mkdtemp(prefix="route-book-"))}))
+    info = index.ingest(args.book, embed=False)
+
+    def check(question: str) -> list[str]:
+        return book_terms(question, index.retrieve(question, k=ROUTE_CHECK_K, book_id=info.id, mode="keyword"))
+
+    return check, info.title, index
 
 
 def cmd_answers(args: argparse.Namespace, settings: Settings, *, llm: Any | None = None,
@@ -282,8 +311,39 @@ def cmd_answers(args: argparse.Namespace, settings: Settings, *, llm: Any | None
           f"answers with numbers found in no source {fmt(summary['unsupported_numbers_rate'])}   "
           f"at risk {fmt(summary['at_risk_rate'])}   judge said enough {fmt(summary['judged_enough_rate'])}", file=out)
     print("answer modes: " + ", ".join(f"{k}={v}" for k, v in sorted(summary["answer_modes"].items())), file=out)
+    print(f"sentences {summary['sentences']}   citation recall {fmt(summary['citation_recall'])}   "
+          f"citation precision {fmt(summary['citation_precision'])}   uncited {summary['uncited_sentences']}", file=out)
     _write_report(_report_path(args, settings, "answers", model, "fewshot" if few_shot else "zeroshot"), report, out)
     return 0
+
+
+def cmd_checks(args: argparse.Namespace, settings: Settings, *, out: TextIO | None = None,
+               err: TextIO | None = None) -> int:
+    """``eval checks``: the evidence code on the case file, no model: tampered evidence must flip
+    every verified case to not enough; seeded answer errors must be flagged."""
+    from rag.eval.checks import seeded_report, tamper_report
+
+    out, err = out or sys.stdout, err or sys.stderr
+    try:
+        cases = load_cases(args.cases, corpus_dir=args.corpus_dir, limit=args.limit)
+    except RagError as exc:
+        print(f"error: {exc}", file=err)
+        return 1
+    tamper, seeded = tamper_report(cases, settings.max_passage_chars), seeded_report(cases, settings.max_passage_chars)
+    print(f"cases {len(cases)} file={args.cases}", file=out)
+    print(f"tamper: answerable {tamper['answerable']}, with evidence {tamper['with_evidence']}, "
+          f"verified {tamper['verified']} (rate {fmt(tamper['verified_rate'])})", file=out)
+    for name, row in tamper["tampers"].items():
+        print(f"  {name:<22} flipped to not enough {row['flipped']}/{row['tried']} ({fmt(row['rate'])})", file=out)
+    print(f"seeded answer errors: flagged {fmt(seeded['flagged_rate'])}   false flags on faithful answers "
+          f"{seeded['false_flags']}/{seeded['clean_sentences']} ({fmt(seeded['false_flag_rate'])})", file=out)
+    for name, row in seeded["seeded"].items():
+        print(f"  {name:<22} flagged {row['flagged']}/{row['tried']} ({fmt(row['rate'])})", file=out)
+    report = {"command": "checks", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
+              "tamper": tamper, "seeded": seeded}
+    _write_report(_report_path(args, settings, "checks", "no-model", "code"), report, out)
+    failed = any(r["flipped"] != r["tried"] for r in tamper["tampers"].values()) or tamper["verified"] != tamper["with_evidence"]
+    return 3 if failed else 0
 
 
 def cmd_log(args: argparse.Namespace, settings: Settings, *, out: TextIO | None = None,
@@ -335,12 +395,21 @@ def add_commands(subparsers: Any) -> None:
 
     route = sub.add_parser("route", help="benchmark the router (simple vs complex) on labelled questions")
     _common(route, judge_cases=False)
+    route.add_argument("--book", help="a book the questions are asked about: its title goes to the router, and "
+                                      "'simple' questions naming what the book uses go to the book (as in the graph)")
     route.set_defaults(func=cmd_route)
 
     answers = sub.add_parser("answers", help="hallucination risk: full graph, no web, on 'half' cases; "
                                              "does the answer say what is missing?")
     _common(answers)
     answers.set_defaults(func=cmd_answers)
+
+    checks = sub.add_parser("checks", help="no model: tampered evidence must fail, seeded answer errors must be flagged")
+    checks.add_argument("--cases", required=True, help="a JSONL case file (see assets/eval/)")
+    checks.add_argument("--corpus-dir", help="directory of the corpus files that references point into")
+    checks.add_argument("--limit", type=int, help="only the first N cases")
+    checks.add_argument("--report", help="where to write the JSON report (default: DATA_DIR/eval/...)")
+    checks.set_defaults(func=cmd_checks)
 
     log = sub.add_parser("log", help="summarise the evaluation log")
     log.add_argument("--path", help="the log file (default: DATA_DIR/eval_log.jsonl)")

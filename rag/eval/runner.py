@@ -212,25 +212,33 @@ class RouteOutcome:
     predicted: str  # what the graph acts on (an invalid reply counts as "complex")
     decision: RouteDecision | None
     stats: CallStats
+    router: str = ""  # what the router alone said (before the book-term override)
+    book_terms: list[str] = field(default_factory=list)  # why the override sent a "simple" question to the book
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.case.id, "kind": self.case.kind, "label": self.case.label_strategy,
                 "predicted": self.predicted, "correct": self.predicted == self.case.label_strategy,
+                "router": self.router, "book_terms": self.book_terms,
                 "valid": self.stats.valid, "attempts": self.stats.attempts,
                 "invalid_replies": self.stats.invalid_replies, "call_errors": self.stats.call_errors,
                 "latency_s": round(self.stats.latency_s, 4), "errors": self.stats.errors,
                 "reason": self.decision.reason if self.decision else None}
 
 
-def run_route(cases: Sequence[RouteCase], llm: Any, *, method: str,
+def run_route(cases: Sequence[RouteCase], llm: Any, *, method: str, book_title: str | None = None,
+              book_terms: Callable[[str], list[str]] | None = None,
               on_result: Callable[[int, RouteOutcome], None] | None = None) -> list[RouteOutcome]:
+    """Route every case as the graph does: the router, then (with ``book_terms``, the loaded book's
+    check) a "simple" question that names what the book uses goes to retrieval."""
     judge = judge_model(llm)
     outcomes: list[RouteOutcome] = []
     for i, case in enumerate(cases):
-        decision, stats = _structured(judge, RouteDecision, route_messages(case.question), method)
+        decision, stats = _structured(judge, RouteDecision, route_messages(case.question, book_title), method)
         _check_reachable(i, stats)
-        outcome = RouteOutcome(case=case, predicted=decision.strategy if decision else "complex",
-                               decision=decision, stats=stats)
+        router = decision.strategy if decision else "complex"
+        terms = book_terms(case.question) if book_terms is not None and router == "simple" else []
+        outcome = RouteOutcome(case=case, predicted="complex" if terms else router, decision=decision, stats=stats,
+                               router=router, book_terms=terms)
         outcomes.append(outcome)
         if on_result:
             on_result(i, outcome)
@@ -242,8 +250,11 @@ def summarize_route(outcomes: Sequence[RouteOutcome]) -> dict[str, Any]:
     labels = [o.case.label_strategy for o in outcomes]
     preds = [o.predicted for o in outcomes]
     metrics = binary_metrics([y == "simple" for y in labels], [p == "simple" for p in preds])
+    router_only = binary_metrics([y == "simple" for y in labels], [o.router == "simple" for o in outcomes])
     return {
         "n": len(outcomes),
+        "router_only": router_only.as_dict(),
+        "overridden": sum(1 for o in outcomes if o.book_terms),
         "positive_class": "simple",
         "metrics": metrics.as_dict(),
         "confusion": confusion(labels, preds, ["simple", "complex"]),
@@ -294,6 +305,7 @@ class AnswerOutcome:
     latency_s: float
     error: str | None = None
     unsupported: list[str] = field(default_factory=list)  # numbers in the answer found in no source
+    checks: list[Any] = field(default_factory=list)  # the verify_answer node's SentenceResults
 
     @property
     def at_risk(self) -> bool:
@@ -305,6 +317,7 @@ class AnswerOutcome:
                 "judged_enough": self.judged_enough, "states_missing": self.states_missing,
                 "asserted_missing_facts": self.asserted, "unsupported_numbers": self.unsupported,
                 "at_risk": self.at_risk,
+                "sentences": [{"status": c.status, "citations": c.citations, "reason": c.reason} for c in self.checks],
                 "latency_s": round(self.latency_s, 4), "error": self.error, "answer": self.answer}
 
 
@@ -327,6 +340,7 @@ def answer_case(graph_factory: Callable[[Case], Any], case: Case) -> AnswerOutco
         states_missing=states_missing(answer),
         asserted=[s for s in case.answer_strings if s in answer],
         unsupported=unsupported_numbers(answer, case.context_text + "\n" + case.question),
+        checks=list(values.get("answer_checks") or []),
         latency_s=time.perf_counter() - started)
 
 
@@ -379,9 +393,21 @@ def summarize_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
         "at_risk_rate": ratio(sum(o.at_risk for o in outcomes), n),
         "judged_enough_rate": ratio(sum(1 for o in outcomes if o.judged_enough), n),
         "answer_modes": modes,
+        **citation_figures([c for o in outcomes for c in o.checks]),
         "errors": sum(1 for o in outcomes if o.error),
         "latency_per_case_s": latency_summary(o.latency_s for o in outcomes),
     }
+
+
+def citation_figures(checks: Sequence[Any]) -> dict[str, Any]:
+    """Citation recall: the share of sentences that state something whose citations support them;
+    citation precision: the share of cited sentences that their citations support."""
+    claims = [c for c in checks if c.status != "no_claim"]
+    cited = [c for c in claims if c.citations]
+    supported = sum(1 for c in claims if c.status == "supported")
+    return {"sentences": len(claims), "citation_recall": ratio(supported, len(claims)),
+            "citation_precision": ratio(supported, len(cited)),
+            "uncited_sentences": sum(1 for c in claims if c.status == "uncited")}
 
 
 def model_label(llm: Any) -> str:
