@@ -31,6 +31,7 @@ class Settings(BaseSettings):
     llm_max_tokens: int = Field(default=1024, ge=16)  # cap on every reply (sent so llama.cpp honours it too)
     judge_few_shot: bool = True  # the judge's few-shot examples (prompts.EVALUATE_EXAMPLES / EVIDENCE_EXAMPLES)
     judge_mode: JudgeMode = "evidence"  # evidence: code-verified quotes decide | guarded | verdict
+    judge_evidence: Literal["quote", "sentence"] = "quote"  # copy the words, or cite numbered sentences (n.k)
     judge_relevance_check: bool = False  # one extra short call per verified part: does the quote answer it?
     verify_answers: Literal["code", "llm", "off"] = "code"  # check each answer sentence against its citations
     ollama_autodetect: bool = True

@@ -14,15 +14,16 @@ Three modes (``JUDGE_MODE``):
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from rag import prompts
 from rag.errors import LLMError
-from rag.evidence import Source, verify_part
+from rag.evidence import Source, split_sentences, verify_part
 from rag.lang import book_title_marks
 from rag.llm import failure_kind, structured_invoke
 from rag.schemas import (
@@ -37,6 +38,7 @@ from rag.schemas import (
 
 logger = logging.getLogger(__name__)
 
+EvidenceFormat = Literal["quote", "sentence"]
 JUDGE_MODES: tuple[JudgeMode, ...] = ("evidence", "guarded", "verdict")
 
 
@@ -61,13 +63,48 @@ def sources_of(passages: Sequence[Passage], web_results: Sequence[SearchResult] 
     return sources
 
 
+def numbered_sentences(sources: Sequence[Source]) -> dict[str, tuple[int, str]]:
+    """Sentence id ("2.3": source 2, sentence 3) -> (source number, sentence text)."""
+    ids: dict[str, tuple[int, str]] = {}
+    for src in sources:
+        for k, (a, b) in enumerate(split_sentences(src.text), start=1):
+            ids[f"{src.number}.{k}"] = (src.number, src.text[a:b])
+    return ids
+
+
+def format_sentence_context(sources: Sequence[Source]) -> str:
+    """Sources with every sentence numbered (n.k), each source fenced as data (``JUDGE_EVIDENCE=sentence``)."""
+    ids = numbered_sentences(sources)
+    blocks = []
+    for src in sources:
+        lines = [f"<<<SOURCE {src.number}>>>", f"[{src.number}] {src.label}".rstrip()]
+        lines += [f"({sid}) {' '.join(text.split())}" for sid, (n, text) in ids.items() if n == src.number]
+        blocks.append("\n".join([*lines, "<<<END_SOURCE>>>"]))
+    return "\n\n".join(blocks)
+
+
+def _resolve_ids(part: ClaimedPart, ids: dict[str, tuple[int, str]]) -> ClaimedPart:
+    """A part that cites sentence ids, with its quote replaced by those sentences' text (an unknown
+    id is left as it is, and then does not verify)."""
+    wanted = re.findall(r"\d+\.\d+", part.quote)
+    found = [ids[i] for i in wanted if i in ids]
+    if not wanted or len(found) != len(wanted):
+        return part
+    return part.model_copy(update={"quote": "".join(text for _, text in found), "source": found[0][0]})
+
+
 def judge_messages(question: str, context: str, *, mode: JudgeMode = "evidence",
-                   web_query_rule: str = prompts.WEB_QUERY_RULE_FIRST, few_shot: bool = True) -> list[BaseMessage]:
+                   web_query_rule: str = prompts.WEB_QUERY_RULE_FIRST, few_shot: bool = True,
+                   evidence: EvidenceFormat = "quote") -> list[BaseMessage]:
     """The judge's prompt. Few-shot examples are separate user/assistant turns before the real one."""
     if mode == "verdict":
         system, user, examples = prompts.EVALUATE_SYSTEM, prompts.EVALUATE_USER, prompts.EVALUATE_EXAMPLES
+    elif evidence == "sentence":
+        system = prompts.EVIDENCE_SYSTEM.replace("{quote_rule}", prompts.EVIDENCE_SENTENCE_RULE)
+        user, examples = prompts.EVIDENCE_USER, prompts.EVIDENCE_SENTENCE_EXAMPLES
     else:
-        system, user, examples = prompts.EVIDENCE_SYSTEM, prompts.EVIDENCE_USER, prompts.EVIDENCE_EXAMPLES
+        system = prompts.EVIDENCE_SYSTEM.replace("{quote_rule}", prompts.EVIDENCE_QUOTE_RULE)
+        user, examples = prompts.EVIDENCE_USER, prompts.EVIDENCE_EXAMPLES
     messages: list[BaseMessage] = [SystemMessage(system.format(web_query_rule=web_query_rule))]
     if few_shot:
         for q, ctx, reply in examples:
@@ -147,10 +184,17 @@ def decide(claimed: EvidenceJudgement, parts: list[PartResult], mode: JudgeMode)
 def judge(judge_llm: Any, question: str, passages: Sequence[Passage], web_results: Sequence[SearchResult] = (),
           *, context: str, mode: JudgeMode = "evidence", method: str = "function_calling", few_shot: bool = True,
           web_query_rule: str = prompts.WEB_QUERY_RULE_FIRST, max_chars: int = 1200,
-          relevance: bool = False) -> Judged:
+          relevance: bool = False, evidence: EvidenceFormat = "quote") -> Judged:
     """Ask the model and, in evidence and guarded modes, check its evidence. Never raises for a bad
-    reply: an invalid reply twice gives a conservative "not enough" (``invalid=True``)."""
-    messages = judge_messages(question, context, mode=mode, web_query_rule=web_query_rule, few_shot=few_shot)
+    reply: an invalid reply twice gives a conservative "not enough" (``invalid=True``).
+    ``evidence="sentence"``: the sources are shown with numbered sentences (instead of ``context``)
+    and the judge cites sentence ids instead of copying text."""
+    sources = sources_of(passages, web_results, max_chars)
+    ids = numbered_sentences(sources) if evidence == "sentence" and mode != "verdict" else {}
+    if ids:
+        context = format_sentence_context(sources)
+    messages = judge_messages(question, context, mode=mode, web_query_rule=web_query_rule, few_shot=few_shot,
+                              evidence=evidence)
     schema = Evaluation if mode == "verdict" else EvidenceJudgement
     reply, errors = structured_with_retry(judge_llm, schema, messages, method)
     if reply is None:
@@ -159,7 +203,8 @@ def judge(judge_llm: Any, question: str, passages: Sequence[Passage], web_result
                                  confidence=0.0, mode=mode), errors, invalid=True)
     if mode == "verdict":
         return Judged(reply.model_copy(update={"mode": "verdict", "model_enough": reply.enough}), errors)
-    parts = check_parts(reply.parts, sources_of(passages, web_results, max_chars))
+    claimed = [_resolve_ids(p, ids) for p in reply.parts] if ids else reply.parts
+    parts = check_parts(claimed, sources)
     if relevance:
         for i, p in enumerate(parts):
             if p.status == "verified":

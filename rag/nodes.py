@@ -195,7 +195,8 @@ class Nodes:
             judged = judge(self.judge_llm, question, passages, web_results, context=self._labelled_context(state),
                            mode=self.settings.judge_mode, method=self.settings.llm_structured_method,
                            few_shot=self.deps.few_shot, web_query_rule=rule,
-                           max_chars=self.settings.max_passage_chars, relevance=self.settings.judge_relevance_check)
+                           max_chars=self.settings.max_passage_chars, relevance=self.settings.judge_relevance_check,
+                           evidence=self.settings.judge_evidence)
             evaluation = judged.evaluation
             errors = [redact(e, self.deps.secrets) for e in judged.errors]
             evaluation = evaluation.model_copy(update={"reason": redact(evaluation.reason, self.deps.secrets)})

@@ -102,6 +102,46 @@ EVIDENCE_EXAMPLES: list[tuple[str, str, str]] = [  # (question, sources, evidenc
      '"enough": false, "web_query": null, "confidence": 0.8}'),
 ]
 
+_EXAMPLE_SENTENCES_ZH = """<<<SOURCE 1>>>
+[1] 第三章 海岛
+(1.1) 老周是这座灯塔的看守人，他在岛上一住就是十二年。
+(1.2) 每逢风暴，他都要爬上塔顶检查灯火。
+<<<END_SOURCE>>>
+
+<<<SOURCE 2>>>
+[2] 第五章 归乡
+(2.1) 船靠岸那天，老周的女儿小梅在码头等他。
+<<<END_SOURCE>>>"""
+
+_EXAMPLE_SENTENCES_EN = """<<<SOURCE 1>>>
+[1] Chapter 2
+(1.1) The mill on the river was built by Anna Berg's grandfather, who carried the millstones up from the quarry himself.
+<<<END_SOURCE>>>
+
+<<<SOURCE 2>>>
+[2] Chapter 7
+(2.1) After the fire, the villagers met in the church to decide whether the mill should be rebuilt.
+<<<END_SOURCE>>>"""
+
+EVIDENCE_SENTENCE_EXAMPLES: list[tuple[str, str, str]] = [  # evidence by sentence id (JUDGE_EVIDENCE=sentence)
+    ("灯塔看守人叫什么名字？他在岛上住了几年？", _EXAMPLE_SENTENCES_ZH,
+     '{"reason": "Sentence 1.1 states both.", "parts": ['
+     '{"part": "看守人的名字", "answer": "老周", "source": 1, "quote": "1.1"}, '
+     '{"part": "在岛上住了几年", "answer": "十二年", "source": 1, "quote": "1.1"}], '
+     '"enough": true, "web_query": null, "confidence": 0.9}'),
+    ("Who built the mill, and in what year did it burn down?", _EXAMPLE_SENTENCES_EN,
+     '{"reason": "1.1 says who built it; 2.1 mentions the fire but not its year.", "parts": ['
+     '{"part": "who built the mill", "answer": "Anna Berg\'s grandfather", "source": 1, "quote": "1.1"}, '
+     '{"part": "the year the mill burned down", "answer": "not found", "source": null, "quote": "not found"}], '
+     '"enough": false, "web_query": null, "confidence": 0.8}'),
+]
+
+EVIDENCE_SENTENCE_RULE = """   - quote: the id of the sentence that states the answer, as written before it, e.g. "2.3"
+     (several ids separated by commas if the answer spans sentences)."""
+
+EVIDENCE_QUOTE_RULE = """   - quote: the exact words from that source that state the answer, copied character for character
+     (one short contiguous span of the source, containing the answer)."""
+
 EVIDENCE_SYSTEM = """You check whether the numbered SOURCES answer a QUESTION. You do NOT answer from memory.
 
 Steps:
@@ -110,8 +150,7 @@ Steps:
    - part: the part of the question, in the question's language;
    - answer: the short fact that answers it (a name, number, place, event), as the source says it;
    - source: the number n of that source [n];
-   - quote: the exact words from that source that state the answer, copied character for character
-     (one short contiguous span of the source, containing the answer).
+{quote_rule}
 3. If no source states the answer, set answer and quote to "not found" and source to null. Text that is
    related but does not state the asked fact is "not found". Never take an answer from your own knowledge.
 4. enough: true only if every part has a quote. When in doubt, false.

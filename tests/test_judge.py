@@ -145,3 +145,22 @@ def test_book_titles_get_their_marks_once() -> None:
 def test_prompts_name_every_field() -> None:
     for name in ("reason", "parts", "enough", "web_query", "confidence", "quote", "source", "answer"):
         assert name in prompts.EVIDENCE_SYSTEM
+
+
+def test_sentence_ids_are_resolved_to_the_sentences_they_name() -> None:
+    model = ScriptedChatModel(replies=[evidence(True, part("谁传授", "须菩提祖师", 1, "1.1"),
+                                                part("多远", "十万八千里", None, "1.1, 1.2"))])
+    result = judge(model, QUESTION, PASSAGES, context="unused", evidence="sentence")
+    ev = result.evaluation
+    assert ev.enough and [p.status for p in ev.parts] == ["verified", "verified"]
+    assert ev.parts[0].quote == "须菩提祖师半夜传授悟空长生之道。" and ev.parts[1].source == 1
+    prompt = str(model.calls[0][1][-1].content)
+    assert "<<<SOURCE 1>>>" in prompt and "(1.1) 须菩提祖师半夜传授悟空长生之道。" in prompt and "unused" not in prompt
+    assert "id of the sentence" in str(model.calls[0][1][0].content)
+
+
+def test_a_wrong_sentence_id_or_an_answer_not_in_the_sentence_does_not_verify() -> None:
+    model = ScriptedChatModel(replies=[evidence(True, part("谁传授", "须菩提祖师", 1, "1.9"),
+                                                part("多远", "十万八千里", 2, "2.1"))])
+    ev = judge(model, QUESTION, PASSAGES, context="", evidence="sentence").evaluation
+    assert not ev.enough and [p.status for p in ev.parts] == ["unverified", "unverified"]

@@ -152,6 +152,7 @@ def cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
     method = settings.llm_structured_method
     modes = list(JUDGE_MODES) if args.mode == "all" else [args.mode or settings.judge_mode]
     relevance = settings.judge_relevance_check or args.relevance
+    evidence = args.evidence or settings.judge_evidence
 
     def progress(i: int, o: JudgeOutcome) -> None:
         verdict = "invalid" if not o.stats.valid else ("enough" if o.predicted_enough else "not enough")
@@ -170,13 +171,14 @@ def cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
             else:
                 outcomes = run_judge(cases, llm, method=method, few_shot=few_shot,
                                      max_chars=settings.max_passage_chars, web_rule=args.web_rule, mode=mode,
-                                     relevance=relevance, on_result=None if args.quiet else progress)
+                                     relevance=relevance, evidence=evidence,
+                                     on_result=None if args.quiet else progress)
         except LLMError as exc:
             print(f"error: {exc}", file=err)
             return 2
         by_mode[mode] = outcomes
         report = {"command": "judge", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
-                  "model": model, "method": method, "mode": mode, "relevance_check": relevance,
+                  "model": model, "method": method, "mode": mode, "relevance_check": relevance, "evidence": evidence,
                   "few_shot": few_shot, "web_rule": args.web_rule,
                   "limit": args.limit, "per_kind": args.per_kind, "kinds": _kinds(args),
                   "summary": summarize_judge(outcomes),
@@ -184,7 +186,7 @@ def cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
         print(f"{_header(report)} mode={mode}", file=out)
         print(format_binary_table(report["summary"], "not_enough", "enough"), file=out)
         print(format_evidence_line(report["summary"]), file=out)
-        tag = f"{mode}-{'fewshot' if few_shot else 'zeroshot'}"
+        tag = f"{mode}-{evidence + '-' if mode != 'verdict' else ''}{'fewshot' if few_shot else 'zeroshot'}"
         path = _report_path(args, settings, "judge", model, tag)
         if len(modes) > 1 and args.report:
             path = path.with_name(f"{path.stem}-{mode}{path.suffix}")
@@ -389,6 +391,8 @@ def add_commands(subparsers: Any) -> None:
                        help="the web_query rule in the prompt: 'first' (web search available, default) or 'none'")
     judge.add_argument("--mode", choices=[*JUDGE_MODES, "all"],
                        help="judge mode (default: JUDGE_MODE); 'all' runs each mode and prints a comparison")
+    judge.add_argument("--evidence", choices=["quote", "sentence"],
+                       help="evidence as copied quotes or as cited sentence ids (default: JUDGE_EVIDENCE)")
     judge.add_argument("--relevance", action="store_true",
                        help="also ask, per verified part, whether the quote states the answer (JUDGE_RELEVANCE_CHECK)")
     judge.set_defaults(func=cmd_judge)
