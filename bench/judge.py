@@ -26,16 +26,21 @@ from rag.eval.metrics import fmt  # noqa: E402
 
 
 def table(reports: list[dict[str, Any]]) -> str:
-    head = ["cases", "model", "method", "few-shot", "n", "accuracy", "P(not enough)", "R(not enough)", "F1",
-            "invalid JSON", "s/call", *KINDS]
+    head = ["cases", "model", "mode", "few-shot", "n", "accuracy", "F1(not enough)", "false-enough",
+            "answerable enough", "enough w/ verified evidence", "quotes verified", "AURC", "invalid JSON", "s/call",
+            *KINDS]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in reports:
         s = r["summary"]
         m = s["metrics"]
         kinds = [f"{s['per_kind'][k]['correct']}/{s['per_kind'][k]['n']}" if k in s["per_kind"] else "-" for k in KINDS]
         rows.append("| " + " | ".join([
-            Path(r["cases_file"]).name, r["model"], r["method"], "on" if r.get("few_shot") else "off", str(s["n"]),
-            fmt(m["accuracy"], 2), fmt(m["precision"], 2), fmt(m["recall"], 2), fmt(m["f1"], 2),
+            Path(r["cases_file"]).name, r["model"], r.get("mode", "verdict"), "on" if r.get("few_shot") else "off",
+            str(s["n"]), fmt(m["accuracy"], 2), fmt(m["f1"], 2),
+            f"{s.get('false_enough', '-')} ({fmt(s.get('false_enough_rate'), 2)})",
+            f"{s.get('answerable_enough', '-')} ({fmt(s.get('answerable_enough_rate'), 2)})",
+            f"{s.get('enough_with_verified_evidence', '-')}/{s.get('enough_verdicts', '-')}",
+            fmt(s.get("quote_verification_rate"), 2), fmt((s.get("risk_coverage") or {}).get("aurc"), 3),
             fmt(s["invalid_json_rate"], 2), fmt(s["mean_latency_per_call_s"], 1), *kinds]) + " |")
     return "\n".join(rows)
 
@@ -49,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kinds")
     parser.add_argument("--per-kind")
     parser.add_argument("--corpus-dir")
+    parser.add_argument("--mode", default="all", help="judge mode for --run (evidence, guarded, verdict or all)")
     parser.add_argument("--out-dir", type=Path, default=Path("data") / "eval")
     args = parser.parse_args(argv)
     paths = list(args.reports)
@@ -60,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         for few_shot in (True, False):
             path = args.out_dir / f"judge-{Path(args.cases).stem}-{'fewshot' if few_shot else 'zeroshot'}-{stamp}.json"
-            cmd = ["eval", "judge", "--cases", args.cases, "--report", str(path)]
+            cmd = ["eval", "judge", "--cases", args.cases, "--report", str(path), "--mode", args.mode]
             cmd += [] if few_shot else ["--no-few-shot"]
             cmd += ["--limit", str(args.limit)] if args.limit else []
             cmd += ["--kinds", args.kinds] if args.kinds else []
@@ -69,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
             status = rag_main(cmd)
             if status:
                 return status
-            paths.append(path)
+            modes = ("evidence", "guarded", "verdict") if args.mode == "all" else ()
+            paths += [path.with_name(f"{path.stem}-{m}{path.suffix}") for m in modes] or [path]
     if not paths:
         parser.error("give report files or --run")
     print(table([json.loads(p.read_text(encoding="utf-8")) for p in paths]))
