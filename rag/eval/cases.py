@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from rag.errors import RagError
+from rag.evidence import cn_to_int
 from rag.schemas import Passage
 
 KINDS: tuple[str, ...] = ("full", "half", "related_not_containing", "unrelated", "multihop_both", "multihop_one")
@@ -47,8 +48,6 @@ CORPUS_DIR_ENV = "EVAL_CORPUS_DIR"
 
 _HEADING = re.compile(r"^(?:《[^》\n]*》目录\s*)?第([零〇一二两三四五六七八九十百千0-9]+)([回章])[ \t\u3000]*(.*)$",
                       re.MULTILINE)
-_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_UNITS = {"十": 10, "百": 100, "千": 1000}
 
 
 class CaseError(RagError):
@@ -59,16 +58,10 @@ def chinese_number(text: str) -> int:
     """'一百' -> 100, '二十三' -> 23, '十' -> 10, '23' -> 23. Raises ValueError on anything else."""
     if text.isdigit():
         return int(text)
-    total, digit = 0, None
-    for ch in text:
-        if ch in _DIGITS:
-            digit = _DIGITS[ch]
-        elif ch in _UNITS:
-            total += (1 if digit is None else digit) * _UNITS[ch]
-            digit = None
-        else:
-            raise ValueError(f"not a Chinese number: {text!r}")
-    return total + (digit or 0)
+    value = cn_to_int(text)
+    if value is None:
+        raise ValueError(f"not a Chinese number: {text!r}")
+    return value
 
 
 def span_sha(text: str) -> str:
