@@ -183,7 +183,8 @@ _YES_NO = {"是", "否", "对", "不对", "不是", "有", "没有", "无", "会
 _STOP_HAN = set("的了是在和有不也就都而及与之其这那个们被把为以于中上下一吗呢吧啊么什怎谁哪几多少")
 _STOP_EN = {"the", "a", "an", "of", "in", "on", "at", "to", "is", "are", "was", "were", "be", "and", "or", "for",
             "by", "with", "does", "did", "do", "what", "which", "who", "whom", "how", "when", "where", "why",
-            "that", "this", "it", "its", "as", "from", "his", "her", "their", "he", "she", "they"}
+            "that", "this", "it", "its", "as", "from", "his", "her", "their", "he", "she", "they",
+            "long", "many", "much", "far", "old", "whose", "there", "been", "has", "have", "had", "into"}
 
 
 def is_yes_no(answer: str) -> bool:
@@ -219,6 +220,18 @@ def contains(haystack: str, needle: str) -> bool:
             return True
         start = haystack.find(needle, start + 1)
     return False
+
+
+def about_the_part(part: str, quoted: str) -> bool:
+    """Whether ``quoted`` (passage text) is about ``part``: they share a Han bigram or a content
+    word. Parts in another script than the passage (an English question on a Chinese book), or with
+    nothing to compare, are not held to it."""
+    part_terms = {t for t in overlap_terms(part) if not any(ch in _STOP_HAN for ch in t)}
+    if not part_terms:
+        return True
+    quoted_terms = overlap_terms(quoted)
+    same_script = {t for t in part_terms if any(_script(t) == _script(q) for q in quoted_terms)}
+    return not same_script or bool(same_script & quoted_terms)
 
 
 def answer_in_region(answer: str, region: str, *, part: str = "", quote: str = "") -> tuple[bool, str]:
@@ -303,6 +316,10 @@ def verify_part(part: str, answer: str | None, source: int | None, quote: str | 
         if match is None:
             continue
         ok, why = answer_in_region(answer, match.region(src.norm), part=part, quote=quote)
+        if ok and not about_the_part(part, f"{src.label} {src.text}"):
+            # A verbatim quote that holds the answer can still come from a passage about something
+            # else that merely names it: the source must share a term with the part it answers.
+            ok, why = False, "its source shares no term with this part of the question"
         if ok and not match.exact and not is_yes_no(answer):
             # A quote that matched only approximately must still carry the answer as written:
             # a slip inside the answer itself is a different fact, not a copying error.

@@ -316,9 +316,10 @@ def test_bench_table_compares_reports(tmp_path: Path, llm_env, capsys: pytest.Ca
         assert bench.main(["--run", "--cases", str(GUIDE), "--limit", "6", "--out-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("| guide_cases.jsonl")]
-    assert len(rows) == 2
-    assert "| on |" in rows[0] and "| off |" in rows[1]
-    assert len(list(tmp_path.glob("judge-guide_cases-*.json"))) == 2
+    assert len(rows) == 6  # three modes, with and without few-shot
+    assert all("| on |" in r for r in rows[:3]) and all("| off |" in r for r in rows[3:])
+    assert [r.split(" | ")[2] for r in rows[:3]] == ["evidence", "guarded", "verdict"]
+    assert len(list(tmp_path.glob("judge-guide_cases-*.json"))) == 6
 
 
 def test_static_retriever_serves_the_case_context_whatever_the_query() -> None:

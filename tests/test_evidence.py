@@ -197,3 +197,17 @@ def test_a_swapped_citation_is_flagged() -> None:
 def test_a_chapter_label_that_the_source_does_not_have_is_flagged() -> None:
     result = check_answer("筋斗云出自第二回[1]。筋斗云出自第三回[1]。", SOURCES)
     assert [s.status for s in result.sentences] == ["supported", "unsupported"]
+
+
+def test_a_quote_from_a_passage_about_something_else_does_not_verify() -> None:
+    """Measured with a 1.5B judge: the answer to "狮驼岭三魔中的老三是什么" quoted, verbatim, from a
+    passage about 无底洞 that merely names a demon. The source must share a term with the part."""
+    other = "无底洞：黑松林里被绑在树上的女子被唐僧救下，她却是陷空山无底洞的金鼻白毛老鼠精。"
+    bad = verify_part("狮驼岭三魔中的老三是什么", "金鼻白毛老鼠精", 1, "她却是陷空山无底洞的金鼻白毛老鼠精", [src(1, other)])
+    assert bad.status == "unverified" and "shares no term" in bad.detail
+    good = verify_part("无底洞的女妖是什么", "金鼻白毛老鼠精", 1, "她却是陷空山无底洞的金鼻白毛老鼠精", [src(1, other)])
+    assert good.status == "verified"
+    # an English part on a Chinese passage cannot be compared by words: not held to it
+    cross = verify_part("What was the demon of the Bottomless Cave?", "金鼻白毛老鼠精", 1,
+                        "她却是陷空山无底洞的金鼻白毛老鼠精", [src(1, other)])
+    assert cross.status == "verified"
