@@ -63,12 +63,17 @@ def after_evaluate(state: GraphState, *, web_enabled: bool, max_web_rounds: int)
 
 
 def web_query_for(state: GraphState) -> str:
-    """The evaluator's web_query, else the question plus the first missing points."""
+    """The evaluator's web_query, else the parts of the question that the evidence did not cover
+    (measured: a 1.5B judge gave no web_query in 21 of 21 "not enough" verdicts), else the question
+    plus the first missing points."""
     evaluations = state.get("evaluations") or []
     last = evaluations[-1] if evaluations else None
     if last and last.web_query:
         return last.web_query.strip()
     question = current_question(state)
+    open_parts = [p.part for p in (last.parts if last else []) if p.status != "verified" and p.part.strip()]
+    if open_parts:
+        return " ".join(dict.fromkeys(open_parts[:3])).strip()
     missing = last.missing[:2] if last else []
     return " ".join([question, *missing]).strip()
 

@@ -68,6 +68,17 @@ def test_a_simple_question_naming_what_the_book_uses_goes_to_the_book():
     assert any("the book uses 红孩儿" in n["message"] for n in values["notices"])
 
 
+def test_without_a_web_query_the_web_search_asks_for_the_parts_not_covered():
+    from rag.nodes import web_query_for
+    from rag.schemas import Evaluation, PartResult
+
+    parts = [PartResult(part="三打白骨精是第几回", status="verified"), PartResult(part="电视剧第几集", status="not_found")]
+    evaluation = Evaluation(reason="r", enough=False, parts=parts, missing=["电视剧第几集 (not found)"], mode="evidence")
+    assert web_query_for({"question": QUESTION, "evaluations": [evaluation]}) == "电视剧第几集"
+    verdict = Evaluation(reason="r", enough=False, missing=["集数"])
+    assert web_query_for({"question": "问题", "evaluations": [verdict]}) == "问题 集数"
+
+
 def test_book_enough_generates_without_web():
     model = ScriptedChatModel(responder=responder(evaluations=[ev(True, confidence=0.95)], answer="第二十七回 [1]"))
     graph, deps = build(model)
