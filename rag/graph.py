@@ -18,6 +18,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import END, START, StateGraph
 
+from rag.deadline import CONFIG_KEY
 from rag.deps import Deps
 from rag.names import (
     DIRECT_ANSWER,
@@ -85,4 +86,5 @@ def build_graph(deps: Deps, *, checkpointer: Any | None = None) -> Any:
     graph.add_edge(GENERATE, VERIFY)
     for node in (VERIFY, DIRECT_ANSWER, FALLBACK):
         graph.add_edge(node, END)
-    return graph.compile(checkpointer=checkpointer or make_checkpointer())
+    compiled = graph.compile(checkpointer=checkpointer or make_checkpointer())
+    return compiled.with_config(configurable={CONFIG_KEY: deps.settings.turn_timeout})  # for run_turn

@@ -212,6 +212,16 @@ TEXTS: dict[str, dict[str, str]] = {
         "zh": "生成答案时模型出错（{error}）。以下是检索到的资料，未经模型整理：",
         "en": "The model failed while writing the answer ({error}). Here are the sources found, unprocessed:",
     },
+    "answer_empty": {"zh": "模型返回了空答案。", "en": "The model returned an empty answer."},
+    "answer_cut_turn": {
+        "zh": "（回答没有写完：已到本轮问答的时限 TURN_TIMEOUT，{seconds} 秒。）",
+        "en": "(The answer is unfinished: the turn's time limit, TURN_TIMEOUT = {seconds} s, was reached.)",
+    },
+    "answer_cut_idle": {
+        "zh": "（回答没有写完：模型 {seconds} 秒没有继续输出，STREAM_IDLE_TIMEOUT。）",
+        "en": "(The answer is unfinished: the model sent nothing more for {seconds} s, STREAM_IDLE_TIMEOUT.)",
+    },
+    "sources_found": {"zh": "以下是检索到的资料，未经模型整理：", "en": "Here are the sources found, unprocessed:"},
 }
 
 
