@@ -16,7 +16,7 @@ from rag.deadline import DeadlineExceeded
 from rag.deps import Deps
 from rag.errors import RagError
 from rag.evidence import check_answer
-from rag.judge import format_book_context, judge, sources_of, structured_with_retry
+from rag.judge import fence_source, format_book_context, judge, sources_of, structured_with_retry
 from rag.lang import detect_lang, language_name
 from rag.llm import DeadlineBound, Streamed, failure_kind, judge_model, model_name, stream_text
 from rag.logs import redact
@@ -405,7 +405,7 @@ class Nodes:
             for i, r in enumerate(results):
                 if r.status != "supported":
                     continue  # code already flagged it; the model can only add doubt
-                cited = "\n\n".join(f"[{n}] {by_number[n].text}" for n in r.citations if n in by_number)
+                cited = "\n\n".join(fence_source(by_number[n]) for n in r.citations if n in by_number)
                 label, errors = self._structured(SentenceLabel, [
                     SystemMessage(prompts.VERIFY_SYSTEM),
                     HumanMessage(prompts.VERIFY_USER.format(sentence=r.text, sources=cited))])

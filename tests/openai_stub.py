@@ -27,13 +27,15 @@ HANG = object()  # a reply that never comes
 
 @dataclass(frozen=True)
 class Trickle:
-    """A slow model: ``text`` in pieces of ``piece`` characters, one every ``every`` seconds; after
-    ``stall_after`` pieces (None: never) it sends nothing more until the stub closes."""
+    """A slow model: ``text`` in pieces of ``piece`` characters, one every ``every`` seconds (the
+    first after ``first_after`` seconds, when given); after ``stall_after`` pieces (None: never) it
+    sends nothing more until the stub closes."""
 
     text: str
     every: float
     piece: int = 1
     stall_after: int | None = None
+    first_after: float | None = None
 
 
 def request_kind(body: dict[str, Any]) -> str | None:
@@ -133,8 +135,9 @@ class OpenAIStub:
                 self.end_headers()
                 try:
                     self._event(body, {"role": "assistant", "content": ""})
-                    for piece in pieces:
-                        if stub.closed.wait(reply.every):
+                    for i, piece in enumerate(pieces):
+                        pause = reply.first_after if i == 0 and reply.first_after is not None else reply.every
+                        if stub.closed.wait(pause):
                             return
                         self._event(body, {"content": piece})
                     if reply.stall_after is not None:
