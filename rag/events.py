@@ -67,6 +67,7 @@ def translate_stream(chunks: Iterable[tuple[str, Any]], *, clock=time.monotonic)
     Pure apart from the clock (injectable for tests). Does not emit TurnFinished.
     """
     started: dict[str, tuple[str, float]] = {}
+    done: set[str] = set()  # nodes finished (and not started again): a late token of theirs is dropped
     for mode, payload in chunks:
         if mode == "tasks":
             task_id = payload.get("id", "")
@@ -74,8 +75,10 @@ def translate_stream(chunks: Iterable[tuple[str, Any]], *, clock=time.monotonic)
             if "input" in payload:  # a task starts
                 now = clock()
                 started[task_id] = (name, now)
+                done.discard(name)
                 yield NodeStarted(node=name, at=now)
             else:  # a task finished
+                done.add(name)
                 _, t0 = started.pop(task_id, (name, clock()))
                 result = payload.get("result")
                 err = payload.get("error")
@@ -89,7 +92,8 @@ def translate_stream(chunks: Iterable[tuple[str, Any]], *, clock=time.monotonic)
             message, meta = payload
             node = (meta or {}).get("langgraph_node", "")
             # Only streamed chunks: the full message written to state afterwards would repeat them.
-            if node in ANSWER_NODES and isinstance(message, AIMessageChunk):
+            # (A stream cut short by the turn's limits may still deliver a piece after its node ended.)
+            if node in ANSWER_NODES and node not in done and isinstance(message, AIMessageChunk):
                 text = message.content if isinstance(message.content, str) else ""
                 if text:
                     yield Token(node=node, text=text)

@@ -348,7 +348,8 @@ class Nodes:
                 line, notice = unfinished
                 notices.append(notice)
                 head = f"{line}\n{prompts.text('sources_found', lang)}"
-                answer = "\n\n".join(part for part in (answer.strip(), self._sources_dump(state, head)) if part)
+                kept = answer if answer.strip() else ""  # as streamed: the text shown so far stays its prefix
+                answer = "\n\n".join(part for part in (kept, self._sources_dump(state, head)) if part)
         return {"answer": answer, "answer_mode": mode, "notices": notices, "messages": [AIMessage(answer)]}
 
     def direct_answer(self, state: GraphState) -> dict[str, Any]:
@@ -361,7 +362,7 @@ class Nodes:
                 HumanMessage(question),
             ])
             unfinished = self._unfinished(DIRECT_ANSWER, streamed, lang)
-            parts = [streamed.text.strip()]
+            parts = [streamed.text.rstrip()]
             if unfinished is not None:
                 parts.append(unfinished[0])
                 notices.append(unfinished[1])

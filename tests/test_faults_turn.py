@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from conftest import REPO, ev, evidence_for, judge_prompt, make_settings, responder
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessageChunk, HumanMessage
 from openai_stub import HANG, OpenAIStub, Trickle, request_kind
 
 from rag import deadline as turn_deadline
@@ -224,17 +224,33 @@ def _ask(stub: OpenAIStub, tmp_path: Path, **env: str) -> subprocess.CompletedPr
                           text=True, env=base, cwd=tmp_path, timeout=GUARD_S)
 
 
+NOVEL = "A novel is a long work of narrative fiction, usually written in prose, with characters and a plot."
+
+
 @pytest.mark.parametrize(("reply", "says"), [
     ("", "The model returned an empty answer."),
-    (HANG, "TURN_TIMEOUT = 1 s"),
+    (HANG, "TURN_TIMEOUT = 2 s"),
+    (Trickle(NOVEL, every=0.1), "TURN_TIMEOUT = 2 s"),
 ])
-def test_cli_ask_exits_3_without_an_answer(tmp_path: Path, reply: Any, says: str) -> None:
-    """Before: an empty answer printed nothing and exited 0."""
+def test_cli_ask_exits_3_without_a_complete_answer(tmp_path: Path, reply: Any, says: str) -> None:
+    """Before: an empty answer printed nothing and exited 0; a trickling one was never cut."""
     with OpenAIStub(answering(reply, route="simple")) as stub:
-        result = _ask(stub, tmp_path, TURN_TIMEOUT="1")
+        result = _ask(stub, tmp_path, TURN_TIMEOUT="2")
     assert result.returncode == 3, result.stderr
     assert says in result.stdout and "[error] direct_answer:" in result.stderr
     assert "Traceback" not in result.stderr
+    if isinstance(reply, Trickle):  # what was streamed is printed once, then why it stops
+        partial = result.stdout.split("\n")[0]
+        assert partial and NOVEL.startswith(partial) and result.stdout.count(partial) == 1
+
+
+def test_a_piece_that_arrives_after_its_node_ended_is_not_shown() -> None:
+    """A stream given up at a limit may still deliver its next piece: it is not part of the answer."""
+    chunks = [("tasks", {"id": "t1", "name": "generate", "input": {}}),
+              ("messages", (AIMessageChunk(content="kept"), {"langgraph_node": "generate"})),
+              ("tasks", {"id": "t1", "name": "generate", "result": {"answer": "kept"}}),
+              ("messages", (AIMessageChunk(content=" late"), {"langgraph_node": "generate"}))]
+    assert [e.text for e in events.translate_stream(chunks) if isinstance(e, Token)] == ["kept"]
 
 
 def test_cli_ask_exits_0_with_an_answer(tmp_path: Path) -> None:
