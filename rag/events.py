@@ -102,7 +102,11 @@ def translate_stream(chunks: Iterable[tuple[str, Any]], *, clock=time.monotonic)
 def run_turn(graph: Any, question: str, *, thread_id: str, book_id: str | None = None,
              clock=time.monotonic) -> Iterator[Event]:
     """Run one question through the compiled graph and yield events, ending with
-    ``TurnFinished`` or ``TurnFailed``. Never raises for a failing turn."""
+    ``TurnFinished`` or ``TurnFailed``. Never raises for a failing turn.
+
+    The turn runs under the graph's TURN_TIMEOUT (``rag.deadline``): model calls and searches end by
+    then, and an answer still streaming is cut short. Should a step hang anyway, the turn fails at
+    the deadline plus ``TURN_GRACE_S``, naming the step it waited for."""
     from rag.errors import RagError
 
     t0 = clock()
