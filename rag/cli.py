@@ -13,7 +13,17 @@ from typing import Any, TextIO
 from rag.config import Settings, load_settings
 from rag.errors import ConfigError, RagError, filesystem_problem
 from rag.events import NodeFinished, Token, TurnFailed, TurnFinished, run_turn
-from rag.names import ANSWER_NODES, EVALUATE, RETRIEVAL_ONLY, RETRIEVE, ROUTE, VERIFY, WEB_SEARCH
+from rag.names import (
+    ANSWER_NODES,
+    DIRECT_ANSWER,
+    EVALUATE,
+    GENERATE,
+    RETRIEVAL_ONLY,
+    RETRIEVE,
+    ROUTE,
+    VERIFY,
+    WEB_SEARCH,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +87,19 @@ def describe_checks(checks: Sequence[Any]) -> str:
     return "\n".join(lines)
 
 
+#: ``ask``'s exit code when the turn finished without a complete answer: the model failed, returned
+#: nothing, or was cut short (TURN_TIMEOUT, STREAM_IDLE_TIMEOUT); the sources were printed instead.
+#: (1: the turn itself failed; 2: bad configuration or an unusable DATA_DIR.)
+EXIT_NO_ANSWER = 3
+
+
+def answer_complete(values: dict[str, Any]) -> bool:
+    """Whether the node that wrote the answer reported no error (an empty or cut-short answer, or a
+    failed model call, is an error notice of generate or direct_answer)."""
+    return not any(n["level"] == "error" and n["node"] in (GENERATE, DIRECT_ANSWER)
+                   for n in values.get("notices") or [])
+
+
 def _settings(args: argparse.Namespace) -> Settings:
     overrides: dict[str, Any] = {}
     if getattr(args, "no_web", False):
@@ -132,6 +155,8 @@ def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdo
             for notice in event.values.get("notices") or []:
                 print(f"[{notice['level']}] {notice['node']}: {notice['message']}", file=err)
             print(f"[total {event.total_s:.2f}s]", file=err)
+            if not answer_complete(event.values):
+                status = EXIT_NO_ANSWER
         elif isinstance(event, TurnFailed):
             print(f"error: {event.message}", file=err)
             status = 1

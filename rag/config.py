@@ -29,6 +29,10 @@ class Settings(BaseSettings):
     llm_timeout: float = 60.0
     llm_max_retries: int = 1
     llm_max_tokens: int = Field(default=1024, ge=16)  # cap on every reply (sent so llama.cpp honours it too)
+    # One question's whole time (route, judge, web, answer): every call is given only what is left of it.
+    turn_timeout: float = Field(default=90.0, gt=0)
+    # Longest pause between two pieces of a streamed answer once it has started.
+    stream_idle_timeout: float = Field(default=20.0, gt=0)
     judge_few_shot: bool = True  # the judge's few-shot examples (prompts.EVALUATE_EXAMPLES / EVIDENCE_EXAMPLES)
     judge_mode: JudgeMode = "evidence"  # evidence: code-verified quotes decide | guarded | verdict
     judge_evidence: Literal["quote", "sentence"] = "quote"  # copy the words, or cite numbered sentences (n.k)
@@ -79,6 +83,10 @@ class Settings(BaseSettings):
     # Unset: yes locally, no on a Hugging Face Space (SPACE_ID set), where any visitor could aim the
     # server at loopback or internal addresses.
     allow_session_endpoints: bool = Field(default=None, validate_default=True)  # type: ignore[assignment]
+    # Do all visitors share the uploaded books? Unset: yes locally, no on a Space (SPACE_ID set), where
+    # a book uploaded in a browser session is listed and searched only in that session (plus the
+    # books nobody owns, such as the sample guide).
+    shared_library: bool = Field(default=None, validate_default=True)  # type: ignore[assignment]
 
     @field_validator("llm_base_url", "llm_model", "searxng_url", "chroma_host", "active_book", "embedding_base_url", mode="before")
     @classmethod
@@ -94,9 +102,9 @@ class Settings(BaseSettings):
             return None
         return value
 
-    @field_validator("allow_session_endpoints", mode="before")
+    @field_validator("allow_session_endpoints", "shared_library", mode="before")
     @classmethod
-    def _endpoints_default(cls, value: object) -> object:
+    def _local_default(cls, value: object) -> object:
         if value is None or (isinstance(value, str) and not value.strip()):
             return not os.environ.get("SPACE_ID")
         return value

@@ -6,7 +6,10 @@ This is the one place that knows LangGraph's stream format. The CLI and the UI b
 
 from __future__ import annotations
 
+import contextvars
 import logging
+import queue
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -14,6 +17,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessageChunk
 
+from rag import deadline as turn_deadline
 from rag.names import ANSWER_NODES
 
 logger = logging.getLogger(__name__)
@@ -63,6 +67,7 @@ def translate_stream(chunks: Iterable[tuple[str, Any]], *, clock=time.monotonic)
     Pure apart from the clock (injectable for tests). Does not emit TurnFinished.
     """
     started: dict[str, tuple[str, float]] = {}
+    done: set[str] = set()  # nodes finished (and not started again): a late token of theirs is dropped
     for mode, payload in chunks:
         if mode == "tasks":
             task_id = payload.get("id", "")
@@ -70,8 +75,10 @@ def translate_stream(chunks: Iterable[tuple[str, Any]], *, clock=time.monotonic)
             if "input" in payload:  # a task starts
                 now = clock()
                 started[task_id] = (name, now)
+                done.discard(name)
                 yield NodeStarted(node=name, at=now)
             else:  # a task finished
+                done.add(name)
                 _, t0 = started.pop(task_id, (name, clock()))
                 result = payload.get("result")
                 err = payload.get("error")
@@ -85,7 +92,8 @@ def translate_stream(chunks: Iterable[tuple[str, Any]], *, clock=time.monotonic)
             message, meta = payload
             node = (meta or {}).get("langgraph_node", "")
             # Only streamed chunks: the full message written to state afterwards would repeat them.
-            if node in ANSWER_NODES and isinstance(message, AIMessageChunk):
+            # (A stream cut short by the turn's limits may still deliver a piece after its node ended.)
+            if node in ANSWER_NODES and node not in done and isinstance(message, AIMessageChunk):
                 text = message.content if isinstance(message.content, str) else ""
                 if text:
                     yield Token(node=node, text=text)
@@ -94,18 +102,36 @@ def translate_stream(chunks: Iterable[tuple[str, Any]], *, clock=time.monotonic)
 def run_turn(graph: Any, question: str, *, thread_id: str, book_id: str | None = None,
              clock=time.monotonic) -> Iterator[Event]:
     """Run one question through the compiled graph and yield events, ending with
-    ``TurnFinished`` or ``TurnFailed``. Never raises for a failing turn."""
+    ``TurnFinished`` or ``TurnFailed``. Never raises for a failing turn.
+
+    The turn runs under the graph's TURN_TIMEOUT (``rag.deadline``): model calls and searches end by
+    then, and an answer still streaming is cut short. Should a step hang anyway, the turn fails at
+    the deadline plus ``TURN_GRACE_S``, naming the step it waited for."""
     from rag.errors import RagError
 
     t0 = clock()
     config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
     # Both keys every time: a question without a book searches every book, whatever the last one did.
     inputs: dict[str, Any] = {"question": question, "book_id": book_id}
+    budget = turn_deadline.budget_of(graph)
+    deadline = turn_deadline.Deadline.after(budget) if budget else None
+    run = _GraphRun(graph, inputs, config, deadline)
+    running: list[str] = []  # nodes started and not finished (to name what a late turn waits for)
     try:
-        # Checkpoint once per question (not after every node): the thread only needs the final state.
-        chunks = graph.stream(inputs, config, stream_mode=["tasks", "messages"], durability="exit")
-        yield from translate_stream(chunks, clock=clock)
-        values = dict(graph.get_state(config).values)
+        for event in translate_stream(run.chunks(), clock=clock):
+            if isinstance(event, NodeStarted):
+                running.append(event.node)
+            elif isinstance(event, NodeFinished) and event.node in running:
+                running.remove(event.node)
+            yield event
+        values = run.values
+    except _Overrun:
+        waiting = ", ".join(running) or "the graph"
+        message = (f"the turn did not finish within its time limit (TURN_TIMEOUT={budget:g} s): "
+                   f"stopped waiting for {waiting}")
+        logger.warning("turn failed: %s", message)
+        yield TurnFailed(message=message, total_s=clock() - t0)
+        return
     except RagError as exc:
         logger.warning("turn failed: %s", exc)
         yield TurnFailed(message=str(exc), total_s=clock() - t0)
@@ -114,4 +140,68 @@ def run_turn(graph: Any, question: str, *, thread_id: str, book_id: str | None =
         logger.exception("turn failed unexpectedly")
         yield TurnFailed(message=f"{type(exc).__name__}: {exc}", total_s=clock() - t0)
         return
+    finally:
+        run.stop()
     yield TurnFinished(answer=str(values.get("answer", "")), total_s=clock() - t0, values=values)
+
+
+#: How long past its deadline a turn is still waited for: every model call and search ends at the
+#: deadline, and what follows it (the answer's fallback text, checks) takes milliseconds.
+TURN_GRACE_S = 5.0
+
+
+class _Overrun(Exception):
+    """The graph did not finish by the turn's deadline plus ``TURN_GRACE_S``."""
+
+
+class _GraphRun:
+    """``graph.stream`` (then the final state) in a worker thread under the turn's deadline. The
+    caller reads the chunks as they come and stops waiting at the deadline plus ``TURN_GRACE_S``;
+    a run that is given up (or whose reader stops) ends at its next step."""
+
+    def __init__(self, graph: Any, inputs: dict[str, Any], config: dict[str, Any],
+                 deadline: turn_deadline.Deadline | None) -> None:
+        self.deadline = deadline
+        self.values: dict[str, Any] = {}
+        self._queue: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        self._stopped = threading.Event()
+        context = contextvars.copy_context()
+        threading.Thread(target=context.run, args=(self._work, graph, inputs, config), name="rag-turn",
+                         daemon=True).start()
+
+    def _work(self, graph: Any, inputs: dict[str, Any], config: dict[str, Any]) -> None:
+        try:
+            with turn_deadline.scope(self.deadline):
+                # Checkpoint once per question (not after every node): the thread only needs the final state.
+                stream = graph.stream(inputs, config, stream_mode=["tasks", "messages"], durability="exit")
+                try:
+                    for chunk in stream:
+                        if self._stopped.is_set():
+                            return
+                        self._queue.put(("chunk", chunk))
+                finally:
+                    stream.close()
+                values = dict(graph.get_state(config).values)
+            self._queue.put(("done", values))
+        except BaseException as exc:  # noqa: BLE001 - handed to the reader
+            self._queue.put(("error", exc))
+
+    def chunks(self) -> Iterator[tuple[str, Any]]:
+        while True:
+            wait = None
+            if self.deadline is not None:
+                wait = max(0.0, self.deadline.end + TURN_GRACE_S - time.monotonic())
+            try:
+                kind, item = self._queue.get(timeout=wait)
+            except queue.Empty:
+                raise _Overrun from None
+            if kind == "chunk":
+                yield item
+            elif kind == "done":
+                self.values = item
+                return
+            else:
+                raise item
+
+    def stop(self) -> None:
+        self._stopped.set()

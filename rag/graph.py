@@ -18,6 +18,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import END, START, StateGraph
 
+from rag.deadline import CONFIG_KEY
 from rag.deps import Deps
 from rag.names import (
     DIRECT_ANSWER,
@@ -58,7 +59,7 @@ def build_graph(deps: Deps, *, checkpointer: Any | None = None) -> Any:
         graph.add_node(RETRIEVAL_ONLY, nodes.retrieval_only)
         graph.add_edge(START, RETRIEVAL_ONLY)
         graph.add_edge(RETRIEVAL_ONLY, END)
-        return graph.compile(checkpointer=checkpointer or make_checkpointer())
+        return _compile(graph, deps, checkpointer)
 
     graph.add_node(ROUTE, nodes.route_question)
     graph.add_node(DIRECT_ANSWER, nodes.direct_answer)
@@ -85,4 +86,10 @@ def build_graph(deps: Deps, *, checkpointer: Any | None = None) -> Any:
     graph.add_edge(GENERATE, VERIFY)
     for node in (VERIFY, DIRECT_ANSWER, FALLBACK):
         graph.add_edge(node, END)
-    return graph.compile(checkpointer=checkpointer or make_checkpointer())
+    return _compile(graph, deps, checkpointer)
+
+
+def _compile(graph: StateGraph, deps: Deps, checkpointer: Any | None) -> Any:
+    """The compiled graph, carrying its TURN_TIMEOUT for ``rag.events.run_turn``."""
+    compiled = graph.compile(checkpointer=checkpointer or make_checkpointer())
+    return compiled.with_config(configurable={CONFIG_KEY: deps.settings.turn_timeout})

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
+import queue
 import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 from pydantic import BaseModel, SecretStr, ValidationError
 
+from rag import deadline as turn_deadline
 from rag.config import Settings
+from rag.deadline import DeadlineExceeded
 from rag.errors import ConfigError, LLMError, LLMOutputError, LLMUnavailable
 from rag.logs import redact, url_secrets
 
@@ -122,6 +129,125 @@ def judge_model(llm: Any) -> Any:
         return llm
 
 
+# --------------------------------------------------------------------------- the turn's deadline
+#: A client-side request timeout a little longer than the time left, so that the deadline (which
+#: names TURN_TIMEOUT) and not the client (which would name LLM_TIMEOUT) ends a call at the deadline.
+DEADLINE_SLACK_S = 0.5
+
+
+def _takes_timeout(model: Any) -> bool:
+    """Whether calls to ``model`` accept a per-request ``timeout`` (langchain-openai's ChatOpenAI)."""
+    return "request_timeout" in getattr(type(model), "model_fields", {})
+
+
+def _request_timeout(model: Any, deadline: turn_deadline.Deadline) -> float:
+    configured = getattr(model, "request_timeout", None)
+    left = deadline.remaining() + DEADLINE_SLACK_S
+    return min(float(configured), left) if isinstance(configured, (int, float)) and configured > 0 else left
+
+
+class DeadlineBound:
+    """``model`` (a chat model, or a runnable bound from one by ``bind_tools`` / ``bind``) whose
+    calls end by the current turn's deadline (``rag.deadline``): no call starts once it has passed,
+    the caller waits at most the time left, and an OpenAI-compatible client is given that time as
+    its request timeout (its own timeout and retries would otherwise multiply the wait). Without a
+    deadline, calls go straight through. Every other attribute is the model's."""
+
+    def __init__(self, model: Any, *, base: Any | None = None) -> None:
+        self._model = model
+        self._base = model if base is None else base  # the chat model itself (its timeout)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+    def __repr__(self) -> str:
+        return f"DeadlineBound({self._model!r})"
+
+    def bind_tools(self, *args: Any, **kwargs: Any) -> DeadlineBound:
+        return DeadlineBound(self._model.bind_tools(*args, **kwargs), base=self._base)
+
+    def bind(self, **kwargs: Any) -> DeadlineBound:
+        return DeadlineBound(self._model.bind(**kwargs), base=self._base)
+
+    def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:  # noqa: A002 - LangChain's name
+        deadline = turn_deadline.current()
+        if deadline is None:
+            return self._model.invoke(input, config, **kwargs)
+        if _takes_timeout(self._base):
+            kwargs["timeout"] = _request_timeout(self._base, deadline)
+        return turn_deadline.call_before(lambda: self._model.invoke(input, config, **kwargs), deadline, "model call")
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """A streamed reply: its text, and why it was cut short (None: it ended normally)."""
+
+    text: str
+    cut: Literal["turn", "idle"] | None = None
+
+
+def _chunk_text(chunk: Any) -> str:
+    content = getattr(chunk, "content", "")
+    return content if isinstance(content, str) else ""
+
+
+def stream_text(llm: Any, messages: list[Any], *, idle: float | None = None) -> Streamed:
+    """Stream ``llm``'s reply to ``messages`` (tokens reach LangGraph's stream as they come) within
+    the current turn's deadline and, once text has started, with at most ``idle`` seconds between
+    two pieces. Cut short, it returns the text so far with the reason; a failing model raises as
+    before. The stream is read in a worker thread, so a silent server cannot hold the caller; a
+    stream that is given up is closed at its next piece (or by its client timeout)."""
+    deadline = turn_deadline.current()
+    if deadline is None and not idle:
+        return Streamed("".join(_chunk_text(chunk) for chunk in llm.stream(messages)))
+    kwargs: dict[str, Any] = {}
+    if deadline is not None and _takes_timeout(llm):
+        kwargs["timeout"] = _request_timeout(llm, deadline)
+    pieces: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def pump() -> None:
+        stream: Iterator[Any] = llm.stream(messages, **kwargs)
+        try:
+            for chunk in stream:
+                if stop.is_set():
+                    return
+                pieces.put(("chunk", chunk))
+            pieces.put(("end", None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the reader
+            pieces.put(("error", exc))
+        finally:
+            close = getattr(stream, "close", None)
+            if callable(close):
+                close()
+
+    if deadline is not None and deadline.expired:
+        return Streamed("", "turn")
+    context = contextvars.copy_context()
+    threading.Thread(target=context.run, args=(pump,), name="rag-answer-stream", daemon=True).start()
+    parts: list[str] = []
+    try:
+        while True:
+            wait, why = (deadline.remaining(), "turn") if deadline is not None else (None, "turn")
+            if wait is not None and wait <= 0:
+                return Streamed("".join(parts), "turn")
+            if idle and parts and (wait is None or idle < wait):
+                wait, why = idle, "idle"
+            try:
+                kind, item = pieces.get(timeout=wait)
+            except queue.Empty:
+                return Streamed("".join(parts), why)  # type: ignore[arg-type]
+            if kind == "end":
+                return Streamed("".join(parts))
+            if kind == "error":
+                raise item
+            text = _chunk_text(item)
+            if text:
+                parts.append(text)
+    finally:
+        stop.set()
+
+
 def model_name(llm: Any) -> str:
     return str(getattr(llm, "model_name", None) or getattr(llm, "model", None) or type(llm).__name__)
 
@@ -214,6 +340,8 @@ def unavailable(llm: Any, exc: BaseException) -> LLMUnavailable:
             what += ", the key was rejected: check LLM_API_KEY"
         elif status == 404:
             what += ", check LLM_BASE_URL and LLM_MODEL"
+    elif isinstance(exc, DeadlineExceeded):
+        what = "out of time: TURN_TIMEOUT"
     elif "APITimeoutError" in names or isinstance(exc, (TimeoutError, httpx.TimeoutException)):
         what = "no answer in time (LLM_TIMEOUT)"
     elif "APIConnectionError" in names or isinstance(exc, (httpx.TransportError, OSError)):

@@ -10,13 +10,15 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 
+from rag import deadline as turn_deadline
 from rag import prompts
+from rag.deadline import DeadlineExceeded
 from rag.deps import Deps
 from rag.errors import RagError
 from rag.evidence import check_answer
-from rag.judge import format_book_context, judge, sources_of, structured_with_retry
+from rag.judge import fence_source, format_book_context, judge, sources_of, structured_with_retry
 from rag.lang import book_title_marks, detect_lang, language_name
-from rag.llm import failure_kind, judge_model, model_name
+from rag.llm import DeadlineBound, Streamed, failure_kind, judge_model, model_name, stream_text
 from rag.logs import redact
 from rag.names import DIRECT_ANSWER, EVALUATE, FALLBACK, GENERATE, RETRIEVE, ROUTE, VERIFY, WEB_SEARCH
 from rag.routing import book_terms
@@ -87,8 +89,8 @@ class Nodes:
         self.deps = deps
         self.settings = deps.settings
         self.llm = deps.llm
-        # Route, rewrite and evaluate are deterministic: temperature 0.
-        self.judge_llm = judge_model(deps.llm) if deps.llm is not None else None
+        # Route, rewrite and evaluate are deterministic: temperature 0. Every call ends by the turn's deadline.
+        self.judge_llm = DeadlineBound(judge_model(deps.llm)) if deps.llm is not None else None
 
     def _n(self, *, node: str, level: str, message: str) -> Notice:
         """A notice for the trace, with any secret scrubbed from the message."""
@@ -265,19 +267,25 @@ class Nodes:
         notices: list[Notice] = []
         search = self.deps.web_search
         web_round = WebRound(query=query, provider="", results=[], error=None, notes=[])
+        deadline = turn_deadline.current()
+        count = self.settings.search_count
         try:
             if search is None:
                 raise RagError("web search is not configured")
+            if deadline is not None and deadline.expired:
+                raise deadline.exceeded("not searched")
             detailed = getattr(search, "search_detailed", None)
             if callable(detailed):
-                outcome: SearchOutcome = detailed(query, self.settings.search_count)
+                outcome: SearchOutcome = turn_deadline.call_before(lambda: detailed(query, count), deadline,
+                                                                   "no results in time")
             else:
-                outcome = SearchOutcome(results=search.search(query, self.settings.search_count), provider=search.name)
+                results = turn_deadline.call_before(lambda: search.search(query, count), deadline, "no results in time")
+                outcome = SearchOutcome(results=results, provider=search.name)
             web_round.update(provider=outcome.provider, results=outcome.results, notes=list(outcome.notes))
             new_results = unseen_urls(known, outcome.results)
             if not outcome.results and not any("no results" in n for n in web_round["notes"]):
                 web_round["notes"].append("no results")
-        except RagError as exc:
+        except (RagError, DeadlineExceeded) as exc:
             web_round["error"] = redact(str(exc), self.deps.secrets)
             notices.append(self._n(node=WEB_SEARCH, level="error", message=f"web search failed: {exc}"))
         except Exception as exc:  # noqa: BLE001 - a provider bug must not end the turn
@@ -288,12 +296,28 @@ class Nodes:
         web_context = format_web_context(results, start_index=len(state.get("passages") or []) + 1) if results else ""
         return {"web_rounds": [web_round], "web_results": new_results, "web_context": web_context, "notices": notices}
 
-    def _stream_answer(self, messages: list[BaseMessage]) -> str:
-        parts: list[str] = []
-        for chunk in self.llm.stream(messages):
-            content = chunk.content if isinstance(chunk.content, str) else ""
-            parts.append(content)
-        return "".join(parts)
+    def _stream_answer(self, messages: list[BaseMessage]) -> Streamed:
+        """The answer as it streams, within the turn's deadline and ``STREAM_IDLE_TIMEOUT``."""
+        return stream_text(self.llm, messages, idle=self.settings.stream_idle_timeout)
+
+    def _unfinished(self, node: str, streamed: Streamed, lang: str) -> tuple[str, Notice] | None:
+        """For an answer that is empty (or only whitespace) or was cut short: the line that says so
+        in the answer, and the notice for the trace (an error: no complete answer was written).
+        None for a complete answer."""
+        if streamed.cut is None and streamed.text.strip():
+            return None
+        if streamed.cut == "turn":
+            seconds = f"{self.settings.turn_timeout:g}"
+            line = prompts.text("answer_cut_turn", lang, seconds=seconds)
+            message = f"the answer was cut short: the turn's time limit was reached (TURN_TIMEOUT={seconds} s)"
+        elif streamed.cut == "idle":
+            seconds = f"{self.settings.stream_idle_timeout:g}"
+            line = prompts.text("answer_cut_idle", lang, seconds=seconds)
+            message = f"the answer was cut short: the model sent nothing for {seconds} s (STREAM_IDLE_TIMEOUT)"
+        else:
+            line = prompts.text("answer_empty", lang)
+            message = "the model returned an empty answer"
+        return line, self._n(node=node, level="error", message=message)
 
     def generate(self, state: GraphState) -> dict[str, Any]:
         lang = state.get("language", "en")
@@ -318,11 +342,20 @@ class Nodes:
         ]
         notices: list[Notice] = []
         try:
-            answer = self._stream_answer(messages)
+            streamed = self._stream_answer(messages)
         except Exception as exc:  # noqa: BLE001 - show the sources instead of crashing
             logger.warning("generation failed: %s", exc)
             notices.append(self._n(node=GENERATE, level="error", message=f"generation failed: {exc}"))
             answer = self._sources_dump(state, prompts.text("generation_failed", lang, error=type(exc).__name__))
+        else:
+            answer = streamed.text
+            unfinished = self._unfinished(GENERATE, streamed, lang)
+            if unfinished is not None:  # keep what was written, say why it stops, and show the sources
+                line, notice = unfinished
+                notices.append(notice)
+                head = f"{line}\n{prompts.text('sources_found', lang)}"
+                kept = answer if answer.strip() else ""  # as streamed: the text shown so far stays its prefix
+                answer = "\n\n".join(part for part in (kept, self._sources_dump(state, head)) if part)
         return {"answer": answer, "answer_mode": mode, "notices": notices, "messages": [AIMessage(answer)]}
 
     def direct_answer(self, state: GraphState) -> dict[str, Any]:
@@ -330,12 +363,19 @@ class Nodes:
         question = current_question(state)
         notices: list[Notice] = []
         try:
-            answer = self._stream_answer([
+            streamed = self._stream_answer([
                 SystemMessage(prompts.DIRECT_SYSTEM.format(language=language_name(lang))),
                 HumanMessage(question),
             ])
-            # Say plainly that nothing was looked up: a misrouted book question must not pass as sourced.
-            answer = f"{answer.rstrip()}\n\n{prompts.text('direct_note', lang)}"
+            unfinished = self._unfinished(DIRECT_ANSWER, streamed, lang)
+            parts = [streamed.text.rstrip()]
+            if unfinished is not None:
+                parts.append(unfinished[0])
+                notices.append(unfinished[1])
+            if streamed.text.strip():
+                # Say plainly that nothing was looked up: a misrouted book question must not pass as sourced.
+                parts.append(prompts.text("direct_note", lang))
+            answer = "\n\n".join(part for part in parts if part)
         except Exception as exc:  # noqa: BLE001
             notices.append(self._n(node=DIRECT_ANSWER, level="error", message=f"generation failed: {exc}"))
             answer = prompts.text("generation_failed", lang, error=type(exc).__name__)
@@ -372,7 +412,7 @@ class Nodes:
             for i, r in enumerate(results):
                 if r.status != "supported":
                     continue  # code already flagged it; the model can only add doubt
-                cited = "\n\n".join(f"[{n}] {by_number[n].text}" for n in r.citations if n in by_number)
+                cited = "\n\n".join(fence_source(by_number[n]) for n in r.citations if n in by_number)
                 label, errors = self._structured(SentenceLabel, [
                     SystemMessage(prompts.VERIFY_SYSTEM),
                     HumanMessage(prompts.VERIFY_USER.format(sentence=r.text, sources=cited))])

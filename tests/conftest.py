@@ -153,7 +153,7 @@ def evidence_for(verdict: Any, prompt: str) -> Any:
                 quote = text.strip()[:24]
                 if quote and not quote.startswith(("URL:", "Site:", "<<<", "[")) \
                         and content_weight(normalize(quote).text) >= MIN_QUOTE_WEIGHT:
-                    parts = [{"part": "scripted part", "answer": quote, "source": int(m.group(1)), "quote": quote}]
+                    parts = [{"part": quote, "answer": quote, "source": int(m.group(1)), "quote": quote}]
                     break
             if parts:
                 break

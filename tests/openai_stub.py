@@ -1,9 +1,12 @@
 """A loopback OpenAI-compatible server for tests: real HTTP, scripted replies.
 
 ``OpenAIStub(responder)`` serves ``POST /v1/chat/completions`` (plain and streamed SSE) and
-``GET /v1/models``. ``responder(body) -> dict | str | tuple[int, str]`` gets the parsed request:
-a dict is returned as a tool call when the request has tools, else as JSON text; a str is the
-message text; ``(status, body)`` sends an HTTP error.
+``GET /v1/models``. ``responder(body) -> dict | str | tuple[int, str] | Trickle | HANG`` gets the
+parsed request: a dict is returned as a tool call when the request has tools, else as JSON text; a
+str is the message text; ``(status, body)`` sends an HTTP error; ``Trickle(text, every)`` streams
+the text one piece every ``every`` seconds (a plain request gets it whole after the same total
+time), optionally going silent after ``stall_after`` pieces; ``HANG`` never answers (the request
+waits until the stub closes).
 """
 
 from __future__ import annotations
@@ -13,10 +16,26 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Responder = Callable[[dict[str, Any]], Any]
+
+HANG = object()  # a reply that never comes
+
+
+@dataclass(frozen=True)
+class Trickle:
+    """A slow model: ``text`` in pieces of ``piece`` characters, one every ``every`` seconds (the
+    first after ``first_after`` seconds, when given); after ``stall_after`` pieces (None: never) it
+    sends nothing more until the stub closes."""
+
+    text: str
+    every: float
+    piece: int = 1
+    stall_after: int | None = None
+    first_after: float | None = None
 
 
 def request_kind(body: dict[str, Any]) -> str | None:
@@ -41,6 +60,7 @@ class OpenAIStub:
         self.models = models
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.closed = threading.Event()  # set on exit: hanging and trickling replies end
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -69,6 +89,12 @@ class OpenAIStub:
                 stub.requests.append(body)
                 stub.headers.append({k.lower(): v for k, v in self.headers.items()})
                 reply = stub.responder(body)
+                if reply is HANG:
+                    stub.closed.wait()
+                    return
+                if isinstance(reply, Trickle):
+                    self._trickle(body, reply)
+                    return
                 if isinstance(reply, tuple):
                     status, text = reply
                     self._send(status, {"error": {"message": text, "type": "stub_error"}})
@@ -91,17 +117,52 @@ class OpenAIStub:
                         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
                     })
 
+            def _trickle(self, body: dict[str, Any], reply: Trickle) -> None:
+                pieces = [reply.text[i:i + reply.piece] for i in range(0, len(reply.text), reply.piece)]
+                if reply.stall_after is not None:
+                    pieces = pieces[:reply.stall_after]
+                if not body.get("stream"):
+                    if stub.closed.wait(reply.every * len(pieces)) or reply.stall_after is not None:
+                        stub.closed.wait()
+                        return
+                    self._send(200, {"id": "chatcmpl-stub", "object": "chat.completion", "created": int(time.time()),
+                                     "model": body.get("model", "stub-model"),
+                                     "choices": [{"index": 0, "finish_reason": "stop",
+                                                  "message": {"role": "assistant", "content": reply.text}}]})
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                try:
+                    self._event(body, {"role": "assistant", "content": ""})
+                    for i, piece in enumerate(pieces):
+                        pause = reply.first_after if i == 0 and reply.first_after is not None else reply.every
+                        if stub.closed.wait(pause):
+                            return
+                        self._event(body, {"content": piece})
+                    if reply.stall_after is not None:
+                        stub.closed.wait()
+                        return
+                    self._event(body, {}, "stop")
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    self.wfile.flush()
+                except OSError:  # the client gave up: that is what a trickle is for
+                    return
+
+            def _event(self, body: dict[str, Any], delta: dict[str, Any], finish: str | None = None) -> None:
+                chunk = {"id": "chatcmpl-stub", "object": "chat.completion.chunk", "created": int(time.time()),
+                         "model": body.get("model", "stub-model"),
+                         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+                self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
+                self.wfile.flush()
+
             def _stream(self, body: dict[str, Any], message: dict[str, Any]) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
 
                 def event(delta: dict[str, Any], finish: str | None = None) -> None:
-                    chunk = {"id": "chatcmpl-stub", "object": "chat.completion.chunk", "created": int(time.time()),
-                             "model": body.get("model", "stub-model"),
-                             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-                    self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
-                    self.wfile.flush()
+                    self._event(body, delta, finish)
 
                 event({"role": "assistant", "content": ""})
                 if message.get("tool_calls"):
@@ -128,5 +189,6 @@ class OpenAIStub:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self.closed.set()
         self.server.shutdown()
         self.server.server_close()

@@ -22,7 +22,7 @@ import socket
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,9 +61,16 @@ class Manifest:
     chunk_overlap: int
     piece_chars: int
     version: int = INDEX_VERSION
+    # The visitors (browser sessions) who uploaded it, when the library is not shared (SHARED_LIBRARY):
+    # only they see it. Empty: everyone does (the sample guide, books indexed from the command line).
+    owners: tuple[str, ...] = ()
 
     def chunking(self) -> tuple[int, int, int]:
         return self.chunk_size, self.chunk_overlap, self.piece_chars
+
+    def visible_to(self, owner: str | None) -> bool:
+        """Whether ``owner``'s library holds this book (None: the whole library)."""
+        return owner is None or not self.owners or owner in self.owners
 
     @classmethod
     def from_json(cls, data: Any) -> Manifest:
@@ -78,6 +85,7 @@ class Manifest:
                 chapters=chapters, chunks=int(data["chunks"]), pieces=int(data.get("pieces", 0)),
                 created=float(data.get("created", 0.0)), chunk_size=int(data["chunk_size"]),
                 chunk_overlap=int(data["chunk_overlap"]), piece_chars=int(data["piece_chars"]),
+                owners=tuple(str(o) for o in data.get("owners") or ()),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"malformed manifest ({exc!r})") from exc
@@ -347,6 +355,13 @@ class Catalog:
         books = self.books()
         books.pop(manifest.id, None)  # listed as the newest
         book = books[manifest.id] = StoredBook(manifest, final)
+        return book
+
+    def set_owners(self, book_id: str, owners: tuple[str, ...]) -> StoredBook:
+        """Rewrite the book's manifest (atomically) with these owners."""
+        book = self.get(book_id)
+        book.manifest = replace(book.manifest, owners=owners)
+        _write_json_atomic(book.directory / "manifest.json", asdict(book.manifest))
         return book
 
     def remove(self, book_id: str) -> None:

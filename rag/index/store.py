@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rag.config import Settings
-from rag.errors import IndexError_
+from rag.errors import BookError, IndexError_
 from rag.index.catalog import BookInfo, Catalog, StoredBook, book_id_of, chunk_row, find_book, plan_book
 from rag.index.chunking import Chunk
 from rag.index.config import IndexConfig
@@ -73,24 +73,36 @@ class BookIndex:
 
     # ---------------------------------------------------------------------------------- public
 
-    def books(self) -> list[BookInfo]:
-        return [self._info(b) for b in self._catalog.books().values()]
+    def books(self, owner: str | None = None) -> list[BookInfo]:
+        """Every book, or those ``owner`` sees: theirs and the shared ones (see ``Manifest.owners``)."""
+        return [self._info(b) for b in self._catalog.books().values() if b.manifest.visible_to(owner)]
 
-    def book(self, book_id: str) -> BookInfo:
-        return self._info(self._catalog.get(book_id))
+    def book(self, book_id: str, owner: str | None = None) -> BookInfo:
+        return self._info(self._get(book_id, owner))
+
+    def _get(self, book_id: str, owner: str | None) -> StoredBook:
+        book = self._catalog.get(book_id)
+        if not book.manifest.visible_to(owner):  # another visitor's book: as if it did not exist
+            raise BookError(f"no book with id '{book_id}' in the index.")
+        return book
+
+    def for_owner(self, owner: str | None) -> BookIndex | LibraryView:
+        """The index as ``owner`` (a browser session) sees it; None: the whole library."""
+        return self if owner is None else LibraryView(self, owner)
 
     def find_book(self, name_or_id: str) -> BookInfo | None:
         """A book by exact id, id prefix, title or file name (case-insensitive)."""
         return find_book(self.books(), name_or_id)
 
     def ingest(self, path: str | Path, name: str | None = None, progress: Progress | None = None,
-               background: bool = True, embed: bool = True) -> BookInfo:
+               background: bool = True, embed: bool = True, *, owner: str | None = None) -> BookInfo:
         """Add a book. Returns once it is keyword-searchable; vectors follow in a background thread
         (``background=False``: returns when fully embedded; ``embed=False``: no vectors now, see
         ``resume_embedding``). Re-ingesting the same content is a no-op (an unfinished embedding is
         resumed). ``progress(stage, done, total, message)`` is called with the stages reading,
         chunking, keyword, embedding (per chapter, from the embedding thread), ready or error.
-        Raises ``BookError`` on bad input."""
+        ``owner``: the visitor who uploads it, who alone (with any earlier owner) will see it; None
+        makes the book shared. Raises ``BookError`` on bad input."""
         if self._closed:
             raise IndexError_("the book index is closed.")
         callbacks = [progress] if progress else []
@@ -104,6 +116,7 @@ class BookIndex:
             notify(callbacks, "keyword", book.manifest.chunks, book.manifest.chunks, "already indexed")
         else:
             manifest, chunks = plan_book(loaded, path, *chunking)
+            manifest = replace(manifest, owners=_owners(book.manifest.owners if book else None, owner))
             notify(callbacks, "chunking", len(chunks), len(chunks), f"{len(chunks)} chunks")
             if book is not None:
                 self._worker.cancel(book.id)  # it embeds the old chunks
@@ -111,6 +124,9 @@ class BookIndex:
             book = self._catalog.write(manifest, chunks)
             notify(callbacks, "keyword", len(chunks), len(chunks), "keyword search ready")
             log.info("indexed %s (%s): %d chapters, %d chunks", book.id, loaded.title, len(loaded.chapters), len(chunks))
+        owners = _owners(book.manifest.owners, owner)
+        if owners != book.manifest.owners:
+            book = self._catalog.set_owners(book.id, owners)
         if self._worker.state(book).status == STATUS_READY:
             notify(callbacks, "ready", book.manifest.chunks, book.manifest.chunks, "ready")
         elif embed:
@@ -145,14 +161,18 @@ class BookIndex:
         log.info("deleted book %s", book_id)
 
     def retrieve(self, query: str, k: int | None = None, book_id: str | None = None, mode: str | None = None,
-                 *, chapters: tuple[int, int] | None = None) -> list[Passage]:
+                 *, chapters: tuple[int, int] | None = None, owner: str | None = None) -> list[Passage]:
         """Best passages for ``query``, best first. ``mode``: hybrid (default from settings), vector
         or keyword; hybrid uses keyword only for books whose vectors are not complete yet.
-        ``chapters=(a, b)``: only chapters numbered a..b (inclusive)."""
+        ``chapters=(a, b)``: only chapters numbered a..b (inclusive). ``owner``: only the books that
+        visitor sees (``book_id`` None: all of them)."""
         query = (query or "").strip()
         if not query:
             return []
-        books = [self._catalog.get(book_id)] if book_id else list(self._catalog.books().values())
+        if book_id:
+            books = [self._get(book_id, owner)]
+        else:
+            books = [b for b in self._catalog.books().values() if b.manifest.visible_to(owner)]
         mode = (mode or self.settings.retrieval_mode).lower()
         ready = {b.id for b in books if mode == "hybrid" and self._worker.state(b).status == STATUS_READY}
         return self._retrieval.search(query, books, ready, k=k or self.settings.retrieval_k, mode=mode,
@@ -182,6 +202,50 @@ class BookIndex:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _owners(current: tuple[str, ...] | None, owner: str | None) -> tuple[str, ...]:
+    """A book's owners after ``owner`` ingests it (``current`` None: a new book). Without an owner
+    the book is shared; a shared book stays shared; an owned one gains the new owner."""
+    if owner is None or current == ():
+        return ()
+    return tuple(dict.fromkeys([*(current or ()), owner]))
+
+
+class LibraryView:
+    """A ``BookIndex`` as one visitor sees it (``SHARED_LIBRARY=false``): their own books and the
+    shared ones are listed, searched (``book_id`` None: all of these) and found by id; what they
+    upload is theirs. Every other attribute is the index's."""
+
+    def __init__(self, index: BookIndex, owner: str) -> None:
+        self.index = index
+        self.owner = owner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.index, name)
+
+    def __repr__(self) -> str:
+        return f"LibraryView(owner={self.owner[:8]})"
+
+    def for_owner(self, owner: str | None) -> BookIndex | LibraryView:
+        return self if owner == self.owner else self.index.for_owner(owner)
+
+    def books(self) -> list[BookInfo]:
+        return self.index.books(owner=self.owner)
+
+    def book(self, book_id: str) -> BookInfo:
+        return self.index.book(book_id, owner=self.owner)
+
+    def find_book(self, name_or_id: str) -> BookInfo | None:
+        return find_book(self.books(), name_or_id)
+
+    def ingest(self, path: str | Path, name: str | None = None, progress: Progress | None = None,
+               background: bool = True, embed: bool = True) -> BookInfo:
+        return self.index.ingest(path, name, progress, background, embed, owner=self.owner)
+
+    def retrieve(self, query: str, k: int | None = None, book_id: str | None = None, mode: str | None = None,
+                 **kwargs: Any) -> list[Passage]:
+        return self.index.retrieve(query, k, book_id, mode, owner=self.owner, **kwargs)
 
 
 def open_index(settings: Settings, embedder: Embedder | None = None, *, config: IndexConfig | None = None,

@@ -75,18 +75,31 @@ class Session:
         self.ui = UiState()
 
 
-def _per_session_deps(deps: Deps) -> Deps:
-    """A copy of ``deps`` whose web search counts against this session's own budget."""
+def _per_session_deps(deps: Deps, owner: str | None = None) -> Deps:
+    """A copy of ``deps`` whose web search counts against this session's own budget, and whose
+    book index is the one ``owner`` sees (``SHARED_LIBRARY=false``; None: the whole library)."""
+    changes: dict[str, Any] = {}
+    view = getattr(deps.retriever, "for_owner", None)
+    if owner is not None and callable(view):
+        retriever = view(owner)
+        if retriever is not deps.retriever:
+            changes["retriever"] = retriever
+    search = _session_search(deps)
+    if search is not deps.web_search:
+        changes["web_search"] = search
+    return dataclasses.replace(deps, **changes) if changes else deps
+
+
+def _session_search(deps: Deps) -> Any | None:
+    """``deps``' web search, counted against one session's budget."""
     ws = deps.web_search
     if ws is None:
-        return deps
+        return None
     try:
         from rag.search import SessionSearch
     except ImportError:  # pragma: no cover - the search package is part of the project
-        return deps
-    if isinstance(ws, SessionSearch):
-        return deps
-    return dataclasses.replace(deps, web_search=SessionSearch(ws, budget=deps.settings.search_budget))
+        return ws
+    return ws if isinstance(ws, SessionSearch) else SessionSearch(ws, budget=deps.settings.search_budget)
 
 
 def _mode_of(deps: Deps | None) -> dict[str, Any]:
@@ -134,6 +147,16 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
     default_settings = deps.settings
     default_lang = default_settings.ui_language if default_settings.ui_language in ("zh", "en") else "zh"
     endpoints_allowed = bool(default_settings.allow_session_endpoints)
+    shared_library = bool(default_settings.shared_library)
+
+    def owner_of(session: Session) -> str | None:
+        """Whose books a session sees and uploads: its own (with the shared ones) unless the library is shared."""
+        return None if shared_library else session.id
+
+    def library(session: Session) -> Any:
+        """The book index as this session sees it."""
+        view = getattr(index, "for_owner", None)
+        return view(owner_of(session)) if callable(view) else index
 
     def factory(session_deps: Deps, checkpointer: Any) -> Any:
         if graph_factory is not None:
@@ -153,15 +176,15 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
                 if session.checkpointer is None:
                     session.checkpointer = make_checkpointer()
                 if session.deps is None:
-                    session.deps = _per_session_deps(deps)
+                    session.deps = _per_session_deps(deps, owner_of(session))
                 session.graph = factory(session.deps, session.checkpointer)
             return session.graph
 
-    def list_books() -> list[Any] | None:
+    def list_books(session: Session) -> list[Any] | None:
         if index is None:
             return None
         try:
-            return list(index.books())
+            return list(library(session).books())
         except Exception as exc:  # noqa: BLE001 - the panel shows the problem instead of crashing
             logger.warning("listing books failed: %s", exc)
             return []
@@ -292,7 +315,7 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
         ]
 
         def books_outputs(session: Session, current: str | None, message: str = "", level: str = "info") -> list[Any]:
-            books = list_books()
+            books = list_books(session)
             choices = _book_choices(books, session.lang)
             values = {value for _, value in choices}
             pending = any(str(getattr(b, "status", "")) in {"keyword_ready", "embedding"} for b in books or [])
@@ -393,14 +416,15 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
 
         def on_upload(path: str | None, session: Session | None, current_book: str | None,
                       progress: gr.Progress = gr.Progress()) -> list[Any]:  # noqa: B008 - Gradio's idiom
+            session = ensure_session(session)  # kept (an output): the book may be this session's own
             try:
-                return ingest_upload(path, session, current_book, progress)
+                upload_value, *books = ingest_upload(path, session, current_book, progress)
+                return [upload_value, session, *books]
             finally:
                 _discard_upload(path)  # ingested or rejected: the upload is not kept
 
-        def ingest_upload(path: str | None, session: Session | None, current_book: str | None,
+        def ingest_upload(path: str | None, session: Session, current_book: str | None,
                           progress: Any) -> list[Any]:
-            session = ensure_session(session)
             if not path:
                 return [gr.update(), *books_outputs(session, current_book)]
             if index is None:
@@ -418,7 +442,7 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
 
             progress(0, desc=t(session.lang, "indexing"))
             try:
-                info = index.ingest(path, progress=report, background=True)
+                info = library(session).ingest(path, progress=report, background=True)
             except RagError as exc:
                 live["on"] = False
                 return [None, *books_outputs(session, current_book, t(session.lang, "index_failed", message=str(exc)),
@@ -435,7 +459,8 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
             new_id = str(getattr(info, "id", "") or current_book or ALL_BOOKS)
             return [None, *books_outputs(session, new_id, message)]
 
-        upload.upload(on_upload, inputs=[upload, session_state, active_book], outputs=[upload, *book_outputs],
+        upload.upload(on_upload, inputs=[upload, session_state, active_book],
+                      outputs=[upload, session_state, *book_outputs],
                       concurrency_limit=1, concurrency_id="ingest")
 
         def on_tick(session: Session | None, current_book: str | None) -> list[Any]:
@@ -462,7 +487,7 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
                 return [session, banner_html(session),
                         f"⚠️ {esc(t(lang, 'settings_failed', message=type(exc).__name__))}"]
             with session.lock:
-                session.deps = _per_session_deps(new_deps)
+                session.deps = _per_session_deps(new_deps, owner_of(session))
                 session.graph = None  # rebuilt on the next question; conversation memory is kept
                 session.custom = new_deps is not deps
             logger.info("session %s applied custom settings (llm=%s, search=%s)", session.id[:8],
