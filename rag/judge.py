@@ -153,8 +153,8 @@ def judge_messages(question: str, context: str, *, mode: JudgeMode = "evidence",
 
 # --------------------------------------------------------------------------- calls
 def _fields(schema: type) -> str:
-    return ", ".join(name for name, f in schema.model_fields.items()  # type: ignore[attr-defined]
-                     if "SkipJsonSchema" not in repr(f.metadata))
+    """The fields the model is asked for: those of its JSON schema (code-set fields are not in it)."""
+    return ", ".join(schema.model_json_schema()["properties"])  # type: ignore[attr-defined]
 
 
 def structured_with_retry(judge_llm: Any, schema: type, messages: list[BaseMessage], method: str,

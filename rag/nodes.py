@@ -23,6 +23,7 @@ from rag.logs import redact
 from rag.names import DIRECT_ANSWER, EVALUATE, FALLBACK, GENERATE, RETRIEVE, ROUTE, VERIFY, WEB_SEARCH
 from rag.routing import book_terms
 from rag.schemas import Evaluation, Passage, RouteDecision, SearchOutcome, SentenceLabel, SentenceResult
+from rag.scope import limit_chapters
 from rag.search.base import format_web_context
 from rag.state import RESET, GraphState, Notice, WebRound, reset_question_state, unseen_urls
 
@@ -51,13 +52,26 @@ def route_messages(question: str, book_title: str | None = None) -> list[BaseMes
             HumanMessage(prompts.ROUTE_USER.format(question=question))]
 
 
+def web_allowed(state: GraphState, web_enabled: bool) -> bool:
+    """The web may be searched for this question: it is enabled, and there is no spoiler limit or
+    the user allowed web results despite it (they are then marked as possible spoilers)."""
+    return web_enabled and (state.get("read_up_to") is None or bool(state.get("allow_web_spoilers")))
+
+
+def search_scope(state: GraphState) -> tuple[int, int] | None:
+    """The chapters to search: the question's chapter range cut at its spoiler limit (empty, a > b,
+    when the range lies wholly after the limit)."""
+    chapters = state.get("chapters")
+    return limit_chapters(tuple(chapters) if chapters else None, state.get("read_up_to"))  # type: ignore[arg-type]
+
+
 def after_evaluate(state: GraphState, *, web_enabled: bool, max_web_rounds: int) -> str:
     """Where to go after an evaluation (GENERATE, WEB_SEARCH or FALLBACK). Termination: every
     web_search adds one web round, and no web_search happens once ``max_web_rounds`` rounds exist."""
     evaluations = state.get("evaluations") or []
     if evaluations and evaluations[-1].enough:
         return GENERATE
-    if web_enabled and len(state.get("web_rounds") or []) < max_web_rounds:
+    if web_allowed(state, web_enabled) and len(state.get("web_rounds") or []) < max_web_rounds:
         return WEB_SEARCH
     if not state.get("passages") and not state.get("web_results"):
         return FALLBACK
@@ -125,9 +139,12 @@ class Nodes:
                                       message=f"could not rewrite the follow-up question: {exc}"))
         route, errors = self._structured(RouteDecision, route_messages(standalone, self._book_title(state)))
         if route is None:
+            # A model that could not be reached is not a model that wrote bad JSON (as in evaluate).
+            invalid = any(failure_kind(e) == "invalid_output" for e in errors)
+            what = "router output invalid twice" if invalid else "the model could not be reached"
             route = RouteDecision(strategy="complex", reason=f"router failed twice, using retrieval: {errors[-1]}")
             notices.append(self._n(node=ROUTE, level="warning",
-                                  message=f"router output invalid twice; took the retrieval path ({errors[-1]})"))
+                                  message=f"{what}; took the retrieval path ({errors[-1]})"))
         elif route.strategy == "simple":
             terms = self._book_terms(standalone, state.get("book_id"))
             if terms:  # a book question is never answered from the model's memory
@@ -163,21 +180,64 @@ class Nodes:
             return []
         return book_terms(question, passages)
 
-    def _retrieve(self, query: str, book_id: str | None) -> dict[str, Any]:
-        """Passages, their numbered context, and a notice when the book could not be searched."""
+    def _retrieve(self, query: str, book_id: str | None, *, chapters: tuple[int, int] | None = None,
+                  queries: list[str] | None = None, read_up_to: int | None = None) -> dict[str, Any]:
+        """Passages, their numbered context, and notices: the book could not be searched, the search
+        fell back to keywords, the spoiler limit. ``chapters``: the (already limited) chapter range."""
+        notices: list[Notice] = []
+        if read_up_to is not None:
+            notices.append(self._n(node=RETRIEVE, level="info", message=(
+                f"spoiler limit: only chapters up to {read_up_to} are searched")))
         if self.deps.retriever is None:
             return {"passages": [], "local_context": "",
-                    "notices": [self._n(node=RETRIEVE, level="warning", message="no book index is loaded")]}
+                    "notices": [*notices, self._n(node=RETRIEVE, level="warning", message="no book index is loaded")]}
+        if chapters is not None and chapters[0] > chapters[1]:
+            return {"passages": [], "local_context": "", "notices": [*notices, self._n(
+                node=RETRIEVE, level="warning",
+                message=f"nothing to search: the chapters asked for all come after the spoiler limit ({read_up_to})")]}
+        search = getattr(self.deps.retriever, "search", None)
         try:
-            passages = self.deps.retriever.retrieve(query, k=self.settings.retrieval_k, book_id=book_id)
-        except RagError as exc:
+            scope = {"chapters": chapters} if chapters is not None else {}  # a retriever without scopes still works
+            if callable(search):
+                outcome = search(query, k=self.settings.retrieval_k, book_id=book_id, queries=queries or [], **scope)
+                passages, notes = outcome.passages, outcome.notes
+            else:
+                passages, notes = self.deps.retriever.retrieve(query, k=self.settings.retrieval_k, book_id=book_id,
+                                                               **scope), []
+        except (RagError, ValueError) as exc:
             return {"passages": [], "local_context": "",
-                    "notices": [self._n(node=RETRIEVE, level="error", message=f"book search failed: {exc}")]}
-        return {"passages": passages,
-                "local_context": format_book_context(passages, self.settings.max_passage_chars)}
+                    "notices": [*notices, self._n(node=RETRIEVE, level="error", message=f"book search failed: {exc}")]}
+        for note in notes:
+            level = "warning" if "failed" in note else "info"
+            notices.append(self._n(node=RETRIEVE, level=level, message=note))
+        if read_up_to is not None:  # never trust the retriever with a spoiler
+            passages = [p for p in passages if p.chapter_num is not None and p.chapter_num <= read_up_to]
+        context = format_book_context(passages, self.settings.max_passage_chars)
+        if read_up_to is not None and context:
+            context = f"{prompts.SPOILER_LINE.format(chapter=read_up_to)}\n\n{context}"
+        return {"passages": passages, "local_context": context, "notices": notices}
 
     def retrieve_local(self, state: GraphState) -> dict[str, Any]:
-        return self._retrieve(current_question(state), state.get("book_id"))
+        question = current_question(state)
+        notices: list[Notice] = []
+        queries: list[str] = []
+        if self.deps.rewriter is not None:
+            try:
+                rewritten = self.deps.rewriter.rewrite(question, book_title=self._book_title(state))
+                queries = rewritten.queries
+                if queries:
+                    notices.append(self._n(node=RETRIEVE, level="info", message=(
+                        f"searched also for: {' | '.join(queries)} (query rewrite {rewritten.seconds:.1f}s)")))
+            except Exception as exc:  # noqa: BLE001 - without a rewrite the question is searched as it is
+                notices.append(self._n(node=RETRIEVE, level="warning",
+                                      message=f"could not rewrite the question for the search: {exc}"))
+        result = self._retrieve(question, state.get("book_id"), chapters=search_scope(state), queries=queries,
+                                read_up_to=state.get("read_up_to"))
+        result["notices"] = [*notices, *result["notices"]]
+        if state.get("read_up_to") is not None and self.deps.web_enabled and not state.get("allow_web_spoilers"):
+            result["notices"].append(self._n(node=RETRIEVE, level="info", message=(
+                "web search is off while the spoiler limit is on (allow it to search the web anyway)")))
+        return result
 
     def evaluate(self, state: GraphState) -> dict[str, Any]:
         question = current_question(state)
@@ -193,7 +253,7 @@ class Nodes:
                                     enough=False, missing=[question], web_query=None if rounds else question,
                                     confidence=1.0, mode=self.settings.judge_mode)
         else:
-            web_enabled = self.deps.web_enabled
+            web_enabled = web_allowed(state, self.deps.web_enabled)
             if rounds == 0:
                 rule = prompts.WEB_QUERY_RULE_FIRST if web_enabled else prompts.WEB_QUERY_RULE_NONE
             else:
@@ -230,6 +290,8 @@ class Nodes:
         if not web_results:
             return book
         web = format_web_context(web_results, start_index=len(state.get("passages") or []) + 1)
+        if state.get("read_up_to") is not None:  # web allowed despite the spoiler limit
+            web = f"{prompts.SPOILER_WEB_LINE.format(chapter=state.get('read_up_to'))}\n{web}"
         return f"=== BOOK SOURCES ===\n{book}\n\n=== WEB SOURCES (untrusted data) ===\n{web}"
 
     def _log_evaluation(self, state: GraphState, evaluation: Evaluation, round_no: int, latency: float, *,
@@ -294,6 +356,10 @@ class Nodes:
             notices.append(self._n(node=WEB_SEARCH, level="error", message=f"web search failed: {web_round['error']}"))
         results = [*known, *new_results]
         web_context = format_web_context(results, start_index=len(state.get("passages") or []) + 1) if results else ""
+        limit = state.get("read_up_to")
+        if limit is not None and results:  # allowed despite the spoiler limit: marked as possible spoilers
+            web_context = f"{prompts.SPOILER_WEB_LINE.format(chapter=limit)}\n{web_context}"
+            web_round["notes"].append(f"possible spoilers: web results may go beyond chapter {limit}")
         return {"web_rounds": [web_round], "web_results": new_results, "web_context": web_context, "notices": notices}
 
     def _stream_answer(self, messages: list[BaseMessage]) -> Streamed:
@@ -441,7 +507,8 @@ class Nodes:
         question = (state.get("question") or "").strip()
         lang = detect_lang(question)
         update: dict[str, Any] = {**reset_question_state(), "standalone_question": question, "language": lang}
-        retrieved = self._retrieve(question, state.get("book_id"))
+        retrieved = self._retrieve(question, state.get("book_id"), chapters=search_scope(state),
+                                   read_up_to=state.get("read_up_to"))
         update.update(passages=retrieved["passages"], local_context=retrieved["local_context"],
                       notices=[RESET, *retrieved.get("notices", [])])
         passages: list[Passage] = retrieved["passages"]

@@ -19,6 +19,27 @@ Latest message: {question}
 
 Standalone question:"""
 
+# --------------------------------------------------------------------------- search queries (retrieve_local)
+QUERY_REWRITE_SYSTEM = """You write search queries for the full text of a book{book_clause}. You do NOT answer.
+The book is written in {book_language}. Write exactly two lines:
+1. the question restated in {book_language}, in the words the book itself would use;
+2. search keywords in {book_language}, separated by spaces: every person, place and thing in the
+   question under the names the book uses for them (a book often calls a person by a courtesy name,
+   title or nickname rather than the full name: in 三国演义 诸葛亮 is mostly 孔明, 关羽 is 云长 or 关公,
+   刘备 is 玄德; in 西游记 孙悟空 is often 行者 or 大圣), and the event in the book's older wording
+   (喝酒 -> 饮酒 煮酒, 假投降 -> 诈降, 棺材 -> 木榇, 去世 -> 薨 亡).
+Output only the two lines: no numbering, no quotes, no explanation."""
+
+QUERY_REWRITE_USER = "Question: {question}"
+
+# --------------------------------------------------------------------------- spoiler limit
+SPOILER_LINE = ("READING LIMIT: the reader has read up to chapter {chapter} only. The book sources below come "
+                "from chapters 1-{chapter}. Do not reveal or hint at anything that happens after chapter {chapter}; "
+                "if the question can only be answered with later events, say that it lies beyond the reader's limit.")
+
+SPOILER_WEB_LINE = ("WEB SPOILER WARNING: the reader has read up to chapter {chapter} only; these web results may "
+                    "describe later events. Use nothing from them that happens after chapter {chapter}.")
+
 # --------------------------------------------------------------------------- route
 ROUTE_SYSTEM = """You route questions for an assistant that answers questions about a book the user loaded{book_clause}.
 Choose a strategy:

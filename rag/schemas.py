@@ -195,12 +195,24 @@ class SearchResult(BaseModel):
     provider: str = ""
 
 
+class RetrievalOutcome(BaseModel):
+    """A book search with what the trace should know about it (``BookIndex.search``)."""
+
+    passages: list[Passage]
+    notes: list[str] = Field(default_factory=list)  # e.g. "vector search failed ...; keyword results only"
+    queries: list[str] = Field(default_factory=list)  # the extra (rewritten) queries that were fused
+
+
 @runtime_checkable
 class Retriever(Protocol):
-    """What ``retrieve_local`` needs from the book index."""
+    """What ``retrieve_local`` needs from the book index. A retriever may also offer
+    ``search(query, k, book_id, *, chapters, queries) -> RetrievalOutcome`` (the book index does):
+    the node then fuses rewritten queries and shows the outcome's notes."""
 
-    def retrieve(self, query: str, k: int | None = None, book_id: str | None = None) -> list[Passage]:
-        """Best passages for ``query`` (best first), optionally scoped to one book."""
+    def retrieve(self, query: str, k: int | None = None, book_id: str | None = None,
+                 chapters: tuple[int, int] | None = None) -> list[Passage]:
+        """Best passages for ``query`` (best first), optionally scoped to one book and to the chapters
+        numbered ``chapters[0]..chapters[1]`` (inclusive)."""
         ...
 
 

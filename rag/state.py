@@ -88,10 +88,15 @@ class Notice(TypedDict):
 
 class InputState(TypedDict, total=False):
     """What one question brings in (the graph's input schema; other keys are ignored).
-    ``book_id`` None means every book."""
+    ``book_id`` None means every book. ``chapters``: search only the chapters numbered a..b
+    (inclusive); ``read_up_to``: the spoiler limit, no passage from a later chapter and no web search
+    unless ``allow_web_spoilers``."""
 
     question: str
     book_id: str | None
+    chapters: tuple[int, int] | None
+    read_up_to: int | None
+    allow_web_spoilers: bool
 
 
 class GraphState(TypedDict, total=False):
@@ -101,6 +106,9 @@ class GraphState(TypedDict, total=False):
     # Input of the current question
     question: str
     book_id: str | None
+    chapters: tuple[int, int] | None  # inclusive range of stored chapter numbers to search
+    read_up_to: int | None  # spoiler limit: the reader has read up to this chapter
+    allow_web_spoilers: bool  # with a spoiler limit, the web may still be searched (results marked)
 
     # Per-question state (reset by route_question)
     standalone_question: str  # question rewritten with the history (== question on the first turn)

@@ -8,8 +8,9 @@ from typing import Any
 from rag.config import Settings
 from rag.deps import Deps
 from rag.evallog import JsonlEvalLog
-from rag.llm import make_chat_model
+from rag.llm import judge_model, make_chat_model
 from rag.logs import secrets_of
+from rag.rewrite import QueryRewriter
 
 logger = logging.getLogger(__name__)
 
@@ -27,12 +28,14 @@ def make_deps(settings: Settings, *, index: Any | None = None, llm: Any | None =
               web_search: Any | None = None) -> Deps:
     """Deps for the app and CLI. ``index`` is the book index (a Retriever); explicit ``llm`` and
     ``web_search`` override what the settings would build. Raises ConfigError on bad settings."""
+    llm = llm if llm is not None else make_chat_model(settings)
     return Deps(
         settings=settings,
-        llm=llm if llm is not None else make_chat_model(settings),
+        llm=llm,
         retriever=index,
         web_search=web_search if web_search is not None else make_web_search_or_none(settings),
         eval_log=JsonlEvalLog(settings.eval_log_path) if settings.eval_log_enabled else None,
         few_shot=settings.judge_few_shot,
         secrets=secrets_of(settings),
+        rewriter=QueryRewriter(judge_model(llm)) if llm is not None and settings.query_rewrite else None,
     )

@@ -69,13 +69,13 @@ def _missing(require_var: str, reason: str, failure: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(autouse=True)
-def _needs(request: pytest.FixtureRequest) -> None:
+def pytest_runtest_setup(item: pytest.Item) -> None:
     """Skip (or with REQUIRE_*=1 fail) a ``corpus`` test without the corpus, a ``browser`` test
-    without a Chromium. Autouse, so it runs before the test's own fixtures start anything."""
-    if request.node.get_closest_marker("corpus") and not corpus_present():
+    without a Chromium. A setup hook, so it runs before any fixture of the test, module-scoped ones
+    included."""
+    if item.get_closest_marker("corpus") and not corpus_present():
         _missing("REQUIRE_CORPUS", CORPUS_MISSING, f"there is no corpus at {CORPUS}: {CORPUS_MISSING}")
-    if request.node.get_closest_marker("browser") and find_chromium() is None:
+    if item.get_closest_marker("browser") and find_chromium() is None:
         _missing("REQUIRE_BROWSER", BROWSER_MISSING, BROWSER_MISSING)
 
 

@@ -84,6 +84,7 @@ class MemoryVectors:
     def __init__(self) -> None:
         self.items: dict[str, tuple[np.ndarray, dict[str, Any]]] = {}
         self.scopes: list[dict[str, Any]] = []
+        self.broken = False  # True: every read fails, as a corrupt store would
 
     def stored_ids(self, book_id: str) -> set[str]:
         return {pid for pid, (_, meta) in self.items.items() if meta["book_id"] == book_id}
@@ -101,6 +102,8 @@ class MemoryVectors:
 
     def query(self, vector: np.ndarray, n: int, scope: Scope) -> list[VectorHit]:
         self.scopes.append({k: None if v is None else sorted(v) for k, v in scope.items()})
+        if self.broken:
+            raise RuntimeError("the vector store is broken")
 
         def wanted(meta: dict[str, Any]) -> bool:
             if meta["book_id"] not in scope:
@@ -111,6 +114,14 @@ class MemoryVectors:
         hits = [VectorHit(m["book_id"], m["chunk_id"], float(np.dot(v, vector)))
                 for v, m in self.items.values() if wanted(m)]
         return sorted(hits, key=lambda h: -h.score)[:n]
+
+    def book_vectors(self, book_id: str) -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
+        self.loads = getattr(self, "loads", 0) + 1
+        rows = [(pid, v, m) for pid, (v, m) in self.items.items() if m["book_id"] == book_id]
+        if self.broken:
+            raise RuntimeError("the vector store is broken")
+        matrix = np.stack([v for _, v, _ in rows]) if rows else np.zeros((0, 0), dtype=np.float32)
+        return [pid for pid, _, _ in rows], matrix, [dict(m) for _, _, m in rows]
 
     def close(self) -> None:
         pass

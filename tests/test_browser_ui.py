@@ -1,9 +1,11 @@
 """The real app (rag.ui.build_app + rag.graph) with a scripted model and a fake web search,
 served on a loopback port and driven by Playwright in headless Chromium (found by
-conftest.find_chromium: $CHROMIUM_PATH, Debian's /usr/bin/chromium or Playwright's own).
+conftest.find_chromium: $CHROMIUM_PATH, Debian's /usr/bin/chromium or Playwright's own), used the
+way a new user would: issue 13 (the chat as people use it) and the page side of issue 14 (evidence
+you can check).
 
-Run alone: ``pytest -m browser tests/test_browser_ui.py``. Leaves a screenshot in
-test-output/ui.png.
+Run alone: ``pytest -m browser tests/test_browser_ui.py``. Leaves screenshots in test-output/:
+ui-desktop-light.png, ui-desktop-dark.png, ui-phone-chat.png, ui-phone-trace.png (and a few more).
 """
 
 from __future__ import annotations
@@ -11,103 +13,58 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ev, evidence_for, judge_prompt, launch_chromium, make_settings
+from conftest import launch_chromium, make_settings
 from fixtures_index.books import make_epub
-from fixtures_index.embedders import HashEmbedder
+from fixtures_ui.live import (
+    FOLLOW_UP,
+    FOLLOW_UP_ANSWER,
+    FOLLOW_UP_REWRITE,
+    HOSTILE,
+    LIST_URL,
+    PASSAGES,
+    QUESTION,
+    WEB,
+    WEB_QUERY,
+    SlowScriptedChatModel,
+    free_port,
+    make_index,
+    scripted_responder,
+)
+from openai_stub import OpenAIStub
 
 from rag.deps import Deps
-from rag.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
-from rag.schemas import Passage, SearchResult
+from rag.fakes import FakeRetriever, FakeWebSearch
 
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "test-output"
 
-QUESTION = "孙悟空三打白骨精发生在原著第几回？这一情节在1986年央视版电视剧《西游记》中是第几集？"
-HOSTILE = "<img src=x onerror=alert(1)>"
-ANSWER = "三打白骨精发生在原著第二十七回[1]。在1986年央视版电视剧《西游记》中，这一情节是第11集《三打白骨精》[3][4]。"
-FOLLOW_UP = "他后来去了哪里？"
-FOLLOW_UP_REWRITE = "孙悟空被唐僧赶走后去了哪里？"
-FOLLOW_UP_ANSWER = "他回到了花果山[2]。"
-PASSAGES = [
-    Passage(id="p27", text="第二十七回 尸魔三戏唐三藏 圣僧恨逐美猴王。白骨夫人三次变化，悟空三次打杀。",
-            book_id="demo", book_title="西游记导读", chapter_num=27, chapter_title="第二十七回 尸魔三戏唐三藏",
-            score=0.912, source="hybrid"),
-    Passage(id="p28", text="第二十八回 花果山群妖聚义 黑松林三藏逢魔。悟空被逐，回到花果山。",
-            book_id="demo", book_title="西游记导读", chapter_num=28, chapter_title="第二十八回 花果山群妖聚义",
-            score=0.537, source="keyword"),
-]
-WEB = [
-    SearchResult(title=HOSTILE, url="https://example.org/ep11?a=1&b=2", snippet="第11集《三打白骨精》 <script>x</script>",
-                 site_name="example.org", date="2024-05-01", provider="fake"),
-    SearchResult(title="1986年版《西游记》分集剧情", url="https://tv.example.net/xiyouji/list", snippet="第十一集 三打白骨精",
-                 site_name="tv.example.net", provider="fake"),
-    SearchResult(title="javascript link", url="javascript:alert(2)", snippet="must not become a link", provider="fake"),
-]
-WEB_QUERY = "1986 央视 西游记 三打白骨精 第几集"
+class SlowIngest:
+    """The real index whose ingest takes ``delay_s`` longer (time to press Cancel)."""
+
+    def __init__(self, index: Any, delay_s: float) -> None:
+        self.index, self.delay_s = index, delay_s
+
+    def ingest(self, *args: Any, **kwargs: Any) -> Any:
+        time.sleep(self.delay_s)
+        return self.index.ingest(*args, **kwargs)
+
+    def for_owner(self, owner: str | None) -> Any:  # a visitor's view of the library is slow too
+        return self if owner is None else SlowIngest(self.index.for_owner(owner), self.delay_s)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.index, name)
 
 
-class SlowScriptedChatModel(ScriptedChatModel):
-    """Streams its text replies slowly enough that the page shows the answer growing."""
-
-    delay_s: float = 0.12
-
-    def _stream(self, *args: Any, **kwargs: Any):
-        for chunk in super()._stream(*args, **kwargs):
-            time.sleep(self.delay_s)
-            yield chunk
-
-
-def scripted_responder():
-    """Route: complex. Evaluation: not enough (book only), then enough (book + web). Text: the
-    rewrite of a follow-up, or the answer."""
-    state = {"evals": 0}
-
-    def reply(messages: list[Any], *, schema: str | None) -> Any:
-        text = "\n".join(str(m.content) for m in messages)
-        if schema == "RouteDecision":
-            return {"reason": "about the plot of the book and a TV episode", "strategy": "complex"}
-        if schema in ("Evaluation", "EvidenceJudgement"):
-            state["evals"] += 1
-            if "example.org" not in text and "tv.example.net" not in text:
-                verdict = ev(False, ["1986年电视剧的集数"], web_query=WEB_QUERY, confidence=0.85,
-                             reason="书中有回目，没有电视剧集数")
-            else:
-                verdict = ev(True, [], confidence=0.9, reason="回目和集数都有来源")
-            if schema == "EvidenceJudgement":
-                return evidence_for(verdict, judge_prompt([str(m.content) for m in messages]))
-            return verdict
-        system = str(messages[0].content) if messages else ""
-        if "standalone question" in system:
-            return FOLLOW_UP_REWRITE
-        if "花果山" in text and FOLLOW_UP_REWRITE in text:
-            return FOLLOW_UP_ANSWER
-        return ANSWER
-
-    return reply
-
-
-def make_index(tmp_path: Path, settings: Any) -> Any:
-    """The real book index (Chroma on disk + BM25) in tmp_path, with the instant hash embedder."""
-    from rag.index import open_index
-
-    return open_index(settings, embedder=HashEmbedder())
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def build_fake_app(tmp_path: Path):
+def build_fake_app(tmp_path: Path, slow_ingest_s: float = 0.0, **options: Any):
     from rag.ui import build_app
 
     settings = make_settings(search_provider="fake", max_web_rounds=2, llm_model="scripted-fake",
@@ -115,32 +72,109 @@ def build_fake_app(tmp_path: Path):
     model = SlowScriptedChatModel(responder=scripted_responder())
     deps = Deps(settings=settings, llm=model, retriever=FakeRetriever(PASSAGES), web_search=FakeWebSearch(WEB))
     index = make_index(tmp_path, settings)
-    return build_app(deps, index=index), deps, index
+    if slow_ingest_s:
+        index = SlowIngest(index, slow_ingest_s)
+
+    def make_deps(session_settings: Any, index: Any = None) -> Deps:  # per-session settings, same fakes
+        return Deps(settings=session_settings, llm=model, retriever=deps.retriever, web_search=deps.web_search)
+
+    return build_app(deps, index=index, make_deps=make_deps, **options), deps, index
 
 
-@pytest.fixture
-def served(tmp_path: Path):
-    demo, deps, index = build_fake_app(tmp_path)
+@contextmanager
+def serve(tmp_path: Path, **options: Any) -> Iterator[tuple[str, Deps, Any]]:
+    demo, deps, index = build_fake_app(tmp_path, **options)
     port = free_port()
     demo.queue()
     demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True,
                 show_error=False, ssr_mode=False)
     try:
-        yield f"http://127.0.0.1:{port}/", deps, index, tmp_path
+        yield f"http://127.0.0.1:{port}/", deps, index
     finally:
         demo.close()
         index.close()
 
 
-def _last_bot_text(page) -> str:
-    return page.evaluate(
-        """() => { const b = document.querySelectorAll('#rag-chat .bot .message-content, #rag-chat [data-testid="bot"]');
-                   return b.length ? b[b.length-1].innerText : ''; }"""
-    )
+@pytest.fixture
+def served(tmp_path: Path):
+    with serve(tmp_path) as (url, deps, index):
+        yield url, deps, index, tmp_path
+
+
+def open_page(browser: Any, url: str, *, locale: str = "zh-CN", width: int = 1500, height: int = 1100,
+              dark: bool = False, context: Any = None) -> Any:
+    """A page of the app, loaded (the banner is there)."""
+    from playwright.sync_api import expect
+
+    page = (context or browser.new_context(locale=locale, viewport={"width": width, "height": height})).new_page()
+    page.goto(url + ("?__theme=dark" if dark else ""), wait_until="domcontentloaded")
+    expect(page.locator("#rag-banner .badge").first).to_be_visible(timeout=30_000)
+    return page
+
+
+def ask(page: Any, text: str) -> None:
+    """Ask ``text``; the previous turn's total is taken off the page, so ``wait_done`` waits for this one."""
+    page.evaluate("() => document.querySelectorAll('#rag-trace .trace-total').forEach(e => e.remove())")
+    page.locator("#rag-question textarea").fill(text)
+    page.locator("#rag-send").click()
+
+
+def wait_done(page: Any, timeout: float = 60_000, send: bool = True) -> None:
+    """Wait until the turn is done (its total is shown) and, on the chat view, Send is back."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("#rag-trace .trace-total")).to_be_visible(timeout=timeout)
+    if send:
+        expect(page.locator("#rag-send")).to_be_visible(timeout=10_000)
+
+
+def user_messages(page: Any) -> list[str]:
+    return page.locator("#rag-chat [data-testid=user]").all_inner_texts()
+
+
+def bot_answer(page: Any) -> Any:
+    return page.locator("#rag-chat [data-testid=bot]").filter(has=page.locator(".sent, a.cite")).last
+
+
+# Contrast ratio (WCAG) of an element's text against what is really behind it.
+CONTRAST_JS = """(selectors) => {
+  const parse = (c) => {  // rgb(a)(...) or color(srgb r g b / a), as Chromium computes colours
+    let m = (c || '').match(/rgba?\\(([^)]+)\\)/);
+    if (m) { const p = m[1].split(',').map(Number); return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; }
+    m = (c || '').match(/color\\(srgb ([\\d.e-]+) ([\\d.e-]+) ([\\d.e-]+)(?: \\/ ([\\d.]+))?\\)/);
+    if (m) return {r: 255 * +m[1], g: 255 * +m[2], b: 255 * +m[3], a: m[4] === undefined ? 1 : +m[4]};
+    return null; };
+  const over = (top, bottom) => ({r: top.r * top.a + bottom.r * (1 - top.a), g: top.g * top.a + bottom.g * (1 - top.a),
+                                  b: top.b * top.a + bottom.b * (1 - top.a), a: 1});
+  const background = (el) => { const layers = [];
+    for (let e = el; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor);
+      if (c && c.a > 0) { layers.push(c); if (c.a >= 1) break; } }
+    let out = {r: 255, g: 255, b: 255, a: 1};
+    for (let i = layers.length - 1; i >= 0; i--) out = over(layers[i], out);
+    return out; };
+  const lum = (c) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b); };
+  const out = [];
+  for (const sel of selectors) for (const el of document.querySelectorAll(sel)) {
+    const r = el.getBoundingClientRect(); if (!r.width || !r.height || !el.innerText.trim()) continue;
+    const bg = background(el); const fg = over(parse(getComputedStyle(el).color), bg);
+    const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+    out.push({sel, text: el.innerText.trim().slice(0, 24), ratio: Math.round((a + 0.05) / (b + 0.05) * 100) / 100});
+  }
+  return out; }"""
+# Ranks and how a passage was found, links, statuses: must read (WCAG AA for text).
+MUST_READ = ["#rag-trace .hit-how", "#rag-trace .hit-num", "#rag-trace .verdict", "#rag-trace .pstatus",
+             "#rag-trace a.web-link", "#rag-trace .note.warning", "#rag-trace .trace-title", "#rag-banner .badge",
+             "#rag-chat a.cite", "#rag-chat a.answer-link", "#rag-chat .answer-summary", "#rag-trace pre.eval-json",
+             "#rag-trace .trace-dur", "#rag-trace .hit-preview", "#rag-trace .part-meta", "#rag-trace .web-meta"]
 
 
 @pytest.mark.browser
 def test_browser_full_flow(served):
+    """Ask the demo question: the answer streams; the trace shows each step with its evidence; the
+    answer's sentences are marked; links end where they end; citations open their source inside the
+    Sources panel (the page stays put), preview on hover and focus, and lead back; while a turn runs
+    a second question is refused; a follow-up is rewritten; the chat's trash button forgets it all."""
     from playwright.sync_api import expect, sync_playwright
 
     url, deps, index, tmp_path = served
@@ -149,10 +183,11 @@ def test_browser_full_flow(served):
     with sync_playwright() as pw:
         browser = launch_chromium(pw)
         try:
-            page = browser.new_page(viewport={"width": 1500, "height": 1100}, locale="zh-CN")
+            context = browser.new_context(locale="zh-CN", viewport={"width": 1500, "height": 1100},
+                                          permissions=["clipboard-read", "clipboard-write"])
+            page = open_page(browser, url, context=context)
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-            page.goto(url, wait_until="domcontentloaded")
-            expect(page.locator("#rag-banner .mode-model")).to_be_visible(timeout=30_000)
+            expect(page.locator("#rag-banner .mode-model")).to_be_visible()
             expect(page.locator("#rag-banner .mode-web")).to_contain_text("fake")
 
             # ask the demo question (the example button fills the box)
@@ -164,12 +199,22 @@ def test_browser_full_flow(served):
                      .observe(chat, {subtree: true, childList: true, characterData: true}); }"""
             )
             page.locator("#rag-send").click()
-            expect(page.locator("#rag-trace .trace-total")).to_be_visible(timeout=60_000)
+
+            # while it runs, Send is Stop, and a second question is refused (not mixed into this turn)
+            expect(page.locator("#rag-stop")).to_be_visible(timeout=10_000)
+            expect(page.locator("#rag-send")).to_be_hidden()
+            expect(page.locator("#rag-chat")).to_contain_text("三打白骨精发生在", timeout=30_000)
+            page.locator("#rag-question textarea").fill(FOLLOW_UP)
+            page.locator("#rag-question textarea").press("Enter")
+            expect(page.get_by_text("上一个问题还在回答中")).to_be_visible(timeout=10_000)
+            expect(page.locator("#rag-question textarea")).to_have_value(FOLLOW_UP)  # nothing lost
+            wait_done(page)
+            assert user_messages(page) == [QUESTION]
+            expect(page.locator("#rag-stop")).to_be_hidden()
+            expect(page.locator("#rag-send")).to_have_text("发送")  # the refused question blanked nothing
 
             # the streamed answer: complete at the end, and seen growing on the way
-            answer_text = ANSWER
-            bot = page.locator("#rag-chat .message-row.bot-row, #rag-chat .bot").filter(has_text="第二十七回").last
-            expect(bot).to_contain_text(answer_text, timeout=10_000)
+            expect(bot_answer(page)).to_contain_text("另见原著第一百回")
             seen = [s for s in page.evaluate("() => window.__seen") if "三打白骨精发生在原著" in s]
             partial = {s.split("三打白骨精发生在原著", 1)[1][:80] for s in seen}
             assert len(partial) >= 3, partial  # several distinct partial answers were on screen
@@ -178,25 +223,72 @@ def test_browser_full_flow(served):
             nodes = page.locator("#rag-trace li.trace-entry").evaluate_all("els => els.map(e => e.dataset.node)")
             assert nodes == ["route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate",
                              "verify_answer"]
-            statuses = page.locator("#rag-trace li.trace-entry").evaluate_all(
-                "els => els.map(e => e.className)")
+            statuses = page.locator("#rag-trace li.trace-entry").evaluate_all("els => els.map(e => e.className)")
             assert all("status-done" in c for c in statuses), statuses
             durations = page.locator("#rag-trace .trace-dur").all_inner_texts()
             assert len(durations) == 7 and all(d.endswith(" s") for d in durations), durations
-            expect(page.locator("#rag-trace .route")).to_contain_text("复杂")
-            expect(page.locator("#rag-trace li.hit").first).to_contain_text("第二十七回 尸魔三戏唐三藏")
-            expect(page.locator("#rag-trace li.hit").first).to_contain_text("0.912")
+            expect(page.locator("#rag-trace .route")).to_contain_text("复杂（需要查书）")
 
-            # both evaluation rounds as JSON
+            # hits: rank and how each was found; the raw score only on hover; numbered once
+            first_hit = page.locator("#rag-trace li.hit").first
+            expect(first_hit).to_contain_text("第二十七回 尸魔三戏唐三藏")
+            expect(first_hit.locator(".hit-how")).to_have_text("#1 · 关键词+向量")
+            assert "0.912" in first_hit.locator(".hit-how").get_attribute("title")
+            assert "0.912" not in first_hit.inner_text()
+            markers = page.evaluate("""() => Array.from(document.querySelectorAll(
+                '#rag-trace li.hit, #rag-trace li.trace-entry, #rag-trace li.part')).map(li =>
+                getComputedStyle(li).listStyleType + '|' + getComputedStyle(li, '::marker').content)""")
+            assert markers and all(m.startswith("none|") for m in markers), set(markers)
+            assert "1. [1]" not in page.locator("#rag-trace").inner_text()
+
+            # both evaluation rounds: JSON, and the parts of the question as code checked them
             rounds = [json.loads(x) for x in page.locator("#rag-trace pre.eval-json").all_inner_texts()]
             assert [r["enough"] for r in rounds] == [False, True]
             assert rounds[0]["web_query"] == WEB_QUERY and rounds[0]["missing"] == ["1986年电视剧的集数 (not found)"]
             assert set(rounds[0]) == {"enough", "missing", "reason", "web_query", "confidence"}
             assert rounds[1]["web_query"] is None and rounds[1]["confidence"] == 0.9
+            evals = page.locator('#rag-trace li.trace-entry[data-node="evaluate"]')
+            expect(evals.nth(0).locator("li.part-not_found")).to_contain_text("1986年电视剧的集数")
+            expect(evals.nth(0).locator("li.part-not_found .pstatus")).to_have_text("∅ 未找到")
+            expect(evals.nth(1).locator("li.part-verified .pstatus")).to_have_text("✓ 已核实")
+            expect(evals.nth(1).locator("li.part-verified .part-found")).to_have_text("见于 [1]（书中）")
+            expect(evals.nth(1).locator(".verdicts")).to_contain_text("模型自己的判断: 足够")
+            expect(evals.nth(1).locator(".verdicts")).to_contain_text("代码核实后的结论 (证据模式): 足够")
+            quote = evals.nth(1).locator("blockquote.part-quote").inner_text()
             expect(page.locator("#rag-trace .web-query")).to_contain_text(WEB_QUERY)
-            expect(page.locator("#rag-trace .web-round")).to_contain_text("budget 1/20")
+            expect(page.locator("#rag-trace .web-round")).to_contain_text("搜索额度 1/20")
+            verify = page.locator('#rag-trace li.trace-entry[data-node="verify_answer"]')
+            expect(verify.locator(".checks-summary")).to_contain_text("4 句中 2 句有来源支持")
 
-            # web source links: http(s) only, new tab, no opener
+            # the answer's sentences: supported, supported, uncited, unsupported; one summary line
+            answer = bot_answer(page)
+            kinds = answer.locator(".sent").evaluate_all("els => els.map(e => e.className)")
+            assert [k.split()[1] for k in kinds] == ["sent-supported", "sent-supported", "sent-uncited",
+                                                     "sent-unsupported"], kinds
+            assert "origin-book" in kinds[0] and "origin-web" in kinds[1]
+            expect(answer.locator(".answer-summary")).to_have_text(
+                "⚠ 4 句中 2 句有来源支持（1 句来源不支持，1 句未注明来源）")
+            unsupported = answer.locator(".sent-unsupported")
+            expect(unsupported).to_have_attribute("title", "来源不支持：所引来源中没有：100")
+            expect(unsupported.locator("a.cite")).to_have_class(re.compile("cite-unsupported"))
+            expect(answer.locator(".sent-supported a.cite-book")).not_to_have_class(re.compile("cite-unsupported"))
+            unsupported.focus()  # the reason on keyboard focus too, not only on hover
+            tip = unsupported.evaluate("e => getComputedStyle(e, '::after').content")
+            assert "所引来源中没有：100" in tip, tip
+
+            # the copy button copies the answer as it reads, not its markup
+            page.locator("#rag-chat .message-buttons button").last.click()
+            copied = page.evaluate("() => navigator.clipboard.readText()")
+            assert copied.startswith("三打白骨精发生在原著第二十七回[1]。") and "<" not in copied, copied
+            assert LIST_URL in copied
+
+            # a bare URL before Chinese punctuation links to the URL itself
+            hrefs = answer.locator("a.answer-link").evaluate_all("els => els.map(a => a.href)")
+            assert hrefs == [LIST_URL]
+            assert page.locator('#rag-chat a[href*="%EF%BC"]').count() == 0
+
+            # web source links: http(s) only, new tab, no opener; hostile text stays text
+            page.get_by_role("tab", name="来源").click()
             links = page.locator("#rag-sources a.web-link")
             hrefs = links.evaluate_all("els => els.map(a => [a.href, a.target, a.rel])")
             assert hrefs == [
@@ -205,41 +297,168 @@ def test_browser_full_flow(served):
             ]
             assert page.locator('a[href^="javascript"]').count() == 0
             expect(page.locator("#rag-sources")).to_contain_text("must not become a link")
-
-            # the hostile title renders as visible text, never as an element
             expect(page.locator("#rag-sources a.web-link").first).to_have_text(HOSTILE)
-            expect(page.locator("#rag-trace a.web-link").first).to_have_text(HOSTILE)
             assert page.locator('img[src="x"]').count() == 0
             assert page.locator("#rag-sources script, #rag-trace script").count() == 0
 
-            # citations in the answer: [1] -> the passage in the side panel, [3] -> the web page
-            cites = page.locator("#rag-chat a").evaluate_all(
+            # the verified quote is highlighted inside its passage, which is shown whole
+            mark = page.locator("#src-0-1 mark.quote-hl")
+            expect(mark).to_have_count(1)
+            assert quote.startswith(mark.inner_text().strip()[:10])
+            expect(page.locator("#src-0-1 .src-text")).to_contain_text("悟空三次打杀。")
+            box = page.locator("#src-0-1 .src-text").evaluate("e => [e.scrollHeight, e.clientHeight]")
+            assert box[0] <= box[1] + 1  # nothing of the passage is cut off
+            page.get_by_role("tab", name="推理轨迹").click()
+
+            # citations: [1] -> the passage in the Sources panel, [3] -> the web page
+            cites = page.locator("#rag-chat a.cite").evaluate_all(
                 "els => els.map(a => [a.textContent, a.getAttribute('href'), a.target, a.rel])")
             assert ["[1]", "#src-0-1", "", ""] in [[c[0], c[1], c[2] or "", c[3] or ""] for c in cites], cites
             assert ["[3]", "https://example.org/ep11?a=1&b=2", "_blank"] in [c[:3] for c in cites], cites
-            web_cite = next(c for c in cites if c[0] == "[3]")
-            assert "noopener" in web_cite[3]
-            page.locator("#rag-chat a", has_text="[1]").first.click()
-            expect(page.locator("#src-0-1")).to_be_in_viewport()
-            assert page.evaluate("() => location.hash") == "#src-0-1"
-            expect(page.locator("#src-0-1")).to_contain_text("白骨夫人三次变化")
+            assert "noopener" in next(c for c in cites if c[0] == "[3]")[3]
 
-            page.screenshot(path=str(OUT / "ui.png"), full_page=True)
+            # hover and keyboard focus preview the source
+            book_cite = answer.locator("a.cite-book").first
+            book_cite.hover()
+            expect(page.locator("#rag-cite-preview")).to_be_visible()
+            expect(page.locator("#rag-cite-preview")).to_contain_text("白骨夫人三次变化")
+            page.mouse.move(5, 5)
+            expect(page.locator("#rag-cite-preview")).to_be_hidden()
+            answer.locator("a.cite-web").first.focus()
+            expect(page.locator("#rag-cite-preview")).to_contain_text("example.org")
+            page.keyboard.press("Escape")
+            expect(page.locator("#rag-cite-preview")).to_be_hidden()
+
+            # clicking [1] opens the Sources panel at the passage, scrolled inside the panel: the page
+            # does not jump to it, the answer stays in view
+            page.evaluate("() => window.scrollTo(0, 120)")
+            before = page.evaluate("() => window.scrollY")
+            book_cite.click()
+            target = page.locator("#src-0-1")
+            expect(target).to_be_in_viewport()
+            expect(target).to_have_class(re.compile("is-target"))
+            expect(book_cite).to_be_in_viewport()
+            assert page.evaluate("() => window.scrollY") <= before
+            assert page.evaluate("() => location.hash") == ""
+            back = target.locator(".back-to-answer")
+            expect(back).to_be_visible()
+            expect(back).to_be_focused()
+            page.screenshot(path=str(OUT / "ui-desktop-light.png"), full_page=True)
+            back.click()
+            assert page.evaluate("() => document.activeElement.getAttribute('href')") == "#src-0-1"
+            expect(book_cite).to_be_in_viewport()
 
             # a follow-up is rewritten inside the graph; the trace shows the standalone question
-            page.locator("#rag-question textarea").fill(FOLLOW_UP)
-            page.locator("#rag-question textarea").press("Enter")
+            page.get_by_role("tab", name="推理轨迹").click()
+            ask(page, FOLLOW_UP)
             expect(page.locator("#rag-chat")).to_contain_text(FOLLOW_UP_ANSWER, timeout=60_000)
-            expect(page.locator("#rag-trace .trace-total")).to_be_visible(timeout=30_000)
+            wait_done(page)
             expect(page.locator("#rag-trace")).to_contain_text(FOLLOW_UP_REWRITE)
+            page.get_by_role("tab", name="来源").click()
             expect(page.locator("#rag-sources details.turn-sources")).to_have_count(1)
+            page.get_by_role("tab", name="推理轨迹").click()
 
-            # new conversation clears the chat and the trace
-            page.locator("#rag-new").click()
-            expect(page.locator("#rag-chat")).not_to_contain_text(FOLLOW_UP_ANSWER)
+            # the chat's trash button clears the chat, the trace and the memory: the follow-up,
+            # asked again, is not rewritten with the forgotten conversation, and old turns stay gone
+            page.locator("#rag-chat").get_by_role("button", name="清空对话").click()
             expect(page.locator("#rag-trace .rag-trace.empty")).to_be_visible()
+            assert user_messages(page) == []
+            ask(page, FOLLOW_UP)
+            wait_done(page)
+            assert user_messages(page) == [FOLLOW_UP]
+            expect(page.locator("#rag-trace")).not_to_contain_text(FOLLOW_UP_REWRITE)
+            expect(page.locator("#rag-chat")).not_to_contain_text(QUESTION)
+            expect(page.locator("#rag-chat")).not_to_contain_text(FOLLOW_UP_ANSWER)
 
-            # upload a small EPUB and see it indexed
+            # "New conversation" does the same
+            page.locator("#rag-new").click()
+            expect(page.locator("#rag-trace .rag-trace.empty")).to_be_visible()
+            assert user_messages(page) == []
+        finally:
+            browser.close()
+    assert not dialogs
+
+
+@pytest.mark.browser
+def test_browser_stop_and_the_queue(tmp_path: Path):
+    """One slot for questions: a second user's question shows as queued (with Gradio's queue
+    place) at once; the first user stops the running answer: the graph run ends, the trace says
+    stopped, Send is back; then the queued question runs, and the first user can ask again."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with serve(tmp_path, ask_concurrency=1) as (url, deps, index), sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            first, second = open_page(browser, url), open_page(browser, url, locale="en-US")
+            ask(first, QUESTION)
+            expect(first.locator("#rag-chat")).to_contain_text("三打白骨精发生在", timeout=30_000)
+            ask(second, "Which chapter is the White Bone Demon in?")
+            expect(second.locator("#rag-trace .trace-queued")).to_contain_text("Queued", timeout=5_000)
+            expect(second.locator("#rag-chat")).to_contain_text("White Bone Demon")
+            expect(second.locator("#rag-stop")).to_be_visible()
+            expect(second.locator('[data-testid="status-tracker"]').filter(has_text="queue")).to_have_count(
+                1, timeout=5_000)
+
+            first.locator("#rag-stop").click()
+            expect(first.locator("#rag-trace .trace-stopped")).to_contain_text("已按你的要求停止")
+            expect(first.locator("#rag-send")).to_be_visible()
+            expect(first.locator("#rag-chat")).to_contain_text("已按你的要求停止")
+            stopped = first.locator("#rag-chat [data-testid=bot]").filter(has_text="三打白骨精发生在").last.inner_text()
+            assert "另见原著第一百回" not in stopped  # it was stopped before the end
+            assert first.locator("#rag-trace li.trace-entry.status-stopped").count() >= 1
+            first.wait_for_timeout(1500)
+            assert first.locator("#rag-chat [data-testid=bot]").filter(
+                has_text="三打白骨精发生在").last.inner_text() == stopped  # it grows no more
+
+            wait_done(second)  # the slot went to the queued question
+            expect(second.locator("#rag-chat")).to_contain_text("另见原著第一百回")
+            ask(first, FOLLOW_UP)
+            wait_done(first)
+            assert user_messages(first) == [QUESTION, FOLLOW_UP]
+            expect(first.locator("#rag-trace .trace-stopped")).to_have_count(0)
+            first.screenshot(path=str(OUT / "ui-stopped.png"), full_page=True)
+
+            # a reload in the middle of an answer: the page finds its conversation, the turn it can no
+            # longer follow shows as stopped, and the next question is not refused
+            ask(second, QUESTION)
+            expect(second.locator("#rag-stop")).to_be_visible()
+            second.reload(wait_until="domcontentloaded")
+            expect(second.locator("#rag-trace .trace-stopped")).to_be_visible(timeout=30_000)
+            expect(second.locator("#rag-send")).to_be_visible()
+            ask(second, FOLLOW_UP)
+            wait_done(second)
+            assert len(user_messages(second)) == 3
+        finally:
+            browser.close()
+
+
+@pytest.mark.browser
+def test_browser_books_language_settings_and_reload(served, monkeypatch):
+    """Upload (progress says the book can be asked about at once), delete with confirmation, a
+    broken file explained in the page's language; the question's scope reaches the graph; the
+    English switch relabels the page, its messages and Gradio's own buttons; settings and the
+    conversation survive a reload, keys only when the user opts in."""
+    from playwright.sync_api import expect, sync_playwright
+
+    import rag.events
+
+    url, deps, index, tmp_path = served
+    scopes: list[dict[str, Any]] = []
+    original = rag.events.run_turn
+
+    def run_turn(graph, question, *, thread_id, book_id=None, chapters=None, read_up_to=None,
+                 allow_web_spoilers=False):  # run_turn as the back end extends it
+        scopes.append({"chapters": chapters, "read_up_to": read_up_to, "allow_web_spoilers": allow_web_spoilers})
+        return original(graph, question, thread_id=thread_id, book_id=book_id)
+
+    monkeypatch.setattr(rag.events, "run_turn", run_turn)
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            context = browser.new_context(locale="zh-CN", viewport={"width": 1500, "height": 1100})
+            page = open_page(browser, url, context=context)
+
+            # upload a small EPUB: indexed, searchable, embedded in the background
             epub_path = make_epub(tmp_path / "tiny.epub", [
                 ("第一回 开篇", "很久很久以前，有一座山。" * 20),
                 ("第二回 下山", "山里有一只猴子，后来下山学艺。" * 20),
@@ -248,30 +467,179 @@ def test_browser_full_flow(served):
             page.locator("#rag-upload input[type=file]").set_input_files(str(epub_path))
             row = page.locator("#rag-books tr.book-row", has_text="小书测试")
             expect(row).to_be_visible(timeout=120_000)
-            expect(page.locator("#rag-books .book-msg")).to_contain_text("小书测试")
-            expect(row.locator(".book-status")).to_have_text(re.compile("就绪|向量化"))
+            expect(page.locator("#rag-books .book-msg")).to_contain_text("现在就可以按关键词提问")
+            expect(row.locator(".book-status")).to_have_text(re.compile("就绪|可检索"))
             expect(page.locator("#rag-active-book input")).to_have_value("小书测试")
             books = index.books()
             assert [b.title for b in books] == ["小书测试"] and books[0].chapters == 2 and books[0].chunks >= 2
-            # embedding finishes in the background and the timer refreshes the list to "ready"
             expect(row.locator(".book-status")).to_have_text("就绪", timeout=60_000)
-            expect(row).to_contain_text(str(books[0].chunks))
 
-            # a broken upload is a readable error, not a stack trace
+            # a broken upload: a readable error in Chinese only
             bad = tmp_path / "broken.epub"
             bad.write_bytes(b"PK\x03\x04 this is not an epub")
             page.locator("#rag-upload input[type=file]").set_input_files(str(bad))
-            expect(page.locator("#rag-books .book-msg.error")).to_be_visible(timeout=60_000)
-            expect(page.locator("#rag-books .book-msg.error")).not_to_contain_text("Traceback")
+            error = page.locator("#rag-books .book-msg.error")
+            expect(error).to_have_text(
+                "无法索引这本书：broken.epub：不是有效的 EPUB（它不是 ZIP 压缩包）。支持的格式：.epub, .txt, .md。",
+                timeout=60_000)
 
-            # the English switch relabels the page
+            # delete the uploaded book: a second click confirms
+            page.locator("#rag-active-book input").click()
+            page.get_by_role("option", name="小书测试").click()
+            page.locator("#rag-delete-book").click()
+            expect(page.locator("#rag-books .book-msg")).to_contain_text("再点一次确认删除《小书测试》")
+            expect(page.locator("#rag-delete-book")).to_have_text("确认删除《小书测试》")
+            page.locator("#rag-delete-book").click()
+            expect(page.locator("#rag-books .book-msg")).to_have_text("已删除《小书测试》。")
+            expect(row).to_have_count(0)
+            assert index.books() == []
+
+            # the question's scope (chapters, spoiler limit) goes to the graph with the question
+            page.locator("#rag-scope").get_by_text("提问范围").click()
+            page.locator("#rag-ch-from input").fill("2")
+            page.locator("#rag-ch-to input").fill("7")
+            page.locator("#rag-read-up-to input").fill("5")
+            page.locator("#rag-allow-spoilers input").check()
+            page.get_by_role("tab", name="推理轨迹").click()
+            ask(page, QUESTION)
+            wait_done(page)
+            assert scopes == [{"chapters": (2, 7), "read_up_to": 5, "allow_web_spoilers": True}]
+            # a question, then English: everything relabelled, messages too, Gradio's buttons too
+            expect(page.locator("#rag-chat").get_by_role("button", name="清空对话")).to_have_count(1)
             page.get_by_label("English").check()
             expect(page.locator("#rag-send")).to_have_text("Send")
             expect(page.get_by_role("tab", name="Books")).to_be_visible()
             expect(page.locator("#rag-banner .mode-model")).to_contain_text("Model connected")
+            expect(page.locator("#rag-demo")).to_contain_text("In which chapter of the novel")
+            expect(page.locator("#rag-trace .route")).to_contain_text("complex (needs the book)")
+            expect(bot_answer(page).locator(".answer-summary")).to_contain_text("2 of 4 sentences supported")
+            page.get_by_role("tab", name="Books").click()
+            expect(page.locator("#rag-books .book-msg")).to_have_text("Deleted “小书测试”.")
+            expect(page.locator("#rag-chat").get_by_role("button", name="Clear")).to_have_count(1, timeout=10_000)
+            expect(page.locator("#rag-upload")).to_contain_text("Drop File Here")  # Gradio's own strings too
+            expect(page.locator("#rag-chat")).to_contain_text("另见原著第一百回")  # the chat survived that
+
+            # settings for this browser: applied, and kept over a reload (the key only if asked)
+            page.get_by_role("tab", name="Settings").click()
+            page.locator("#rag-s-provider input").fill("tavily")
+            page.locator("#rag-s-provider input").press("Enter")
+            page.locator("#rag-s-search-key input").fill("tv-secret-123")
+            page.locator("#rag-s-k input[type=number]").fill("3")
+            page.locator("#rag-s-k input[type=number]").press("Enter")
+            page.locator("#rag-s-apply").click()
+            expect(page.locator("#rag-s-status")).to_contain_text("Settings applied")
+            expect(page.locator("#rag-banner")).to_contain_text("custom settings")
+            page.wait_for_timeout(500)
+
+            page.reload(wait_until="domcontentloaded")
+            expect(page.locator("#rag-send")).to_have_text("Send", timeout=30_000)  # the language stayed
+            expect(page.locator("#rag-chat")).to_contain_text("另见原著第一百回")  # the conversation stayed
+            assert user_messages(page) == [QUESTION]
+            expect(page.locator("#rag-banner")).to_contain_text("custom settings")
+            page.get_by_role("tab", name="Settings").click()
+            expect(page.locator("#rag-s-k input[type=number]")).to_have_value("3")
+            expect(page.locator("#rag-s-provider input")).to_have_value("tavily")
+            expect(page.locator("#rag-s-search-key input")).to_have_value("")  # not kept without consent
+
+            page.locator("#rag-s-search-key input").fill("tv-secret-123")
+            page.locator("#rag-s-remember input").check()
+            page.locator("#rag-s-apply").click()
+            expect(page.locator("#rag-s-status")).to_contain_text("Settings applied")
+            page.wait_for_timeout(500)
+            page.reload(wait_until="domcontentloaded")
+            expect(page.locator("#rag-send")).to_have_text("Send", timeout=30_000)
+            page.get_by_role("tab", name="Settings").click()
+            expect(page.locator("#rag-s-search-key input")).to_have_value("tv-secret-123")
+            expect(page.locator("#rag-s-remember input")).to_be_checked()
+            expect(page.locator("#rag-s-status")).to_contain_text("Settings applied")
+            page.get_by_label("中文").check()  # a status line follows the switch too
+            expect(page.locator("#rag-s-status")).to_contain_text("设置已应用")
         finally:
             browser.close()
-    assert not dialogs
+
+
+@pytest.mark.browser
+def test_browser_upload_can_be_cancelled(tmp_path: Path):
+    """While a book is being indexed, "Cancel the upload" is offered; pressed, the book does not
+    stay in the library."""
+    from playwright.sync_api import expect, sync_playwright
+
+    epub_path = make_epub(tmp_path / "cancel.epub", [("第一回 甲", "甲乙丙丁。" * 40), ("第二回 乙", "戊己庚辛。" * 40)],
+                          title="取消的书", with_cover=False, with_copyright=False)
+    with serve(tmp_path, slow_ingest_s=3.0) as (url, deps, index), sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            page = open_page(browser, url, locale="en-US")
+            page.get_by_role("tab", name="Books").click()
+            page.locator("#rag-upload input[type=file]").set_input_files(str(epub_path))
+            cancel = page.locator("#rag-upload-cancel")
+            expect(cancel).to_be_visible(timeout=10_000)
+            cancel.click()
+            expect(page.locator("#rag-books .book-msg")).to_have_text("The upload was cancelled.", timeout=60_000)
+            expect(cancel).to_be_hidden()
+            assert index.books() == []
+        finally:
+            browser.close()
+
+
+@pytest.mark.browser
+def test_browser_dark_mode_and_phone(served):
+    """Dark mode: ranks, links and statuses read (contrast ≥ 4.5). A 390 px phone: the header is on
+    screen at first, and chat, trace and sources are views one tap apart (the trace is not 2,000 px
+    below the chat); a citation opens the Sources view. Screenshots of both."""
+    from playwright.sync_api import expect, sync_playwright
+
+    url, deps, index, tmp_path = served
+    OUT.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            light = open_page(browser, url)
+            ask(light, QUESTION)
+            wait_done(light)
+            light_ratios = light.evaluate(CONTRAST_JS, MUST_READ)
+
+            dark = open_page(browser, url, dark=True)
+            assert dark.evaluate("() => document.body.classList.contains('dark') || "
+                                 "!!document.querySelector('.dark')")
+            ask(dark, QUESTION)
+            wait_done(dark)
+            expect(bot_answer(dark).locator(".answer-summary")).to_be_visible()
+            dark.screenshot(path=str(OUT / "ui-desktop-dark.png"), full_page=True)
+            dark_ratios = dark.evaluate(CONTRAST_JS, MUST_READ)
+            for name, ratios in (("light", light_ratios), ("dark", dark_ratios)):
+                assert {r["sel"] for r in ratios} >= set(MUST_READ) - {"#rag-trace .note.warning"}, name
+                low = [r for r in ratios if r["ratio"] < 4.5]
+                assert not low, (name, low)
+
+            phone = open_page(browser, url, width=390, height=844)
+            header = phone.locator("#rag-header").bounding_box()
+            assert header["y"] >= 0 and header["y"] + header["height"] <= 844  # on screen at first
+            expect(phone.locator("#rag-nav")).to_be_visible()
+            expect(phone.locator("#rag-side-col")).to_be_hidden()
+            ask(phone, QUESTION)
+            expect(phone.locator("#rag-chat")).to_contain_text("三打白骨精发生在", timeout=30_000)
+            phone.locator("#rag-nav [data-view=trace]").click()
+            expect(phone.locator("#rag-chat-col")).to_be_hidden()
+            wait_done(phone, send=False)
+            trace_top = phone.locator("#rag-trace").bounding_box()["y"]
+            assert trace_top < 400, trace_top  # one tap away, at the top, not below the chat
+            phone.screenshot(path=str(OUT / "ui-phone-trace.png"))
+            phone.locator("#rag-nav [data-view=chat]").click()
+            expect(phone.locator("#rag-chat-col")).to_be_visible()
+            expect(phone.locator("#rag-send")).to_be_visible()
+            expect(bot_answer(phone).locator(".answer-summary")).to_be_visible()
+            phone.screenshot(path=str(OUT / "ui-phone-chat.png"))
+            bot_answer(phone).locator("a.cite-book").first.click()
+            expect(phone.locator("#src-0-1")).to_be_in_viewport()
+            expect(phone.locator("#rag-chat-col")).to_be_hidden()
+            phone.screenshot(path=str(OUT / "ui-phone-sources.png"))
+            phone.locator("#src-0-1 .back-to-answer").click()
+            expect(phone.locator("#rag-chat-col")).to_be_visible()
+            width = phone.evaluate("() => document.documentElement.scrollWidth")
+            assert width <= 390, width  # nothing wider than the phone
+        finally:
+            browser.close()
 
 
 @pytest.mark.browser
@@ -282,28 +650,24 @@ def test_browser_sessions_are_isolated_and_follow_the_browser_language(served):
     with sync_playwright() as pw:
         browser = launch_chromium(pw)
         try:
-            zh = browser.new_context(locale="zh-CN", viewport={"width": 1300, "height": 900}).new_page()
-            en = browser.new_context(locale="en-US", viewport={"width": 1300, "height": 900}).new_page()
-            for page in (zh, en):
-                page.goto(url, wait_until="domcontentloaded")
+            zh = open_page(browser, url, locale="zh-CN", width=1300, height=900)
+            en = open_page(browser, url, locale="en-US", width=1300, height=900)
             expect(zh.locator("#rag-send")).to_have_text("发送", timeout=30_000)
             expect(en.locator("#rag-send")).to_have_text("Send", timeout=30_000)
             expect(en.locator("#rag-banner .mode-model")).to_contain_text("Model connected")
 
             # both ask at the same time; each sees only its own conversation
-            zh.locator("#rag-question textarea").fill(QUESTION)
-            en.locator("#rag-question textarea").fill("Which chapter is the White Bone Demon in?")
-            zh.locator("#rag-send").click()
-            en.locator("#rag-send").click()
+            ask(zh, QUESTION)
+            ask(en, "Which chapter is the White Bone Demon in?")
             for page in (zh, en):
-                expect(page.locator("#rag-trace .trace-total")).to_be_visible(timeout=60_000)
+                wait_done(page)
                 expect(page.locator("#rag-chat")).to_contain_text("第二十七回")
             expect(zh.locator("#rag-chat")).not_to_contain_text("White Bone Demon")
             expect(en.locator("#rag-chat")).not_to_contain_text("孙悟空三打白骨精发生在原著第几回")
             expect(en.locator("#rag-trace .trace-question")).to_contain_text("White Bone Demon")
             expect(zh.locator("#rag-trace .trace-question")).to_contain_text("孙悟空三打白骨精")
             # each session spent its own web-search budget
-            expect(zh.locator("#rag-trace .web-round")).to_contain_text("budget 1/20")
+            expect(zh.locator("#rag-trace .web-round")).to_contain_text("搜索额度 1/20")
             expect(en.locator("#rag-trace .web-round")).to_contain_text("budget 1/20")
 
             # per-session settings: the banner of one session changes, the other's does not
@@ -319,6 +683,62 @@ def test_browser_sessions_are_isolated_and_follow_the_browser_language(served):
             expect(zh.locator("#rag-banner .mode-web-off")).to_have_count(0)
         finally:
             browser.close()
+
+
+@pytest.mark.browser
+def test_browser_model_that_cannot_be_reached(tmp_path: Path):
+    """A server model that does not answer: the banner says so at once, the trace says "cannot
+    reach the model" (not "invalid output"); Apply checks an endpoint first: a dead one is refused
+    with that reason, a live one offers its models as choices."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from rag.ui import build_app
+    from rag.wiring import make_deps
+
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    settings = make_settings(llm_base_url=dead, llm_model="some-model", llm_max_retries=0, llm_timeout=5,
+                             max_web_rounds=0, data_dir=tmp_path / "data", eval_log_enabled=False)
+    deps = make_deps(settings, index=FakeRetriever(PASSAGES))
+    assert deps.llm is not None
+    demo = build_app(deps, make_deps=lambda s, index=None: make_deps(s, index=FakeRetriever(PASSAGES)))
+    port = free_port()
+    demo.queue()
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True, ssr_mode=False)
+    try:
+        with OpenAIStub(lambda body: "ok", models=("qwen-a", "qwen-b")) as stub, sync_playwright() as pw:
+            browser = launch_chromium(pw)
+            try:
+                page = open_page(browser, f"http://127.0.0.1:{port}/")
+                expect(page.locator("#rag-banner .mode-model-unreachable")).to_contain_text(
+                    "无法连接模型 some-model：服务器配置的模型地址")
+                assert dead not in page.content()  # the server's URL is never shown
+                ask(page, QUESTION)
+                wait_done(page)
+                notes = page.locator("#rag-trace .note").all_inner_texts()
+                route = [n for n in notes if "改为查书" in n]
+                assert route and route[0].startswith("⚠️ 无法连接模型"), notes
+                assert any(n.startswith("⚠️ 无法连接模型；按“不够”处理") for n in notes), notes
+                assert not any("两次无效" in n or "invalid twice" in n for n in notes), notes
+
+                page.get_by_role("tab", name="设置").click()
+                other_dead = f"http://127.0.0.1:{free_port()}/v1"
+                page.locator("#rag-s-base-url textarea").fill(other_dead)
+                page.locator("#rag-s-apply").click()
+                expect(page.locator("#rag-s-status")).to_contain_text(
+                    f"无法连接模型：{other_dead}（连接被拒绝或主机不存在）。设置未应用。")
+                page.locator("#rag-s-base-url textarea").fill(stub.base_url)
+                page.locator("#rag-s-model input").fill("")
+                page.locator("#rag-s-apply").click()
+                expect(page.locator("#rag-s-status")).to_contain_text("设置已应用")
+                expect(page.locator("#rag-s-status")).to_contain_text(f"已连接 {stub.base_url}：可选 2 个模型")
+                expect(page.locator("#rag-s-model input")).to_have_value("qwen-a")
+                page.locator("#rag-s-model input").click()
+                expect(page.get_by_role("option", name="qwen-b")).to_be_visible()
+                expect(page.locator("#rag-banner .mode-model")).to_contain_text("qwen-a")
+            finally:
+                browser.close()
+    finally:
+        demo.close()
 
 
 @pytest.mark.browser
@@ -345,23 +765,24 @@ def test_browser_retrieval_only_mode_with_the_real_index(tmp_path: Path):
         with sync_playwright() as pw:
             browser = launch_chromium(pw)
             try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1000}, locale="en-US")
-                page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
+                page = open_page(browser, f"http://127.0.0.1:{port}/", locale="en-US", width=1400, height=1000)
                 expect(page.locator("#rag-banner .mode-retrieval-only")).to_be_visible(timeout=30_000)
                 expect(page.locator("#rag-banner .mode-web-off")).to_be_visible()
                 page.get_by_role("tab", name="Books").click()
                 expect(page.locator("#rag-books tr.book-row", has_text="猴王小传")).to_contain_text("ready")
                 page.locator("#rag-active-book input").click()
                 page.get_by_role("option", name="猴王小传").click()
-                page.get_by_role("tab", name="Trace & sources").click()
-                page.locator("#rag-question textarea").fill("石猴拜谁为师，学了什么本领？")
-                page.locator("#rag-send").click()
-                expect(page.locator("#rag-trace .trace-total")).to_be_visible(timeout=60_000)
+                page.get_by_role("tab", name="Trace").click()
+                ask(page, "石猴拜谁为师，学了什么本领？")
+                wait_done(page)
                 nodes = page.locator("#rag-trace li.trace-entry").evaluate_all("els => els.map(e => e.dataset.node)")
                 assert nodes == ["retrieval_only"]
                 expect(page.locator("#rag-trace li.hit").first).to_contain_text("第二回 拜师学艺")
                 expect(page.locator("#rag-chat")).to_contain_text("须菩提")
                 expect(page.locator("#rag-chat a", has_text="[1]").first).to_have_attribute("href", "#src-0-1")
+                page.locator("#rag-chat a", has_text="[1]").first.hover()  # previewed before the tab was opened
+                expect(page.locator("#rag-cite-preview")).to_contain_text("拜须菩提祖师为师")
+                page.get_by_role("tab", name="Sources").click()
                 expect(page.locator("#src-0-1")).to_contain_text(info.title)
                 page.screenshot(path=str(OUT / "ui-retrieval-only.png"), full_page=True)
             finally:

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 from conftest import make_settings
+from fixtures_index.books import make_epub
+from fixtures_ui.live import make_index, served_app
 from gradio_client import Client, handle_file
-from test_browser_ui import free_port, make_epub, make_index
 
 from rag.deps import Deps
 from rag.errors import BookError
 from rag.ui.blocks import build_app
-from rag.ui.serve import launch
 
 SHARED = ("第一回 导读", "本书是西游记的导读，介绍全书的结构与人物。" * 30)
 ALICE = ("第一回 石猴", "花果山顶有一块仙石，仙石迸裂，生出一个石猴。" * 30)
@@ -63,6 +63,8 @@ def test_a_visitor_sees_their_own_books_and_the_shared_ones(tmp_path: Path) -> N
         view = index.for_owner("bob")  # what a session's graph and book panel use
         assert titles(view.books()) == {"共享导读", "乙的书"} and view.find_book("甲的书") is None
         assert all(p.book_id != alice.id for p in view.retrieve("仙石 石猴", k=10))
+        # the graph's retrieve_local calls search() (with its rewritten queries): the same scope
+        assert all(p.book_id != alice.id for p in view.search("仙石 石猴", k=10, queries=["石猴"]).passages)
 
         index.ingest(files["alice"], background=False, owner="bob")  # the same book, uploaded by bob too
         assert "甲的书" in titles(index.books(owner="bob")) and "甲的书" in titles(index.books(owner="alice"))
@@ -89,22 +91,18 @@ def test_the_library_is_shared_locally_and_private_on_a_space(monkeypatch, tmp_p
 def served(settings: Any, index: Any) -> Iterator[str]:
     deps = Deps(settings=settings, retriever=index)  # no model: answers list the passages found
     demo = build_app(deps, index=index, make_deps=lambda s, index=None: Deps(settings=s, retriever=index))
-    port = free_port()
-    launch(demo, settings, host="127.0.0.1", port=port, prevent_thread_lock=True, quiet=True, ssr_mode=False)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        demo.close()
+    with served_app(demo, settings) as url:
+        yield url
 
 
 def visitor(url: str) -> Client:
     client = Client(f"{url}/", verbose=False)
-    client.predict(api_name="/on_load")  # as the page does when it opens: the session starts
+    client.predict({}, "__all__", api_name="/on_load")  # as the page does when it opens: the session starts
     return client
 
 
 def listed(client: Client) -> str:
-    return str(client.predict(api_name="/on_tick")[0])
+    return str(client.predict("__all__", api_name="/on_tick")[0])
 
 
 def asked(client: Client, question: str) -> str:
@@ -124,7 +122,7 @@ def test_an_upload_on_a_space_is_the_uploaders_own(monkeypatch, tmp_path: Path, 
         index.ingest(files["shared"], background=False)  # the sample guide: nobody's
         with served(settings, index) as url:
             alice, bob = visitor(url), visitor(url)
-            uploaded = repr(alice.predict(handle_file(str(files["alice"])), api_name="/on_upload"))
+            uploaded = repr(alice.predict(handle_file(str(files["alice"])), "__all__", api_name="/on_upload"))
             alice_list, bob_list = listed(alice), listed(bob)
             alice_answer, bob_answer = asked(alice, "仙石 石猴"), asked(bob, "仙石 石猴")
     finally:

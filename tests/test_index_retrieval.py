@@ -10,7 +10,7 @@ import pytest
 from conftest import make_settings
 from index_fakes import BigramEmbedder, MemoryVectors, write_book
 
-from rag.index import BookIndex
+from rag.index import BookIndex, IndexConfig
 from rag.index.retrieval import fuse, in_range
 from rag.index.vectors import chroma_where
 
@@ -37,7 +37,9 @@ def test_one_empty_side_gives_the_other_alone() -> None:
 @pytest.fixture()
 def index(tmp_path: Path):
     vectors = MemoryVectors()
-    idx = BookIndex(make_settings(data_dir=tmp_path / "data"), embedder=BigramEmbedder(), vectors=vectors)
+    # one chunk per passage and the approximate (Chroma-like) path, whose scopes this file checks
+    idx = BookIndex(make_settings(data_dir=tmp_path / "data"), embedder=BigramEmbedder(), vectors=vectors,
+                    config=IndexConfig(neighbours=0, exact_search=False))
     idx.ingest(write_book(tmp_path / "book.txt", chapters=5, preface=True), background=False)
     yield idx, vectors
     idx.close()

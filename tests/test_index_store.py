@@ -46,7 +46,7 @@ def test_ingest_then_retrieve_in_every_mode(index: BookIndex, epub: Path) -> Non
         assert "斜月三星洞" in top.text or mode == "vector"
         assert top.book_id == info.id and top.book_title == "西游记导读选段"
         assert top.chapter_title == "第一回 石猴出世与大闹天宫"
-        assert top.end - top.start == len(top.text) <= 500
+        assert top.end - top.start == len(top.text) <= index.config.context_chars  # the hit and its neighbours
         assert [p.score for p in passages] == sorted((p.score for p in passages), reverse=True)
     assert {p.source for p in index.retrieve("灵台方寸山", k=6, mode="keyword")} == {"keyword"}
     assert {p.source for p in index.retrieve("灵台方寸山", k=6, mode="vector")} == {"vector"}
@@ -88,7 +88,7 @@ def test_reingest_is_a_no_op_and_reopen_is_cheap(tmp_path: Path, epub: Path) -> 
     index = open_index(settings(tmp_path), embedder=embedder)
     first = index.ingest(epub, background=False)
     calls = embedder.embedded
-    assert calls == sum(1 for c in index.iter_chunks(first.id) for _ in c["pieces"])
+    assert calls == sum(1 for c in index.iter_chunks(first.id) for _ in c["pieces"]) + first.chapters  # + titles
     again = index.ingest(epub, background=False)
     assert again.id == first.id and embedder.embedded == calls  # nothing embedded again
     copy = epub.with_name("renamed.epub")
@@ -188,7 +188,7 @@ def test_embedding_stops_on_close_and_resumes_without_redoing_work(tmp_path: Pat
     closer.join(timeout=60)
     assert not closer.is_alive()
     done_before = embedder.embedded
-    assert 0 < done_before < sum(len(c["pieces"]) for c in index.iter_chunks(info.id))
+    assert 0 < done_before < sum(len(c["pieces"]) for c in index.iter_chunks(info.id)) + info.chapters
     state = json.loads((Path(index.settings.keyword_dir) / info.id / "vectors.json").read_text())
     assert state["hash64"]["complete"] is False
 
@@ -199,7 +199,7 @@ def test_embedding_stops_on_close_and_resumes_without_redoing_work(tmp_path: Pat
     assert index.retrieve("斜月三星洞", k=2)[0].source == "keyword"  # still searchable
     assert index.resume_embedding() == [info.id]
     assert index.wait_until_embedded(info.id, timeout=60)
-    total_pieces = sum(len(c["pieces"]) for c in index.iter_chunks(info.id))
+    total_pieces = sum(len(c["pieces"]) for c in index.iter_chunks(info.id)) + book.chapters  # + chapter titles
     assert second.embedded + done_before >= total_pieces
     assert second.embedded < total_pieces  # stored vectors were reused
     assert index.books()[0].status == "ready"
@@ -226,11 +226,13 @@ def test_changed_chunk_settings_rebuild_the_book(tmp_path: Path, epub: Path) -> 
     index = open_index(settings(tmp_path, chunk_size=500), embedder=HashEmbedder())
     first = index.ingest(epub, background=False)
     index.close()
-    index = open_index(settings(tmp_path, chunk_size=300, chunk_overlap=40), embedder=HashEmbedder())
+    index = open_index(settings(tmp_path, chunk_size=300, chunk_overlap=40), embedder=HashEmbedder(),
+                       config=IndexConfig(neighbours=0))  # passages of one chunk
     second = index.ingest(epub, background=False)
     assert second.id == first.id and second.chunks > first.chunks
     ids = set(index._chroma().get(where={"book_id": first.id}, include=[])["ids"])
     wanted = {f"{c['id']}:{j}" for c in index.iter_chunks(first.id) for j in range(len(c["pieces"]))}
+    wanted |= {f"{first.id}-title-{i}" for i in range(first.chapters)}  # chapter titles stay
     assert ids == wanted  # old vectors were replaced, none left over
     assert all(len(p.text) <= 300 for p in index.retrieve("斜月三星洞", k=5))
     index.close()

@@ -16,7 +16,7 @@ from rag.errors import IndexError_
 from rag.index import BookIndex, IndexConfig
 from rag.index.catalog import Catalog, Heartbeat, StoredBook, VectorProgress, plan_book
 from rag.index.loaders import load_book
-from rag.index.worker import EmbeddingWorker
+from rag.index.worker import EmbeddingWorker, title_pieces
 
 SPACE = "bigram64"
 
@@ -33,7 +33,7 @@ def worker(catalog: Catalog, vectors: MemoryVectors, embedder: BigramEmbedder, b
 
 def test_cancel_keeps_what_was_stored_and_resume_embeds_only_the_rest(tmp_path: Path) -> None:
     catalog, book = stored_book(tmp_path)
-    pieces = {c.piece_id(j) for c in book.chunks() for j in range(len(c.pieces))}
+    pieces = {c.piece_id(j) for c in book.chunks() for j in range(len(c.pieces))} | set(title_pieces(book))
     vectors, first = MemoryVectors(), BigramEmbedder(block_at=3)
     w1 = worker(catalog, vectors, first)
     stages: list[tuple[str, int]] = []

@@ -225,7 +225,8 @@ class _Loader:
         return self.corpora[name]
 
 
-def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each JSON line of a case file; blank lines and # comments skipped."""
     path = Path(path)
     if not path.is_file():
         raise CaseError(f"case file not found: {path}")
@@ -332,7 +333,7 @@ def load_cases(path: str | Path, *, corpus_dir: str | Path | None = None, limit:
             raise CaseError(f"unknown kind(s) {', '.join(unknown)}; expected some of {', '.join(KINDS)}")
     cases: list[Case] = []
     seen: set[str] = set()
-    for number, record in _records(path):
+    for number, record in jsonl_records(path):
         case = _parse_case(record, f"{path.name}:{number}", loader)
         if case.id in seen:
             raise CaseError(f"{path.name}:{number}: duplicate case id {case.id!r}")
@@ -359,7 +360,7 @@ def load_route_cases(path: str | Path, *, limit: int | None = None) -> list[Rout
     path = Path(path)
     cases: list[RouteCase] = []
     seen: set[str] = set()
-    for number, record in _records(path):
+    for number, record in jsonl_records(path):
         where = f"{path.name}:{number}"
         raw_id = record.get("id")
         if raw_id is None or str(raw_id).strip() == "":

@@ -353,8 +353,10 @@ class StaticRetriever:
     def __init__(self, passages: Sequence[Passage]) -> None:
         self.passages = list(passages)
 
-    def retrieve(self, query: str, k: int | None = None, book_id: str | None = None) -> list[Passage]:
-        hits = [p for p in self.passages if book_id is None or p.book_id in ("", book_id)]
+    def retrieve(self, query: str, k: int | None = None, book_id: str | None = None,
+                 chapters: tuple[int, int] | None = None) -> list[Passage]:
+        hits = [p for p in self.passages if (book_id is None or p.book_id in ("", book_id))
+                and (chapters is None or p.chapter_num is None or chapters[0] <= p.chapter_num <= chapters[1])]
         return hits[: k or len(hits)]
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from rag.errors import BookError, IndexError_
+from rag.index.aliases import build_aliases
 from rag.index.chunking import Chunk, chunk_chapters
 from rag.index.keyword import KeywordIndex
 from rag.index.loaders import LoadedBook
@@ -34,6 +35,16 @@ from rag.index.loaders import LoadedBook
 log = logging.getLogger(__name__)
 
 INDEX_VERSION = 1
+# What the keyword index covers: 1 = chunk text; 2 = chapter title + chunk text (titles such as
+# 白骨精 or 三调芭蕉扇 name the episode, and the text often does not). A book indexed with an older
+# version gets its keyword index rebuilt in memory when loaded, and on disk when it is ingested again.
+KEYWORD_VERSION = 2
+
+
+def keyword_text(chunk: Chunk) -> str:
+    """What BM25 indexes for a chunk: its chapter title, then its text."""
+    title = chunk.chapter_title.strip()
+    return f"{title}\n{chunk.text}" if title else chunk.text
 
 
 @dataclass(frozen=True)
@@ -64,6 +75,7 @@ class Manifest:
     # The visitors (browser sessions) who uploaded it, when the library is not shared (SHARED_LIBRARY):
     # only they see it. Empty: everyone does (the sample guide, books indexed from the command line).
     owners: tuple[str, ...] = ()
+    keyword: int = 1  # KEYWORD_VERSION of the saved keyword index
 
     def chunking(self) -> tuple[int, int, int]:
         return self.chunk_size, self.chunk_overlap, self.piece_chars
@@ -86,6 +98,7 @@ class Manifest:
                 created=float(data.get("created", 0.0)), chunk_size=int(data["chunk_size"]),
                 chunk_overlap=int(data["chunk_overlap"]), piece_chars=int(data["piece_chars"]),
                 owners=tuple(str(o) for o in data.get("owners") or ()),
+                keyword=int(data.get("keyword", 1)),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"malformed manifest ({exc!r})") from exc
@@ -170,7 +183,7 @@ def plan_book(loaded: LoadedBook, path: str | Path, chunk_size: int, chunk_overl
         id=book_id, title=loaded.title, source=loaded.source, path=str(path), format=loaded.format,
         chars=loaded.chars, chapters=tuple(ChapterEntry(n, t, len(x)) for n, t, x in chapters),
         chunks=len(chunks), pieces=sum(len(c.pieces) for c in chunks), created=time.time(),
-        chunk_size=chunk_size, chunk_overlap=chunk_overlap, piece_chars=piece_chars,
+        chunk_size=chunk_size, chunk_overlap=chunk_overlap, piece_chars=piece_chars, keyword=KEYWORD_VERSION,
     )
     return manifest, chunks
 
@@ -197,11 +210,13 @@ class BookInfo:
 
 
 def find_book(infos: list[BookInfo], name_or_id: str) -> BookInfo | None:
-    """The one book matching by exact id, else title or file name, else id prefix (case-insensitive)."""
+    """The one book matching by exact id, else title or file name, else file name without its
+    extension (``xiyouji`` finds ``xiyouji.txt``), else id prefix (case-insensitive)."""
     needle = name_or_id.strip().lower()
     for test in (
         lambda b: b.id == needle,
         lambda b: b.title.lower() == needle or b.source.lower() == needle,
+        lambda b: Path(b.source).stem.lower() == needle,
         lambda b: b.id.startswith(needle),
     ):
         hits = [b for b in infos if test(b)]
@@ -217,6 +232,7 @@ class StoredBook:
         self.manifest = manifest
         self.directory = directory
         self._loaded: tuple[list[Chunk], KeywordIndex, dict[str, int]] | None = None
+        self._aliases: dict[str, tuple[str, ...]] | None = None
 
     @property
     def id(self) -> str:
@@ -228,7 +244,11 @@ class StoredBook:
             try:
                 with (self.directory / "chunks.jsonl").open(encoding="utf-8") as fh:
                     chunks = [chunk_from_row(self.id, json.loads(line)) for line in fh if line.strip()]
-                keyword = KeywordIndex.load(self.directory / "bm25", len(chunks))
+                if self.manifest.keyword < KEYWORD_VERSION:
+                    log.info("rebuilding the keyword index of %s in memory (older index)", self.id)
+                    keyword = KeywordIndex.build([keyword_text(c) for c in chunks])
+                else:
+                    keyword = KeywordIndex.load(self.directory / "bm25", len(chunks))
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise IndexError_(f"the index of '{self.manifest.title}' is unreadable ({exc}).") from exc
             loaded = self._loaded = (chunks, keyword, {c.id: pos for pos, c in enumerate(chunks)})
@@ -248,6 +268,13 @@ class StoredBook:
 
     def position(self, chunk_id: str) -> int | None:
         return self._load()[2].get(chunk_id)
+
+    def aliases(self) -> dict[str, tuple[str, ...]]:
+        """Other names of the book's people, from its own introductions (``rag.index.aliases``)."""
+        found = self._aliases
+        if found is None:
+            found = self._aliases = build_aliases(c.text for c in self.chunks())
+        return found
 
 
 def _write_json_atomic(path: Path, data: Any) -> None:
@@ -332,7 +359,7 @@ class Catalog:
                 fh.flush()
                 os.fsync(fh.fileno())
             build = self._build_keyword or KeywordIndex.build
-            build([c.text for c in chunks]).save(tmp / "bm25")
+            build([keyword_text(c) for c in chunks]).save(tmp / "bm25")
             _write_json_atomic(tmp / "manifest.json", asdict(manifest))
             _fsync_dir(tmp)
             if final.exists():  # same content, new chunk settings: swap the directories
@@ -364,6 +391,11 @@ class Catalog:
         _write_json_atomic(book.directory / "manifest.json", asdict(book.manifest))
         return book
 
+    def claim(self, book: StoredBook, owner: str | None) -> StoredBook:
+        """``book`` with ``owner`` among its owners (see ``owners_after``)."""
+        owners = owners_after(book.manifest.owners, owner)
+        return book if owners == book.manifest.owners else self.set_owners(book.id, owners)
+
     def remove(self, book_id: str) -> None:
         """The book's directory disappears in one step, then its files are deleted."""
         self.books().pop(book_id, None)
@@ -390,3 +422,11 @@ class Catalog:
         except (OSError, ValueError):
             return {}
         return states if isinstance(states, dict) else {}
+
+
+def owners_after(current: tuple[str, ...] | None, owner: str | None) -> tuple[str, ...]:
+    """A book's owners after ``owner`` ingests it (``current`` None: a new book). Without an owner
+    the book is shared; a shared book stays shared; an owned one gains the new owner."""
+    if owner is None or current == ():
+        return ()
+    return tuple(dict.fromkeys([*(current or ()), owner]))

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from rag.config import Settings
 from rag.errors import RagError
+from rag.scope import chapter_arg, chapter_range_arg, limit_chapters
 
 
 class _Bars:
@@ -34,9 +35,11 @@ class _Bars:
             return
         if stage != self._stage or self._bar is None:
             self.close()
-            unit = "chunk" if stage in {"embedding", "keyword", "chunking"} else "step"
-            self._bar = tqdm(total=max(total, 1), desc=f"{stage:<9}", unit=unit, file=self._stream,
-                             dynamic_ncols=True)
+            unit = {"embedding": "chunk", "keyword": "chunk", "chunking": "char"}.get(stage, "step")
+            # The rate counts only the progress this bar sees: a stage that starts part-done (a resumed
+            # embedding) or is reported once, finished, shows no absurd rate.
+            self._bar = tqdm(total=max(total, 1), initial=min(done, max(total, 1)), desc=f"{stage:<9}", unit=unit,
+                             unit_scale=unit == "char", file=self._stream, dynamic_ncols=True)
             self._stage = stage
         self._bar.total = max(total, 1)
         self._bar.n = min(done, self._bar.total)
@@ -116,7 +119,15 @@ def cmd_search(args: argparse.Namespace, settings: Settings, out: TextIO = sys.s
         waiting = [b.title for b in index.books() if b.status != "ready" and (book_id in (None, b.id))]
         if mode != "keyword" and waiting:
             print(f"note: still embedding {', '.join(waiting)}: hybrid search uses keywords only for it", file=err)
-        passages = index.retrieve(args.query, k=args.k, book_id=book_id, mode=mode)
+        chapters = limit_chapters(args.chapter, args.read_up_to)
+        if chapters is not None and chapters[0] > chapters[1]:
+            print(f"error: chapters {args.chapter[0]}-{args.chapter[1]} all come after --read-up-to {args.read_up_to}",
+                  file=err)
+            return 1
+        outcome = index.search(args.query, k=args.k, book_id=book_id, mode=mode, chapters=chapters)
+        passages = outcome.passages
+        for note in outcome.notes:
+            print(f"note: {note}", file=err)
     except RagError as exc:
         print(f"error: {exc}", file=err)
         return 1
@@ -154,4 +165,8 @@ def add_commands(subparsers: Any, open_index: Callable[[Settings], Any] | None =
     search.add_argument("-k", type=int, default=None, help="number of passages (default: RETRIEVAL_K)")
     search.add_argument("--book", help="limit to one book (id, id prefix, title or file name)")
     search.add_argument("--chars", type=int, default=160, help="characters of each passage to show")
+    search.add_argument("--chapter", type=chapter_range_arg, metavar="A-B",
+                        help="search only these chapters (a number or a range, e.g. 27 or 3-7)")
+    search.add_argument("--read-up-to", type=chapter_arg, metavar="N",
+                        help="spoiler limit: nothing after chapter N")
     search.set_defaults(func=cmd_search, open_index=open_index)

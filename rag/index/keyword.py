@@ -21,6 +21,19 @@ _TOKEN_RUN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
 _IS_CJK = re.compile(rf"[{_CJK}]")
 
 
+# Question words break a query's runs of characters before its bigrams are taken: "用什么山压住" gives
+# 山压 and 压住, not the accidental 用什, 么山, whose rarity in the book made them score high wherever
+# they happened to occur (bench/retrieval.py, keyword rows).
+QUESTION_WORDS = ("为什么", "什么", "怎么样", "怎么", "怎样", "如何", "哪里", "哪儿", "哪些", "哪", "是谁", "谁",
+                  "多少", "几", "是否", "是不是", "有没有", "吗", "呢", "请问")
+_QUESTION = re.compile("|".join(map(re.escape, QUESTION_WORDS)))
+
+
+def query_tokens(query: str) -> list[str]:
+    """The tokens of a query: ``tokenize`` after question words are cut out."""
+    return tokenize(_QUESTION.sub(" ", query))
+
+
 def tokenize(text: str) -> list[str]:
     """'孙悟空 Monkey King' -> ['孙悟', '悟空', 'monkey', 'king']. Single CJK characters stand alone."""
     tokens: list[str] = []
@@ -61,15 +74,34 @@ class KeywordIndex:
         return cls(bm25s.BM25.load(str(directory)), size)
 
     def scores(self, query: str) -> np.ndarray:
-        tokens = [t for t in tokenize(query) if t in self._model.vocab_dict]
+        tokens = [t for t in query_tokens(query) if t in self._model.vocab_dict]
         if not tokens:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self._model.get_scores(tokens), dtype=np.float32)
 
-    def top(self, query: str, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
+    def ideal(self, query: str) -> float:
+        """The score of a document that had every query token at its best score in this index: BM25
+        scores of different books' indexes are divided by it before they are merged (their IDF and
+        length statistics differ, so raw scores are not comparable; this keeps a strong match in one
+        book above a weak one in another, which a per-book max would not)."""
+        scores = getattr(self._model, "scores", None)
+        vocab = self._model.vocab_dict
+        ids = [vocab[t] for t in query_tokens(query) if t in vocab]
+        if not ids or not isinstance(scores, dict):
+            return 0.0
+        data, indptr = scores["data"], scores["indptr"]
+        return float(sum(float(data[indptr[i]:indptr[i + 1]].max(initial=0.0)) for i in ids))
+
+    def top(self, query: str, k: int, allowed: np.ndarray | None = None,
+            normalize: bool = False) -> list[tuple[int, float]]:
         """(document position, score) of the best ``k`` documents with a positive score, among the
-        ``allowed`` ones (a boolean mask over the documents) if given."""
+        ``allowed`` ones (a boolean mask over the documents) if given; ``normalize``: scores divided
+        by ``ideal(query)`` (0..1)."""
         s = self.scores(query)
+        if normalize and s.size:
+            best = self.ideal(query)
+            if best > 0:
+                s = s / best
         if allowed is not None:
             s = np.where(allowed, s, 0.0)
         if k <= 0 or not s.size:

@@ -102,6 +102,19 @@ def clean_paragraphs(text: str) -> str:
     return "\n".join(lines)
 
 
+# A chapter's last line that only says the chapter (or book) ends: "(本章完)", "（全书完）", "本回完",
+# "(未完待续)". It carries nothing to retrieve and made every chapter's last chunk alike.
+_TRAILER = re.compile(r"^[(（\[【]?\s*(?:本[章回卷节]完|全书完|全文完|未完待续|待续|完)\s*[)）\]】]?$")
+
+
+def drop_trailers(text: str) -> str:
+    """``text`` without its trailing end-of-chapter lines."""
+    lines = text.split("\n")
+    while lines and (not lines[-1].strip() or _TRAILER.match(lines[-1].strip())):
+        lines.pop()
+    return "\n".join(lines)
+
+
 def heading_number(title: str) -> int | None:
     m = _CN_HEADING.match(title.strip())
     if m:
@@ -580,6 +593,8 @@ def load_book(path: str | Path, max_mb: float = 50.0, name: str | None = None) -
         )
     else:
         raise BookError(f"{display}: unsupported file type '{suffix}'. Supported formats: {SUPPORTED}.")
+    for chapter in book.chapters:
+        chapter.text = drop_trailers(chapter.text)
     if book.chars == 0 or not any(c.text.strip() for c in book.chapters):
         raise BookError(f"{display}: the book contains no text.")
     if name and name.strip():

@@ -2,25 +2,52 @@
 
 Searches are scoped to a set of books and optionally to a chapter range ``chapters=(a, b)``
 (inclusive, chapter numbers as stored; chapters without a number are outside every range). Both
-sides honour the scope: the keyword side masks the chunks, the vector side asks Chroma only for the
-pieces of the chapters in range (by ``chapter_idx``, which every stored vector has).
+sides honour the scope: the keyword side masks the chunks, the vector side searches only the
+pieces of the chapters in range.
+
+What a search does (each step measured on the dev questions, ``bench/retrieval.py``):
+
+1. every query (the question, plus rewritten ones when a model rewrote it) is ranked by keyword
+   (BM25 over the chunk and its chapter title, scores made comparable across books) and, for books
+   whose vectors are complete, by vector: exactly, with numpy over the book's stored vectors (a few
+   thousand rows: milliseconds, and the same answer in every process, which Chroma's approximate
+   HNSW search was not), each chunk scored by its best piece plus a share of its chapter title's
+   similarity. Books still embedding use Chroma;
+2. the rankings are fused by weighted RRF, with a guaranteed place for each retriever's best hit
+   (``fusion.rrf_many``);
+3. a question that names a chapter ("第二十七回", "chapter 27") gets that chapter's hits first;
+4. each hit becomes a passage with its neighbouring chunks of the same chapter (small-to-big), up to
+   ``context_chars``; a hit already inside an earlier passage is not repeated.
+
+When the vector side fails (a corrupt or unreadable Chroma store), hybrid search answers from
+keywords alone and says so in its notes; vector mode raises.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from rag.errors import IndexError_
 from rag.index import fusion
+from rag.index.aliases import alias_queries
 from rag.index.catalog import StoredBook
 from rag.index.chunking import Chunk
+from rag.index.config import IndexConfig
 from rag.index.embeddings import Embedder
+from rag.index.query import named_chapters
 from rag.index.vectors import VectorHit, VectorStore
 from rag.schemas import Passage
 
+log = logging.getLogger(__name__)
+
 MODES = ("hybrid", "vector", "keyword")
-PIECES_PER_CHUNK = 3  # vector candidates are pieces; ask for this many per chunk wanted
+PIECES_PER_CHUNK = 3  # approximate (Chroma) vector candidates are pieces; ask for this many per chunk wanted
+TITLE_PIECE = -1  # the ``piece`` of a chapter title's vector
 
 Key = tuple[str, int]  # (book id, chunk position)
 Ranking = list[tuple[Key, float]]
@@ -41,24 +68,32 @@ def chapter_positions(book: StoredBook, chapters: Chapters) -> list[int] | None:
     return [i for i, c in enumerate(book.manifest.chapters) if c.num is not None and lo <= c.num <= hi]
 
 
+def title_piece_id(book_id: str, chapter_idx: int) -> str:
+    return f"{book_id}-title-{chapter_idx}"
+
+
 def keyword_ranking(query: str, books: list[StoredBook], n: int, chapters: Chapters = None) -> Ranking:
+    """Best chunks by BM25; with several books, each book's scores are divided by the query's ideal
+    score in that book's index first (``KeywordIndex.ideal``), so they compare."""
     hits: Ranking = []
+    normalize = len(books) > 1
     for book in books:
         allowed = None
         if chapters is not None:
             allowed = np.fromiter((in_range(c, chapters) for c in book.chunks()), dtype=bool)
-        hits.extend(((book.id, pos), score) for pos, score in book.keyword().top(query, n, allowed))
+        hits.extend(((book.id, pos), score) for pos, score in book.keyword().top(query, n, allowed, normalize))
     hits.sort(key=lambda h: -h[1])
     return hits[:n]
 
 
 def vector_ranking(hits: list[VectorHit], books: list[StoredBook], n: int, chapters: Chapters = None) -> Ranking:
-    """Chunks ranked by their best piece; vectors of unknown chunks (an older chunking) are skipped."""
+    """Chunks ranked by their best piece; vectors of unknown chunks (an older chunking) and chapter
+    titles are skipped."""
     by_id = {b.id: b for b in books}
     best: dict[Key, float] = {}
     for hit in hits:
         book = by_id.get(hit.book_id)
-        pos = book.position(hit.chunk_id) if book is not None else None
+        pos = book.position(hit.chunk_id) if book is not None and hit.chunk_id else None
         if pos is None or not in_range(book.chunks()[pos], chapters):  # type: ignore[union-attr]
             continue
         key = (hit.book_id, pos)
@@ -76,36 +111,248 @@ def fuse(vector: fusion.Ranked, keyword: fusion.Ranked, k: int, method: str) -> 
     return fusion.METHODS[method](vector, keyword, k)
 
 
+@dataclass
+class BookMatrix:
+    """A book's stored vectors in memory, for exact search: piece rows and their chunk positions, and
+    chapter-title rows by chapter position."""
+
+    book: StoredBook
+    pieces: np.ndarray  # [n, dim]
+    owner: np.ndarray  # [n] chunk position of each piece row
+    titles: np.ndarray  # [chapters, dim]; zero rows for chapters without a title vector
+    has_titles: bool
+
+    @classmethod
+    def build(cls, book: StoredBook, ids: list[str], matrix: np.ndarray, metas: list[dict]) -> BookMatrix:
+        chapters = len(book.manifest.chapters)
+        dim = matrix.shape[1] if matrix.ndim == 2 and matrix.size else 0
+        titles = np.zeros((chapters, dim), dtype=np.float32)
+        rows: list[tuple[int, int, int]] = []  # (chunk position, piece, row)
+        has_titles = False
+        for row, (pid, meta) in enumerate(zip(ids, metas, strict=True)):
+            meta = meta or {}
+            if meta.get("piece") == TITLE_PIECE:
+                idx = int(meta.get("chapter_idx", -1))
+                if 0 <= idx < chapters and pid == title_piece_id(book.id, idx):
+                    titles[idx] = matrix[row]
+                    has_titles = True
+                continue
+            pos = book.position(str(meta.get("chunk_id", "")))
+            if pos is not None:
+                rows.append((pos, int(meta.get("piece", 0)), row))
+        rows.sort()  # a fixed order whatever order the store returned: the same result in every process
+        order = np.asarray([r for _, _, r in rows], dtype=np.int64)
+        pieces = matrix[order] if len(order) else np.zeros((0, dim), dtype=np.float32)
+        return cls(book, np.ascontiguousarray(pieces, dtype=np.float32),
+                   np.asarray([p for p, _, _ in rows], dtype=np.int64), titles, has_titles)
+
+
+@dataclass
+class Found:
+    """What a search returns: passages best first, and notes for the trace (e.g. a fallback)."""
+
+    passages: list[Passage]
+    notes: list[str] = field(default_factory=list)
+
+
 class Retrieval:
     def __init__(self, vectors: VectorStore, embedder: Callable[[], Embedder]) -> None:
         self._vectors = vectors
         self._embedder = embedder
+        self._matrices: dict[str, BookMatrix] = {}
+        self._lock = threading.Lock()
+
+    def forget(self, book_id: str) -> None:
+        """Drop a book's cached vectors (deleted or re-embedded)."""
+        with self._lock:
+            self._matrices.pop(book_id, None)
+
+    # ------------------------------------------------------------------------------ vectors
+
+    def _matrix(self, book: StoredBook, config: IndexConfig) -> BookMatrix | None:
+        """The book's vectors for exact search (loaded once), or None when exact search is off or the
+        book is too large for it."""
+        if not config.exact_search or book.manifest.pieces > config.exact_max_vectors:
+            return None
+        with self._lock:
+            cached = self._matrices.get(book.id)
+            if cached is not None and cached.book is book:
+                return cached
+        ids, matrix, metas = self._vectors.book_vectors(book.id)
+        built = BookMatrix.build(book, ids, matrix, metas)
+        with self._lock:
+            self._matrices[book.id] = built
+        return built
+
+    def _exact(self, qv: np.ndarray, m: BookMatrix, n: int, chapters: Chapters, title_weight: float) -> Ranking:
+        chunks = m.book.chunks()
+        if not len(m.pieces):
+            return []
+        sims = m.pieces @ qv
+        best = np.full(len(chunks), -np.inf, dtype=np.float32)
+        np.maximum.at(best, m.owner, sims)
+        if title_weight and m.has_titles:  # (best piece + w * title) / (1 + w): still a cosine-like 0..1
+            chapter_of = np.fromiter((c.chapter_idx for c in chunks), dtype=np.int64, count=len(chunks))
+            best = (best + np.float32(title_weight) * (m.titles @ qv)[chapter_of]) / np.float32(1 + title_weight)
+        if chapters is not None:
+            allowed = np.fromiter((in_range(c, chapters) for c in chunks), dtype=bool, count=len(chunks))
+            best = np.where(allowed, best, -np.inf)
+        n = min(n, int(np.isfinite(best).sum()))
+        if n <= 0:
+            return []
+        idx = np.argpartition(-best, n - 1)[:n]
+        idx = idx[np.lexsort((idx, -best[idx]))]  # best first, ties by position: deterministic
+        return [((m.book.id, int(i)), float(best[i])) for i in idx]
+
+    def _vector_ranking(self, qv: np.ndarray, books: list[StoredBook], ready: set[str], n: int,
+                        chapters: Chapters, config: IndexConfig) -> Ranking:
+        ranking: Ranking = []
+        approximate: list[StoredBook] = []
+        for book in books:
+            m = self._matrix(book, config) if book.id in ready else None
+            if m is None:
+                approximate.append(book)
+            else:
+                ranking.extend(self._exact(qv, m, n, chapters, config.title_weight))
+        if approximate:
+            scope = {b.id: chapter_positions(b, chapters) for b in approximate}
+            hits = self._vectors.query(qv, n * PIECES_PER_CHUNK, scope)
+            ranking.extend(vector_ranking(hits, approximate, n, chapters))
+        ranking.sort(key=lambda kv: -kv[1])
+        return ranking[:n]
+
+    # ------------------------------------------------------------------------------ search
 
     def search(self, query: str, books: list[StoredBook], ready: set[str], *, k: int, mode: str,
-               fusion_method: str, candidates: int, chapters: Chapters = None) -> list[Passage]:
-        """Best passages for ``query`` in ``books``, best first. ``hybrid`` uses vectors only for
-        the books in ``ready`` (vectors complete), ``vector`` for all of them."""
+               config: IndexConfig, chapters: Chapters = None, queries: Sequence[str] = ()) -> Found:
+        """Best passages for ``query`` (and the extra ``queries``, e.g. rewritten ones) in ``books``,
+        best first. ``hybrid`` uses vectors only for the books in ``ready`` (vectors complete),
+        ``vector`` for all of them."""
         if mode not in MODES:
             raise ValueError(f"unknown retrieval mode {mode!r} (hybrid, vector or keyword)")
         if chapters is not None and chapters[0] > chapters[1]:
             raise ValueError(f"empty chapter range {chapters!r}")
-        n = max(candidates, k)
-        keyword: Ranking = keyword_ranking(query, books, n, chapters) if mode != "vector" else []
-        vector: Ranking = []
-        searched = books if mode == "vector" else [b for b in books if b.id in ready and mode == "hybrid"]
-        if searched:
-            scope = {b.id: chapter_positions(b, chapters) for b in searched}
-            hits = self._vectors.query(self._embedder().embed_query(query), n * PIECES_PER_CHUNK, scope)
-            vector = vector_ranking(hits, searched, n, chapters)
-        return [self._passage(books, key, score, sources) for key, score, sources in fuse(vector, keyword, k, fusion_method)]
+        texts = list(dict.fromkeys(q.strip() for q in [query, *queries] if q and q.strip()))
+        notes: list[str] = []
+        vectors: dict[str, np.ndarray] = {}
+        fused = self._rank(texts, books, ready, k, mode, config, chapters, notes, vectors)
+        named = self._named(query, books, chapters) if config.chapter_hint else None
+        if named is not None:
+            first = self._rank(texts, books, ready, k, mode, config, named, notes, vectors)
+            if first:
+                keys = {key for key, _, _ in first}
+                fused = first + [hit for hit in fused if hit[0] not in keys]
+                notes.append(f"the question names chapter {named[0]}" +
+                             (f"-{named[1]}" if named[1] != named[0] else "") + ": its passages come first")
+        return Found(self._passages(books, fused, k, config), list(dict.fromkeys(notes)))
 
     @staticmethod
-    def _passage(books: list[StoredBook], key: Hashable, score: float, sources: frozenset[str]) -> Passage:
-        book_id, pos = key  # type: ignore[misc]
-        book = next(b for b in books if b.id == book_id)
-        c = book.chunks()[pos]
+    def _named(query: str, books: list[StoredBook], chapters: Chapters) -> Chapters:
+        """The chapter range a question names, when the books have those chapters and they are in scope."""
+        nums = {c.num for b in books for c in b.manifest.chapters if c.num is not None}
+        named = [n for n in named_chapters(query) if n in nums and (chapters is None or chapters[0] <= n <= chapters[1])]
+        return (min(named), max(named)) if named and max(named) - min(named) <= 3 else None
+
+    def _rank(self, texts: list[str], books: list[StoredBook], ready: set[str], k: int, mode: str,
+              config: IndexConfig, chapters: Chapters, notes: list[str], cache: dict[str, np.ndarray]) -> fusion.Fused:
+        n = max(config.candidates, k)
+        searched = books if mode == "vector" else [b for b in books if b.id in ready and mode == "hybrid"]
+        rankings: list[fusion.Ranking] = []
+        for i, text in enumerate(texts):
+            weight = 1.0 if i == 0 else config.rewrite_weight
+            guaranteed = config.guaranteed and i == 0
+            if searched:
+                try:
+                    if text not in cache:
+                        cache[text] = self._embedder().embed_query(text)
+                    vec = self._vector_ranking(cache[text], searched, ready, n, chapters, config)
+                    rankings.append(fusion.Ranking("vector", weight * config.weight_vector, vec, guaranteed))
+                except Exception as exc:  # noqa: BLE001 - a broken vector store must not stop keyword search
+                    if mode == "vector":
+                        if isinstance(exc, IndexError_):
+                            raise
+                        raise IndexError_(f"vector search failed ({type(exc).__name__}: {exc}).") from exc
+                    log.warning("vector search failed, keyword results only: %s", exc)
+                    notes.append(f"vector search failed ({exc}); these are keyword results only")
+                    searched = []
+            if mode != "vector":
+                kw = keyword_ranking(text, books, n, chapters)
+                rankings.append(fusion.Ranking("keyword", weight * config.weight_keyword, kw, guaranteed))
+                if i == 0 and config.alias_weight > 0:  # the question with the book's other names for its people
+                    for book in books:
+                        for variant in alias_queries(text, book.aliases()):
+                            notes.append(f"also searched as: {variant} (names the book uses)")
+                            rankings.append(fusion.Ranking("keyword", config.alias_weight * config.weight_keyword,
+                                                           keyword_ranking(variant, [book], n, chapters)))
+        live = [r for r in rankings if r.items]
+        if len(live) <= 1:
+            return [(key, score, frozenset({r.source})) for r in live for key, score in r.items]
+        if config.fusion == "rrf" or len(texts) > 1:
+            # each retriever's best hit among the first 1 + (number of retrievers): right after the fused best
+            window = 1 + sum(1 for r in live if r.guaranteed)
+            return fusion.rrf_many(live, n, min(k, window))
+        vector = next((r.items for r in live if r.source == "vector"), [])
+        keyword = next((r.items for r in live if r.source == "keyword"), [])
+        return fuse(vector, keyword, n, config.fusion)
+
+    # ------------------------------------------------------------------------------ passages
+
+    def _passages(self, books: list[StoredBook], fused: fusion.Fused, k: int, config: IndexConfig) -> list[Passage]:
+        by_id = {b.id: b for b in books}
+        covered: set[Key] = set()
+        out: list[Passage] = []
+        for key, score, sources in fused:
+            if len(out) >= k:
+                break
+            if key in covered:
+                continue  # already inside an earlier passage
+            book_id, pos = key  # type: ignore[misc]
+            book = by_id[book_id]
+            span = self._neighbours(book.chunks(), pos, config, {p for b, p in covered if b == book_id})
+            covered.update((book_id, p) for p in span)
+            out.append(self._passage(book, span, pos, score, sources))
+        return out
+
+    @staticmethod
+    def _neighbours(chunks: list[Chunk], pos: int, config: IndexConfig, taken: set[int]) -> list[int]:
+        """Positions of the hit's passage: the hit, then its neighbours in the same chapter (before,
+        after, alternately, up to ``neighbours`` on each side) while the text stays within
+        ``context_chars``; chunks already in another passage are not taken again."""
+        span = [pos]
+        hit = chunks[pos]
+        length = len(hit.text)
+        for step in range(1, config.neighbours + 1):
+            for p in (pos - step, pos + step):
+                if not 0 <= p < len(chunks) or p in taken or chunks[p].chapter_idx != hit.chapter_idx:
+                    continue
+                if p != min(span) - 1 and p != max(span) + 1:
+                    continue  # only contiguous spans
+                lo, hi = (chunks[p], chunks[min(span)]) if p < pos else (chunks[max(span)], chunks[p])
+                added = len(chunks[p].text) - max(0, lo.end - hi.start)
+                if length + added > config.context_chars:
+                    continue
+                span.append(p)
+                length += added
+        return sorted(span)
+
+    @staticmethod
+    def _passage(book: StoredBook, span: list[int], hit: int, score: float, sources: frozenset[str]) -> Passage:
+        chunks = book.chunks()
+        c = chunks[hit]
+        text, end = "", 0
+        for p in span:
+            part = chunks[p]
+            if not text:
+                text, end = part.text, part.end
+            elif part.start < end:  # overlapping chunks: add what is new
+                text += part.text[end - part.start:]
+                end = max(end, part.end)
+            else:
+                text += "\n" + part.text
+                end = part.end
+        first = chunks[span[0]]
         return Passage(
-            id=c.id, text=c.text, book_id=book_id, book_title=book.manifest.title, chapter_num=c.chapter_num,
-            chapter_title=c.chapter_title, chunk_index=c.chunk_index, start=c.start, end=c.end, score=float(score),
+            id=c.id, text=text, book_id=book.id, book_title=book.manifest.title, chapter_num=c.chapter_num,
+            chapter_title=c.chapter_title, chunk_index=c.chunk_index, start=first.start, end=end, score=float(score),
             source="hybrid" if len(sources) > 1 else next(iter(sources)),
         )

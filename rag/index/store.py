@@ -14,14 +14,24 @@ vectors are complete. Several books share a store; retrieval can be scoped to on
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rag.config import Settings
 from rag.errors import BookError, IndexError_
-from rag.index.catalog import BookInfo, Catalog, StoredBook, book_id_of, chunk_row, find_book, plan_book
+from rag.index.catalog import (
+    KEYWORD_VERSION,
+    BookInfo,
+    Catalog,
+    StoredBook,
+    book_id_of,
+    chunk_row,
+    find_book,
+    owners_after,
+    plan_book,
+)
 from rag.index.chunking import Chunk
 from rag.index.config import IndexConfig
 from rag.index.embeddings import Embedder, make_embedder
@@ -29,7 +39,10 @@ from rag.index.loaders import load_book
 from rag.index.retrieval import Retrieval
 from rag.index.vectors import ChromaVectors, VectorStore, space_key
 from rag.index.worker import STATUS_EMBEDDING, STATUS_ERROR, STATUS_READY, EmbeddingWorker, Progress, notify
-from rag.schemas import Passage
+from rag.schemas import Passage, RetrievalOutcome
+
+if TYPE_CHECKING:
+    from rag.index.library import LibraryView
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +88,12 @@ class BookIndex:
 
     def books(self, owner: str | None = None) -> list[BookInfo]:
         """Every book, or those ``owner`` sees: theirs and the shared ones (see ``Manifest.owners``)."""
-        return [self._info(b) for b in self._catalog.books().values() if b.manifest.visible_to(owner)]
+        return [self._info(b) for b in self._visible(owner)]
+
+    def _visible(self, owner: str | None, book_id: str | None = None) -> list[StoredBook]:
+        if book_id:
+            return [self._get(book_id, owner)]
+        return [b for b in self._catalog.books().values() if b.manifest.visible_to(owner)]
 
     def book(self, book_id: str, owner: str | None = None) -> BookInfo:
         return self._info(self._get(book_id, owner))
@@ -88,6 +106,8 @@ class BookIndex:
 
     def for_owner(self, owner: str | None) -> BookIndex | LibraryView:
         """The index as ``owner`` (a browser session) sees it; None: the whole library."""
+        from rag.index.library import LibraryView
+
         return self if owner is None else LibraryView(self, owner)
 
     def find_book(self, name_or_id: str) -> BookInfo | None:
@@ -96,13 +116,11 @@ class BookIndex:
 
     def ingest(self, path: str | Path, name: str | None = None, progress: Progress | None = None,
                background: bool = True, embed: bool = True, *, owner: str | None = None) -> BookInfo:
-        """Add a book. Returns once it is keyword-searchable; vectors follow in a background thread
-        (``background=False``: returns when fully embedded; ``embed=False``: no vectors now, see
-        ``resume_embedding``). Re-ingesting the same content is a no-op (an unfinished embedding is
-        resumed). ``progress(stage, done, total, message)`` is called with the stages reading,
-        chunking, keyword, embedding (per chapter, from the embedding thread), ready or error.
-        ``owner``: the visitor who uploads it, who alone (with any earlier owner) will see it; None
-        makes the book shared. Raises ``BookError`` on bad input."""
+        """Add a book; returns once it is keyword-searchable, vectors follow in the background
+        (``background=False``: once embedded; ``embed=False``: not now). The same content again is a
+        no-op. ``progress(stage, done, total, message)``: reading, chunking, keyword, embedding, ready
+        or error. ``owner``: the uploader, who alone (with earlier owners) sees it; None: shared.
+        Raises ``BookError`` on bad input."""
         if self._closed:
             raise IndexError_("the book index is closed.")
         callbacks = [progress] if progress else []
@@ -111,22 +129,21 @@ class BookIndex:
         notify(callbacks, "reading", 1, 1, f"{loaded.title}: {len(loaded.chapters)} chapters, {loaded.chars} characters")
         chunking = (self.settings.chunk_size, self.settings.chunk_overlap, self.config.piece_chars)
         book = self._catalog.books().get(book_id_of(loaded))
-        if book is not None and book.manifest.chunking() == chunking:
+        if book is not None and book.manifest.chunking() == chunking and book.manifest.keyword == KEYWORD_VERSION:
             log.info("book %s (%s) is already indexed", book.id, book.manifest.title)
             notify(callbacks, "keyword", book.manifest.chunks, book.manifest.chunks, "already indexed")
         else:
+            notify(callbacks, "chunking", 0, loaded.chars, "chunking")  # in characters: a rate that means something
             manifest, chunks = plan_book(loaded, path, *chunking)
-            manifest = replace(manifest, owners=_owners(book.manifest.owners if book else None, owner))
-            notify(callbacks, "chunking", len(chunks), len(chunks), f"{len(chunks)} chunks")
+            manifest = replace(manifest, owners=owners_after(book.manifest.owners if book else None, owner))
+            notify(callbacks, "chunking", loaded.chars, loaded.chars, f"{len(chunks)} chunks")
             if book is not None:
                 self._worker.cancel(book.id)  # it embeds the old chunks
             notify(callbacks, "keyword", 0, len(chunks), "building the keyword index")
             book = self._catalog.write(manifest, chunks)
             notify(callbacks, "keyword", len(chunks), len(chunks), "keyword search ready")
             log.info("indexed %s (%s): %d chapters, %d chunks", book.id, loaded.title, len(loaded.chapters), len(chunks))
-        owners = _owners(book.manifest.owners, owner)
-        if owners != book.manifest.owners:
-            book = self._catalog.set_owners(book.id, owners)
+        book = self._catalog.claim(book, owner)
         if self._worker.state(book).status == STATUS_READY:
             notify(callbacks, "ready", book.manifest.chunks, book.manifest.chunks, "ready")
         elif embed:
@@ -154,6 +171,7 @@ class BookIndex:
         self._catalog.get(book_id)
         self._worker.cancel(book_id)
         self._catalog.remove(book_id)
+        self._retrieval.forget(book_id)
         try:
             self._vectors.delete_book(book_id)
         except IndexError_:
@@ -166,18 +184,24 @@ class BookIndex:
         or keyword; hybrid uses keyword only for books whose vectors are not complete yet.
         ``chapters=(a, b)``: only chapters numbered a..b (inclusive). ``owner``: only the books that
         visitor sees (``book_id`` None: all of them)."""
+        return self.search(query, k=k, book_id=book_id, mode=mode, chapters=chapters, owner=owner).passages
+
+    def search(self, query: str, k: int | None = None, book_id: str | None = None, mode: str | None = None,
+               *, chapters: tuple[int, int] | None = None, queries: Sequence[str] = (),
+               owner: str | None = None) -> RetrievalOutcome:
+        """``retrieve`` with what the trace should know: notes (a fallback to keywords, a chapter the
+        question names). ``queries``: more queries for the same question (e.g. rewritten by a model),
+        fused with it. ``owner``: only the books that visitor sees."""
         query = (query or "").strip()
         if not query:
-            return []
-        if book_id:
-            books = [self._get(book_id, owner)]
-        else:
-            books = [b for b in self._catalog.books().values() if b.manifest.visible_to(owner)]
+            return RetrievalOutcome(passages=[])
+        books = self._visible(owner, book_id)
         mode = (mode or self.settings.retrieval_mode).lower()
-        ready = {b.id for b in books if mode == "hybrid" and self._worker.state(b).status == STATUS_READY}
-        return self._retrieval.search(query, books, ready, k=k or self.settings.retrieval_k, mode=mode,
-                                      fusion_method=self.config.fusion, candidates=self.config.candidates,
-                                      chapters=chapters)
+        ready = {b.id for b in books if mode in ("hybrid", "vector") and self._worker.state(b).status == STATUS_READY}
+        found = self._retrieval.search(query, books, ready, k=k or self.settings.retrieval_k, mode=mode,
+                                       config=self.config, chapters=chapters, queries=queries)
+        return RetrievalOutcome(passages=found.passages, notes=found.notes,
+                                queries=[q for q in queries if q and q.strip() and q.strip() != query])
 
     def chunks(self, book_id: str) -> list[Chunk]:
         """A book's chunks in reading order."""
@@ -202,50 +226,6 @@ class BookIndex:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _owners(current: tuple[str, ...] | None, owner: str | None) -> tuple[str, ...]:
-    """A book's owners after ``owner`` ingests it (``current`` None: a new book). Without an owner
-    the book is shared; a shared book stays shared; an owned one gains the new owner."""
-    if owner is None or current == ():
-        return ()
-    return tuple(dict.fromkeys([*(current or ()), owner]))
-
-
-class LibraryView:
-    """A ``BookIndex`` as one visitor sees it (``SHARED_LIBRARY=false``): their own books and the
-    shared ones are listed, searched (``book_id`` None: all of these) and found by id; what they
-    upload is theirs. Every other attribute is the index's."""
-
-    def __init__(self, index: BookIndex, owner: str) -> None:
-        self.index = index
-        self.owner = owner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.index, name)
-
-    def __repr__(self) -> str:
-        return f"LibraryView(owner={self.owner[:8]})"
-
-    def for_owner(self, owner: str | None) -> BookIndex | LibraryView:
-        return self if owner == self.owner else self.index.for_owner(owner)
-
-    def books(self) -> list[BookInfo]:
-        return self.index.books(owner=self.owner)
-
-    def book(self, book_id: str) -> BookInfo:
-        return self.index.book(book_id, owner=self.owner)
-
-    def find_book(self, name_or_id: str) -> BookInfo | None:
-        return find_book(self.books(), name_or_id)
-
-    def ingest(self, path: str | Path, name: str | None = None, progress: Progress | None = None,
-               background: bool = True, embed: bool = True) -> BookInfo:
-        return self.index.ingest(path, name, progress, background, embed, owner=self.owner)
-
-    def retrieve(self, query: str, k: int | None = None, book_id: str | None = None, mode: str | None = None,
-                 **kwargs: Any) -> list[Passage]:
-        return self.index.retrieve(query, k, book_id, mode, owner=self.owner, **kwargs)
 
 
 def open_index(settings: Settings, embedder: Embedder | None = None, *, config: IndexConfig | None = None,

@@ -48,6 +48,10 @@ class VectorStore(Protocol):
         """The ``n`` nearest pieces within ``scope``, nearest first."""
         ...
 
+    def book_vectors(self, book_id: str) -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
+        """Every stored vector of a book: ids, a [n, dim] float32 matrix, metadatas (any order)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -129,6 +133,18 @@ class ChromaVectors:
         distances = (result.get("distances") or [[]])[0]
         return [VectorHit(str(m.get("book_id")), str(m.get("chunk_id")), 1.0 - float(d))
                 for m, d in zip(metadatas, distances, strict=False)]
+
+    def book_vectors(self, book_id: str) -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
+        try:
+            got = self.collection().get(where={"book_id": book_id}, include=["embeddings", "metadatas"])
+            embeddings = got.get("embeddings")
+            matrix = np.asarray(embeddings if embeddings is not None and len(embeddings) else np.zeros((0, 0)),
+                                dtype=np.float32)
+        except RagError:
+            raise
+        except Exception as exc:
+            raise IndexError_(f"vectors of book {book_id} could not be read ({type(exc).__name__}: {exc}).") from exc
+        return list(got["ids"]), matrix, list(got.get("metadatas") or [])
 
     def close(self) -> None:
         self._collection = None

@@ -22,6 +22,7 @@ from rag.index.catalog import Catalog, Heartbeat, StoredBook, VectorProgress
 from rag.index.chunking import embedding_text
 from rag.index.config import IndexConfig
 from rag.index.embeddings import Embedder
+from rag.index.retrieval import TITLE_PIECE, title_piece_id
 from rag.index.vectors import VectorStore
 
 log = logging.getLogger(__name__)
@@ -214,7 +215,7 @@ class EmbeddingWorker:
         book = job.book
         chunks = book.chunks()
         total = len(chunks)
-        wanted = {c.piece_id(j) for c in chunks for j in range(len(c.pieces))}
+        wanted = {c.piece_id(j) for c in chunks for j in range(len(c.pieces))} | set(title_pieces(book))
         stored = self._vectors.stored_ids(book.id)
         self._vectors.delete([pid for pid in stored if pid not in wanted])  # from an older chunking
         done = stored & wanted
@@ -257,9 +258,22 @@ class _Piece(NamedTuple):
     meta: dict[str, Any]
 
 
+def title_pieces(book: StoredBook) -> dict[str, tuple[int, str]]:
+    """The chapter-title vectors a book has: piece id -> (chapter position, title). Retrieval adds a
+    share of a chapter title's similarity to the scores of the chapter's chunks (``title_weight``)."""
+    return {title_piece_id(book.id, i): (i, c.title.strip()) for i, c in enumerate(book.manifest.chapters)
+            if c.title.strip()}
+
+
 def missing_pieces(book: StoredBook, done: set[str], strip_punctuation: bool) -> dict[int, list[_Piece]]:
-    """The pieces not in ``done``, by chapter position, in reading order."""
+    """The pieces not in ``done`` (chapter titles first in their chapter), by chapter position, in
+    reading order."""
     by_chapter: dict[int, list[_Piece]] = {}
+    for pid, (idx, title) in title_pieces(book).items():
+        if pid not in done:
+            text = (embedding_text(title) or title) if strip_punctuation else title
+            meta = {"book_id": book.id, "chunk_id": "", "piece": TITLE_PIECE, "chapter_idx": idx}
+            by_chapter.setdefault(idx, []).append(_Piece(pid, text, meta))
     for c in book.chunks():
         for j in range(len(c.pieces)):
             if c.piece_id(j) not in done:

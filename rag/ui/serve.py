@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import socket
 import sys
 import tempfile
 import threading
@@ -26,6 +27,21 @@ def server_host(settings_host: str) -> str:
 def upload_limit_bytes(settings: Any) -> int:
     """The largest upload Gradio accepts: MAX_BOOK_MB, the same limit the book loader applies."""
     return int(float(settings.max_book_mb) * 1024 * 1024)
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why the app cannot listen on ``host:port`` (in one line, with what to do), or None."""
+    if not port:
+        return None
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            return (f"cannot listen on {host}:{port} ({reason}): another server probably uses the port; stop it, "
+                    f"or choose another port: make run PORT={port + 1} (or PORT={port + 1} python app.py)")
+    return None
 
 
 def check_data_dir(data_dir: Path) -> None:
@@ -114,6 +130,13 @@ def main(argv: list[str] | None = None) -> None:
         deps = make_deps(settings, index=index)
     except ConfigError as exc:  # e.g. SEARCH_PROVIDER=bocha without BOCHA_API_KEY
         sys.exit(f"configuration error: {exc}")
+    host = args.host or server_host(settings.host)
+    port = args.port or settings.port
+    problem = port_problem(host, port)  # before the app starts: one line, no traceback
+    if problem:
+        if index is not None:
+            index.close()
+        sys.exit(f"error: {problem}")
     demo = build_app(deps, index=index, make_deps=make_deps)
     if index is not None:
         try:
@@ -122,8 +145,10 @@ def main(argv: list[str] | None = None) -> None:
             logger.warning("could not resume embedding: %s", exc)
     if not args.no_sample:
         start_sample_ingest(index)
-    host = args.host or server_host(settings.host)
-    port = args.port or settings.port
     logger.info("serving on http://%s:%d (mode: %s, web: %s)", host, port, deps.mode,
                 "on" if deps.web_enabled else "off")
-    launch(demo, settings, host=host, port=port)
+    try:
+        launch(demo, settings, host=host, port=port)
+    except OSError as exc:  # the port was taken in between, or the host is not an address of this machine
+        sys.exit(f"error: cannot listen on {host}:{port} ({exc.strerror or exc}); choose another port: "
+                 f"make run PORT={port + 1}")

@@ -12,12 +12,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from rag.events import NodeFinished, NodeStarted, Token, TurnFailed, TurnFinished
-from rag.names import ANSWER_NODES, ROUTE
-from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult
+from rag.names import ANSWER_NODES, ROUTE, VERIFY
+from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult, SentenceResult
 from rag.state import RESET, add_items, add_web_results, split_reset
 
-EntryStatus = Literal["running", "done", "error"]
-TurnStatus = Literal["running", "done", "failed"]
+EntryStatus = Literal["running", "done", "error", "stopped"]
+#: queued: asked, waiting for a free slot; stopped: the user stopped it (the graph run was ended).
+TurnStatus = Literal["queued", "running", "done", "failed", "stopped"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class TraceEntry:
     web_rounds: tuple[dict[str, Any], ...] = ()  # WebRound dicts added by this node
     notices: tuple[dict[str, Any], ...] = ()  # Notice dicts added by this node
     answer_mode: str | None = None
+    answer_checks: tuple[SentenceResult, ...] | None = None  # set by verify_answer
     error: str | None = None
 
 
@@ -56,6 +58,7 @@ class Turn:
     standalone_question: str | None = None
     total_s: float | None = None
     streamed: bool = False  # whether any answer token arrived
+    answer_checks: tuple[SentenceResult, ...] = ()  # each answer sentence checked against its citations
 
 
 @dataclass(frozen=True)
@@ -70,12 +73,23 @@ class UiState:
 
     @property
     def busy(self) -> bool:
-        return bool(self.turns) and self.turns[-1].status == "running"
+        return bool(self.turns) and self.turns[-1].status in ("queued", "running")
 
 
-def start_turn(state: UiState, question: str) -> UiState:
-    """A new question was asked: append an empty, running turn."""
-    return replace(state, turns=(*state.turns, Turn(question=question)))
+def start_turn(state: UiState, question: str, *, queued: bool = False) -> UiState:
+    """A new question was asked: append an empty turn, running (or ``queued``: waiting for a free
+    slot; its first event makes it running)."""
+    return replace(state, turns=(*state.turns, Turn(question=question, status="queued" if queued else "running")))
+
+
+def stop_turn(state: UiState, total_s: float | None = None) -> UiState:
+    """The user stopped the current turn: it and its running entries become "stopped" (what it had
+    already answered stays). A turn that is not queued or running is left as it is."""
+    turn = state.current
+    if turn is None or turn.status not in ("queued", "running"):
+        return state
+    entries = tuple(replace(e, status="stopped") if e.status == "running" else e for e in turn.entries)
+    return _with_current(state, replace(turn, status="stopped", entries=entries, total_s=total_s))
 
 
 def fail_turn(state: UiState, message: str, total_s: float | None = None) -> UiState:
@@ -178,6 +192,13 @@ def _finish_node(turn: Turn, event: NodeFinished) -> Turn:
     answer = update.get("answer")
     if event.node in ANSWER_NODES and isinstance(answer, str) and answer:
         turn_changes["answer"] = answer  # the node's own final text wins over streamed tokens
+        turn_changes["answer_checks"] = ()  # checks belong to one answer text
+
+    if "answer_checks" in update and update["answer_checks"] is not None:
+        checks = _coerce_list(_as_tuple(update["answer_checks"]), SentenceResult)
+        turn_changes["answer_checks"] = checks
+        if event.node == VERIFY:  # route_question only resets them
+            changes["answer_checks"] = checks
 
     entries = _update_entry(turn.entries, event.node, **changes)
     return replace(turn, entries=entries, **turn_changes)
@@ -194,6 +215,8 @@ def _finish_turn(turn: Turn, event: TurnFinished) -> Turn:
         changes["web_results"] = _coerce_list(_as_tuple(values["web_results"]), SearchResult)
     if values.get("answer_mode"):
         changes["answer_mode"] = values["answer_mode"]
+    if values.get("answer_checks"):
+        changes["answer_checks"] = _coerce_list(_as_tuple(values["answer_checks"]), SentenceResult)
     # Entries still "running" never finished (should not happen): close them.
     entries = tuple(replace(e, status="done") if e.status == "running" else e for e in turn.entries)
     return replace(turn, entries=entries, **changes)
@@ -205,6 +228,9 @@ def apply_event(state: UiState, event: Any) -> UiState:
     An event that arrives with no running turn starts an (unnamed) one, so the function is total.
     """
     turn = state.current
+    if turn is not None and turn.status == "queued":
+        turn = replace(turn, status="running")  # its first event: the turn got a slot
+        state = _with_current(state, turn)
     if turn is None or (turn.status != "running" and not isinstance(event, (TurnFinished, TurnFailed))):
         state = start_turn(state, "")
         turn = state.current
@@ -273,4 +299,33 @@ def trace_model(turn: Turn) -> dict[str, Any]:
         "entries": entries,
         "total_s": turn.total_s,
         "error": turn.error,
+    }
+
+
+def turn_result(turn: Turn) -> dict[str, Any]:
+    """A finished turn as plain JSON for scripts (the ``/ask_json`` endpoint): the answer, its mode,
+    every evaluation (with parts and the model's own verdict), the numbered passages and web
+    sources, each answer sentence's check, notices and the trace's nodes with durations."""
+    p = len(turn.passages)
+    return {
+        "question": turn.question,
+        "status": turn.status,
+        "answer": turn.answer,
+        "mode": turn.answer_mode,
+        "error": turn.error,
+        "total_s": turn.total_s,
+        "standalone_question": turn.standalone_question,
+        "evaluations": [e.model_dump(mode="json") for e in turn.evaluations],
+        "passages": [
+            {"n": n, "label": x.label(), "book_id": x.book_id, "book_title": x.book_title, "chapter": x.chapter_num,
+             "text": x.text, "retriever": x.source, "score": x.score}
+            for n, x in enumerate(turn.passages, start=1)
+        ],
+        "web_sources": [
+            {"n": p + n, "title": r.title, "url": r.url, "snippet": r.snippet, "site": r.site_name, "date": r.date}
+            for n, r in enumerate(turn.web_results, start=1)
+        ],
+        "sentence_checks": [c.model_dump(mode="json") for c in turn.answer_checks],
+        "notices": [dict(n) for n in turn.notices],
+        "trace": [{"node": e.node, "status": e.status, "duration_s": e.duration_s} for e in turn.entries],
     }

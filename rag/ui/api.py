@@ -1,0 +1,121 @@
+"""The script API behind the page (``/ask`` and ``/ask_json``, see README "Script API"), and the
+one place that knows which scope keywords ``rag.events.run_turn`` accepts. No Gradio import.
+
+Each call is a fresh conversation with its own graph, memory and web-search budget; it runs the
+same graph and the same pure translation (``rag.ui.translate``) as the page.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from rag.errors import RagError
+from rag.ui.translate import Turn, UiState, apply_event, start_turn, turn_result
+
+#: The scope of a question, as the graph's input gains it: an inclusive chapter range, the last
+#: chapter the reader has read (no spoilers past it), and whether web results may spoil anyway.
+SCOPE_KEYWORDS = ("chapters", "read_up_to", "allow_web_spoilers")
+
+
+def scope_kwargs(run_turn: Callable[..., Any], *, chapters: tuple[int, int] | None = None,
+                 read_up_to: int | None = None, allow_web_spoilers: bool = False) -> dict[str, Any]:
+    """The scope keywords to pass to ``run_turn``: only those that are set, and only those its
+    signature accepts (an older ``run_turn`` is called exactly as before)."""
+    try:
+        params = inspect.signature(run_turn).parameters
+    except (TypeError, ValueError):
+        return {}
+    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    wanted: dict[str, Any] = {}
+    if chapters is not None:
+        wanted["chapters"] = chapters
+    if read_up_to is not None:
+        wanted["read_up_to"] = read_up_to
+    if allow_web_spoilers:
+        wanted["allow_web_spoilers"] = True
+    return {k: v for k, v in wanted.items() if takes_all or k in params}
+
+
+def chapter_range(first: float | int | None, last: float | int | None) -> tuple[int, int] | None:
+    """(first, last) from two optional chapter numbers (0 / empty = open end); None for all."""
+    a = int(first) if first else None
+    b = int(last) if last else None
+    if a is None and b is None:
+        return None
+    a, b = a or 1, b or 10**6
+    if a < 1 or b < 1:
+        raise ValueError("chapter numbers start at 1")
+    return (min(a, b), max(a, b))
+
+
+class ScriptApi:
+    """``ask`` (the answer text as it grows) and ``ask_json`` (everything about the answer).
+
+    ``make_graph(owner)`` builds a graph whose book search sees what ``owner`` sees; ``owner()``
+    names the caller for one call: None where the library is shared, else a fresh owner, who
+    sees the shared books only (a script never reaches a visitor's own uploads)."""
+
+    def __init__(self, make_graph: Callable[[str | None], Any], index: Any | None = None, *,
+                 owner: Callable[[], str | None] = lambda: None) -> None:
+        self.make_graph = make_graph
+        self.index = index
+        self.owner = owner
+
+    def _library(self, owner: str | None) -> Any:
+        view = getattr(self.index, "for_owner", None)
+        return view(owner) if owner is not None and callable(view) else self.index
+
+    def _book_id(self, book: str, library: Any) -> str | None:
+        book = (book or "").strip()
+        if not book:
+            return None
+        if library is None:
+            raise RagError("this app has no book index")
+        found = library.find_book(book)
+        if found is None:
+            raise RagError(f"no book matches {book!r}: use an id or title listed by `python -m rag books`")
+        return str(found.id)
+
+    def turns(self, question: str, book: str = "", chapter_from: int = 0, chapter_to: int = 0,
+              read_up_to: int = 0, allow_web_spoilers: bool = False) -> Iterator[Turn]:
+        """The turn after each event of one question, from a fresh conversation."""
+        from rag.events import run_turn
+
+        question = (question or "").strip()
+        if not question:
+            raise ValueError("the question is empty")
+        scope = scope_kwargs(run_turn, chapters=chapter_range(chapter_from, chapter_to),
+                             read_up_to=int(read_up_to) if read_up_to else None,
+                             allow_web_spoilers=bool(allow_web_spoilers))
+        owner = self.owner()
+        book_id = self._book_id(book, self._library(owner))
+        state = start_turn(UiState(), question)
+        graph = self.make_graph(owner)
+        events = run_turn(graph, question, thread_id=f"api-{id(graph):x}", book_id=book_id, **scope)
+        try:
+            for event in events:
+                state = apply_event(state, event)
+                assert state.current is not None
+                yield state.current
+        finally:
+            events.close()
+
+    def ask(self, *args: Any, **kwargs: Any) -> Iterator[str]:
+        """The answer text each time it grows; raises ``RagError`` if the turn fails."""
+        last: Turn | None = None
+        for turn in self.turns(*args, **kwargs):
+            if last is None or turn.answer != last.answer:
+                yield turn.answer
+            last = turn
+        if last is not None and last.status == "failed":
+            raise RagError(last.error or "the question could not be answered")
+
+    def ask_json(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """Everything about the answer (``rag.ui.translate.turn_result``), once it is done."""
+        last: Turn | None = None
+        for last in self.turns(*args, **kwargs):  # noqa: B007 - the last state is the result
+            continue
+        assert last is not None
+        return turn_result(last)

@@ -1,0 +1,219 @@
+"""Browser sessions: one ``Session`` per conversation, a bounded store that lets a reload find its
+session again (the browser keeps only the session's random id), and ``EventPump``, which runs one
+turn's events in a worker thread so that a turn can be stopped at once.
+
+No Gradio import here; ``rag.ui.blocks`` wires these into the page.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag.ui.translate import UiState
+
+logger = logging.getLogger(__name__)
+
+SESSION_TTL_S = 12 * 3600  # an idle session is forgotten after this long
+MAX_SESSIONS = 500  # and the least recently used one when there are more
+
+
+@dataclass
+class ActiveTurn:
+    """The one turn a session may run at a time. ``cancel`` is set by Stop, a reset or a closed
+    page; the turn's handler sees it within ``POLL_S`` and ends the graph run."""
+
+    question: str
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
+    cancel: threading.Event = field(default_factory=threading.Event)
+    asked_at: float = field(default_factory=time.monotonic)
+    pump: EventPump | None = None
+    started: bool = False  # a handler has taken it up (so a second one does not)
+
+
+class Session:
+    """One browser session. Holds secrets only inside ``deps``; its repr shows none."""
+
+    def __init__(self, lang: str = "zh") -> None:
+        self.id = uuid.uuid4().hex
+        self.thread_id = uuid.uuid4().hex
+        self.lang = lang
+        self.ui = UiState()
+        self.deps: Any | None = None  # None: the server's (built on first use)
+        self.graph: Any | None = None
+        self.checkpointer: Any | None = None
+        self.custom = False  # settings overridden in this session
+        self.lock = threading.RLock()
+        self.active: ActiveTurn | None = None
+        self.last_pump: EventPump | None = None  # the previous turn's run, until it has ended
+        self.llm_unreachable: str | None = None  # where the model could not be reached (safe to show)
+        self.uploaded: set[str] = set()  # ids of books uploaded in this session (it may delete them)
+        self.pending_delete: str | None = None  # a book id awaiting the second click
+        # Status lines kept as (key, kwargs, level), so a language switch re-renders them.
+        self.settings_status: tuple[str, dict[str, Any], str] | None = None
+        self.books_message: tuple[str, dict[str, Any], str] | None = None
+        self.saved: dict[str, Any] = {}  # the settings the browser remembers (no keys unless opted in)
+        self.saved_keys: dict[str, str] = {}  # the keys typed in, for the browser only if the user opts in
+        self.upload_cancel = threading.Event()  # set by "cancel the upload"
+        self.sent: dict[int, Any] = {}  # what the page was last sent of each panel (by component id)
+        self.last_seen = time.monotonic()
+
+    def __repr__(self) -> str:  # never leak settings (keys) into logs
+        return f"Session(id={self.id[:8]}, turns={len(self.ui.turns)}, custom={self.custom})"
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Session:
+        return self  # graph and clients are not copyable; a session is never shared anyway
+
+    # ------------------------------------------------------------------ one turn at a time
+    def begin(self, question: str) -> ActiveTurn | None:
+        """Claim the session for one turn; None while another turn is queued or running."""
+        with self.lock:
+            if self.active is not None:
+                return None
+            self.active = ActiveTurn(question)
+            return self.active
+
+    def is_current(self, turn: ActiveTurn) -> bool:
+        with self.lock:
+            return self.active is turn
+
+    def end(self, turn: ActiveTurn) -> None:
+        """Release the session if ``turn`` still holds it."""
+        with self.lock:
+            if self.active is turn:
+                self.active = None
+            if turn.pump is not None:
+                self.last_pump = turn.pump
+
+    def stop(self) -> ActiveTurn | None:
+        """Ask the running turn to stop (its graph run ends at its next event); returns it."""
+        with self.lock:
+            turn = self.active
+            if turn is not None:
+                turn.cancel.set()
+                if turn.pump is not None:
+                    turn.pump.stop()
+            return turn
+
+    def wait_for_previous(self, timeout: float) -> bool:
+        """Wait until the previous (stopped) turn's graph run has ended: two runs must not write
+        the same conversation thread at once. True when it has (or there was none)."""
+        pump = self.last_pump
+        if pump is None:
+            return True
+        ended = pump.join(timeout)
+        if ended:
+            self.last_pump = None
+        return ended
+
+    def new_conversation(self) -> None:
+        """Forget the conversation: chat, trace and the graph's memory (a new thread)."""
+        with self.lock:
+            self.stop()
+            self.active = None
+            self.thread_id = uuid.uuid4().hex
+            self.ui = UiState()
+
+
+class SessionStore:
+    """Sessions by id, so a reloaded page finds its own again. Bounded (``max_sessions``, least
+    recently used first) and forgetful (``ttl_s`` of idleness); a busy session is never dropped."""
+
+    def __init__(self, max_sessions: int = MAX_SESSIONS, ttl_s: float = SESSION_TTL_S,
+                 clock: Any = time.monotonic) -> None:
+        self.max_sessions, self.ttl_s, self.clock = max_sessions, ttl_s, clock
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def get(self, session_id: object) -> Session | None:
+        if not isinstance(session_id, str) or not session_id:
+            return None
+        with self._lock:
+            self._expire()
+            session = self._sessions.get(session_id)
+            if session is not None:
+                session.last_seen = self.clock()
+                self._sessions.move_to_end(session_id)
+            return session
+
+    def add(self, session: Session) -> Session:
+        with self._lock:
+            session.last_seen = self.clock()
+            self._sessions[session.id] = session
+            self._sessions.move_to_end(session.id)
+            self._expire()
+            idle = [sid for sid, s in self._sessions.items() if s.active is None and sid != session.id]
+            while len(self._sessions) > self.max_sessions and idle:
+                self._sessions.pop(idle.pop(0), None)
+            return session
+
+    def _expire(self) -> None:
+        now = self.clock()
+        for sid in [sid for sid, s in self._sessions.items() if now - s.last_seen > self.ttl_s and s.active is None]:
+            self._sessions.pop(sid, None)
+
+
+# --------------------------------------------------------------------------- running a turn
+_DONE = object()
+TIMEOUT = object()
+
+
+class EventPump:
+    """Iterates ``events`` (a turn's ``run_turn``) in a daemon thread and hands each event over a
+    queue, so the page's handler can wait with a timeout and notice Stop at once. ``stop()`` makes
+    the thread close the iterator at its next event: the graph's stream is closed and its run ends
+    (a node already running finishes first; nothing after it starts)."""
+
+    def __init__(self, events: Iterator[Any], name: str = "turn") -> None:
+        self._events = events
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._stop = threading.Event()
+        self.closed = threading.Event()  # set once the iterator is closed (the graph run ended)
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            for event in self._events:
+                if self._stop.is_set():
+                    break
+                self._queue.put(event)
+        except Exception:  # noqa: BLE001 - run_turn never raises; this is a safety net
+            logger.exception("a turn's event stream failed")
+        finally:
+            close = getattr(self._events, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:  # noqa: BLE001
+                    logger.exception("closing a turn's event stream failed")
+            self.closed.set()
+            self._queue.put(_DONE)
+
+    def next(self, timeout: float) -> Any:
+        """The next event; ``TIMEOUT`` if none came within ``timeout``; None when the run ended."""
+        try:
+            item = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            return TIMEOUT
+        if item is _DONE:
+            self._queue.put(_DONE)  # stays ended for any later call
+            return None
+        return item
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait until the iterator is closed; True if it is."""
+        return self.closed.wait(timeout)

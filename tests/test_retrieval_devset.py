@@ -1,0 +1,115 @@
+"""The retrieval dev set (assets/eval/retrieval/xiyouji.jsonl): its loader and checks on a tiny corpus,
+and, with the novels, that every reference resolves and is specific, and that the spoiler limit keeps
+every later chapter out for every dev question."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS, REPO, make_settings
+from index_fakes import BigramEmbedder, MemoryVectors
+
+from rag.deps import Deps
+from rag.eval.cases import CaseError, Corpus, span_sha
+from rag.eval.retrieval_cases import check_cases, load_cases
+from rag.events import run_turn
+from rag.graph import build_graph
+from rag.index import BookIndex
+from rag.scope import limit_chapters
+
+DEV_SET = REPO / "assets" / "eval" / "retrieval" / "xiyouji.jsonl"
+NOVEL = "《小书》\n第一回　开头\n    甲乙丙丁戊己庚辛。子丑寅卯。\n第二回　中间\n    子丑寅卯辰巳午未申酉戌亥。\n"
+
+
+def case(**overrides) -> dict:
+    body = NOVEL.split("\n", 2)[2].split("第二回")[0]
+    start = body.index("丙丁戊")
+    record = {"id": "t1", "group": "plain", "question": "丙之后？", "corpus": "tiny.txt", "gold_chapters": [1],
+              "evidence": [{"chapter": 1, "start": start, "end": start + 3, "sha": span_sha("丙丁戊")}], "need": "any"}
+    record.update(overrides)
+    return record
+
+
+def write(path: Path, *records: dict) -> Path:
+    path.write_text("# comment\n" + "\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n",
+                    encoding="utf-8")
+    return path
+
+
+def test_loader_and_checks_on_a_tiny_corpus(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "tiny.txt").write_text(NOVEL, encoding="utf-8")
+    cases, corpora = load_cases(write(tmp_path / "ok.jsonl", case()), corpus)
+    assert cases[0].evidence == ("丙丁戊",) and check_cases(cases, corpora["tiny.txt"]) == []
+    assert cases[0].found(["……甲乙丙丁戊己……"]) and not cases[0].found(["丙丁", "戊己"])
+    assert cases[0].found(["甲乙丙\n丁戊"])  # whitespace does not matter
+    both = load_cases(write(tmp_path / "all.jsonl", case(need="all", gold_chapters=[1, 2], evidence=[
+        case()["evidence"][0], {"chapter": 2, "start": 8, "end": 12}])), corpus)[0][0]
+    assert both.evidence == ("丙丁戊", "辰巳午未")
+    assert not both.found(["甲乙丙丁戊己"]) and both.found(["甲乙丙丁戊己", "辰巳午未"])
+    # a span that is not specific: 子丑寅卯 is in both chapters
+    body = NOVEL.split("\n", 2)[2].split("第二回")[0]
+    vague = case(evidence=[{"chapter": 1, "start": body.index("子丑"), "end": body.index("子丑") + 4}])
+    english = case(id="e1", group="english", question="What follows?", twin="nobody")
+    cases, corpora = load_cases(write(tmp_path / "bad.jsonl", vague, english), corpus)
+    problems = check_cases(cases, corpora["tiny.txt"])
+    assert any("also occurs in chapters [2]" in p for p in problems)
+    assert any("e1: English case without a Chinese twin" in p for p in problems)
+    with pytest.raises(CaseError, match="no longer matches its fingerprint"):
+        load_cases(write(tmp_path / "sha.jsonl", case(evidence=[{**case()["evidence"][0], "sha": "000000000000"}])), corpus)
+    with pytest.raises(CaseError, match="bad.jsonl:2 \\(t1\\): malformed"):
+        load_cases(write(tmp_path / "bad.jsonl", {"id": "t1", "corpus": "tiny.txt"}), corpus)
+
+
+@pytest.mark.corpus
+def test_the_dev_set_resolves_and_every_evidence_is_specific() -> None:
+    cases, corpora = load_cases(DEV_SET, CORPUS)
+    assert len(cases) >= 60 and check_cases(cases, corpora["xiyouji.txt"]) == []
+    groups = {g: sum(1 for c in cases if c.group == g) for g in ("plain", "paraphrase", "alias", "two_chapters", "english")}
+    assert groups["english"] == 10 and all(n >= 8 for n in groups.values())
+    assert all(c.need == "all" and len(set(c.gold_chapters)) == 2 for c in cases if c.group == "two_chapters")
+    assert "一万三千五百斤" not in DEV_SET.read_text(encoding="utf-8")  # references only, no novel text
+
+
+@pytest.fixture(scope="module")
+def xiyouji(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("xiyouji")
+    vectors = MemoryVectors()
+    index = BookIndex(make_settings(data_dir=tmp / "data"), embedder=BigramEmbedder(), vectors=vectors)
+    info = index.ingest(CORPUS / "xiyouji.txt", background=False)
+    yield index, info
+    index.close()
+
+
+@pytest.mark.corpus
+def test_no_passage_beyond_the_spoiler_limit_on_any_dev_question(xiyouji) -> None:
+    index, info = xiyouji
+    cases, _ = load_cases(DEV_SET, CORPUS)
+    graph = build_graph(Deps(settings=make_settings(retrieval_k=10), llm=None, retriever=index))
+    seen_later = 0
+    for c in cases:
+        limit = max(1, min(c.gold_chapters) - 1)  # the reader stopped just before the answer
+        for mode in ("hybrid", "keyword", "vector"):
+            found = index.search(c.question, k=10, book_id=info.id, mode=mode, chapters=limit_chapters(None, limit))
+            assert all(p.chapter_num is not None and p.chapter_num <= limit for p in found.passages), (c.id, mode)
+        *_, last = run_turn(graph, c.question, thread_id=str(uuid.uuid4()), book_id=info.id, read_up_to=limit)
+        passages = last.values["passages"]
+        assert all(p.chapter_num <= limit for p in passages), c.id
+        unlimited = index.retrieve(c.question, k=10, book_id=info.id)
+        seen_later += any(p.chapter_num > limit for p in unlimited)
+    assert seen_later >= len(cases) // 2  # without the limit, later chapters do come up
+
+
+def test_corpus_chapters_are_the_index_chapters(tmp_path: Path) -> None:
+    """Evidence offsets are into the corpus's chapter bodies; the index numbers chapters the same way."""
+    from rag.index.loaders import load_book
+
+    path = tmp_path / "tiny.txt"
+    path.write_text(NOVEL, encoding="utf-8")
+    corpus = Corpus.from_file(path)
+    loaded = load_book(path)
+    assert sorted(corpus.chapters) == [c.num for c in loaded.chapters] == [1, 2]
