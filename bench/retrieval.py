@@ -40,7 +40,7 @@ GROUPS = ("plain", "paraphrase", "alias", "two_chapters", "english")
 # (name, mode, IndexConfig overrides): each row adds one change to the row before it (from BASE_ROW on)
 OLD = {"fusion": "rrf", "candidates": 30, "weight_vector": 1.0, "weight_keyword": 1.0, "guaranteed": False,
        "exact_search": False, "title_weight": 0.0, "neighbours": 0, "chapter_hint": False,
-       "alias_weight": 0.0}
+       "alias_weight": 0.0, "crosslingual": False}
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -247,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rewrite-groups", help="only rewrite these groups (comma-separated), e.g. english")
     parser.add_argument("--while-embedding", type=Path, help="also time queries while this book embeds in-process")
     parser.add_argument("--embed-seconds", type=float, default=90.0)
+    parser.add_argument("--embed-nice", type=int, default=None, help="EMBED_NICE for --while-embedding (default: the setting's)")
     parser.add_argument("--only", help="comma-separated row names to run (default: all)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
@@ -279,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
     from rag.config import Settings
     from rag.index import IndexConfig, open_index
 
-    settings = Settings(_env_file=None, data_dir=args.data_dir.resolve(), embedding_provider=args.embedder)
+    settings = Settings(_env_file=None, data_dir=args.data_dir.resolve(), embedding_provider=args.embedder,
+                        **({"embed_nice": args.embed_nice} if args.embed_nice is not None else {}))
     index = open_index(settings)
     started = time.perf_counter()
     info = index.ingest(args.book, background=False)
@@ -297,10 +299,12 @@ def main(argv: list[str] | None = None) -> int:
         ("+ chapter titles (keyword)", "hybrid",
          {**OLD, "exact_search": True, **{k: final[k] for k in ("weight_vector", "weight_keyword", "guaranteed", "candidates")}},
          True),
-        ("+ chapter titles (vector)", "hybrid", {**final, "neighbours": 0, "chapter_hint": False, "alias_weight": 0.0},
+        ("+ chapter titles (vector)", "hybrid", {**final, "neighbours": 0, "chapter_hint": False, "alias_weight": 0.0,
+                                                 "crosslingual": False}, True),
+        ("+ neighbours (small-to-big), chapter hint", "hybrid", {**final, "alias_weight": 0.0, "crosslingual": False},
          True),
-        ("+ neighbours (small-to-big), chapter hint", "hybrid", {**final, "alias_weight": 0.0}, True),
-        ("+ the book's other names for people = default", "hybrid", final, True),
+        ("+ the book's other names for people", "hybrid", {**final, "crosslingual": False}, True),
+        ("+ English questions also searched in the book's words = default", "hybrid", final, True),
         ("default, keyword only", "keyword", final, True),
         ("default, vector only", "vector", final, True),
     ]
@@ -333,7 +337,8 @@ def main(argv: list[str] | None = None) -> int:
             row = {"change": name, "mode": "hybrid", "cases": len(done),
                    **run_cases(index, info.id, done, "hybrid", args.repeat, queries)}
             rows.append(row)
-    embedding = while_embedding(index, info.id, cases, args.while_embedding, args.embed_seconds) \
+    embedding = {**while_embedding(index, info.id, cases, args.while_embedding, args.embed_seconds),
+                 "embed_nice": settings.embed_nice, "embed_threads": settings.embed_threads} \
         if args.while_embedding else {}
     index.close()
 

@@ -83,8 +83,8 @@ def test_chunk_chapters_never_cross_chapters_and_embed_each_character_once() -> 
     assert chunk_chapters("book2", chapters)[0].id != chunks[0].id
 
 
-def test_tokenize_uses_cjk_bigrams_and_words() -> None:
-    assert tokenize("孙悟空 Monkey King！ 山") == ["孙悟", "悟空", "monkey", "king", "山"]
+def test_tokenize_uses_cjk_characters_bigrams_and_words() -> None:
+    assert tokenize("孙悟空 Monkey King！ 山") == ["孙", "悟", "空", "孙悟", "悟空", "monkey", "king", "山"]
     assert tokenize("，。") == []
 
 
@@ -93,6 +93,9 @@ def test_keyword_index_finds_the_chapter() -> None:
     index = KeywordIndex.build([text for _, text in chapters])
     assert index.top("灵台方寸山，斜月三星洞", 3)[0][0] == 0  # 第一回
     assert index.top("白骨夫人的贬书", 3)[0][0] == 3  # 第四回
+    # a one-character word matches on its own: 钯 is in no bigram of the question ("把钯", "钯叫")
+    rake = KeywordIndex.build(["八戒使一柄九齿钉钯。", "行者使一条金箍棒。", "沙僧使一根降妖杖。"])
+    assert rake.top("那把钯是谁的兵器", 1)[0][0] == 0
     assert index.top("火焰山的铁扇公主", 3)[0][0] == 5  # 第六回
     assert index.top("zzzz", 3) == []
 

@@ -101,7 +101,9 @@ def test_reingest_is_a_no_op_and_reopen_is_cheap(tmp_path: Path, epub: Path) -> 
     try:
         books = reopened.books()
         assert [(b.id, b.status, b.embedded) for b in books] == [(first.id, "ready", first.chunks)]
-        assert reopened.retrieve("斜月三星洞", k=2, mode="hybrid")[0].chapter_num == 1
+        # the keyword side's best hit keeps a place after the fused best and the vector side's best (the
+        # hash embedder's ranking is noise)
+        assert 1 in [p.chapter_num for p in reopened.retrieve("斜月三星洞", k=3, mode="hybrid")]
     finally:
         reopened.close()
 
@@ -143,7 +145,7 @@ def test_crash_mid_ingest_leaves_previous_index_usable(tmp_path: Path, epub: Pat
         index.ingest(other)
     monkeypatch.undo()
     assert [b.id for b in index.books()] == [first.id]
-    assert index.retrieve("斜月三星洞", k=1)[0].chapter_num == 1
+    assert 1 in [p.chapter_num for p in index.retrieve("斜月三星洞", k=3)]
     keyword_dir = Path(index.settings.keyword_dir)
     assert sorted(p.name for p in keyword_dir.iterdir()) == [first.id]  # no half-written book left
     index.close()

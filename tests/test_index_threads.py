@@ -3,6 +3,10 @@ queries on the caller's thread, passages split over EMBED_THREADS threads, the s
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
+
 import numpy as np
 import pytest
 
@@ -50,3 +54,24 @@ def test_passages_split_over_threads_give_the_same_vectors_and_queries_use_one_b
     finally:
         one.close()
         two.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread niceness is Linux's")
+def test_embedding_threads_run_at_lower_priority_and_the_callers_thread_does_not() -> None:
+    """EMBED_NICE: the passage threads are niced, the thread that asks (a question's search) is not."""
+    from conftest import make_settings
+
+    embedder = make_embedder(make_settings(embed_threads=1, embed_nice=7))
+    assert isinstance(embedder, E5Embedder) and embedder.nice == 7
+    me = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    pool = embedder._workers()  # noqa: SLF001 - the threads passages run in
+    try:
+        assert pool is not None, "a niced embedder must run passages in its own threads"
+        theirs = pool.submit(lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id())).result()
+        assert theirs == min(19, me + 7)
+        assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == me
+    finally:
+        embedder.close()
+    assert E5Embedder(threads=1)._workers() is None  # noqa: SLF001 - not niced, one thread: the caller's
+    with pytest.raises(ValueError):
+        make_settings(embed_nice=20)

@@ -9,6 +9,10 @@ parallelism where it wants it from Python threads instead: a query runs in its c
 core, and a background embedding splits each batch over ``EMBED_THREADS`` threads (numpy releases
 the GIL in matmuls), each with single-threaded BLAS. See ``bench/ingest.py --threads``.
 
+Those embedding threads also run at a lower priority (``EMBED_NICE``, ``lower_thread_priority``): on
+Linux a thread has its own nice value, so a question's search, at normal priority, gets the CPU first
+while a book embeds; the embedding takes what is left.
+
 No dependency: the library numpy loaded is found among the process's mapped files and called through
 ctypes (``threadpoolctl`` does the same, more generally). Without OpenBLAS this does nothing.
 """
@@ -84,3 +88,20 @@ def set_blas_threads(n: int) -> int | None:
             setter(max(1, int(n)))  # type: ignore[operator]
             log.debug("BLAS threads: %d -> %d", previous, n)
         return previous
+
+
+def lower_thread_priority(nice: int) -> bool:
+    """Raise the calling thread's nice value by ``nice`` (Linux: per thread; elsewhere nothing is done,
+    since it would lower the whole process). True when done."""
+    import os
+    import sys
+
+    if nice <= 0 or not sys.platform.startswith("linux"):
+        return False
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
+    except OSError as exc:  # not allowed here: run at normal priority
+        log.debug("could not lower the embedding thread's priority: %s", exc)
+        return False
+    return True

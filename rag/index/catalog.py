@@ -28,6 +28,7 @@ from typing import Any
 
 from rag.errors import BookError, IndexError_
 from rag.index.aliases import build_aliases
+from rag.index.crosslingual import BookText
 from rag.index.chunking import Chunk, chunk_chapters
 from rag.index.keyword import KeywordIndex
 from rag.index.loaders import LoadedBook
@@ -36,9 +37,10 @@ log = logging.getLogger(__name__)
 
 INDEX_VERSION = 1
 # What the keyword index covers: 1 = chunk text; 2 = chapter title + chunk text (titles such as
-# 白骨精 or 三调芭蕉扇 name the episode, and the text often does not). A book indexed with an older
-# version gets its keyword index rebuilt in memory when loaded, and on disk when it is ingested again.
-KEYWORD_VERSION = 2
+# 白骨精 or 三调芭蕉扇 name the episode, and the text often does not); 3 = single characters as well
+# as bigrams (rag.index.keyword). A book indexed with an older version gets its keyword index rebuilt
+# in memory when loaded, and on disk when it is ingested again.
+KEYWORD_VERSION = 3
 
 
 def keyword_text(chunk: Chunk) -> str:
@@ -233,6 +235,7 @@ class StoredBook:
         self.directory = directory
         self._loaded: tuple[list[Chunk], KeywordIndex, dict[str, int]] | None = None
         self._aliases: dict[str, tuple[str, ...]] | None = None
+        self._text: BookText | None = None
 
     @property
     def id(self) -> str:
@@ -274,6 +277,13 @@ class StoredBook:
         found = self._aliases
         if found is None:
             found = self._aliases = build_aliases(c.text for c in self.chunks())
+        return found
+
+    def text(self) -> BookText:
+        """The book's text for cross-lingual lookups (``rag.index.crosslingual``), built when first needed."""
+        found = self._text
+        if found is None:
+            found = self._text = BookText(c.text for c in self.chunks())
         return found
 
 

@@ -43,6 +43,9 @@ class IndexConfig:
     # Weight of the keyword search of the question with the other names the book gives its people
     # (诸葛亮 -> 孔明, from "姓诸葛，名亮，字孔明"; rag.index.aliases). 0: off.
     alias_weight: float = 1.0
+    # An English question on a Chinese book is also searched with the book's words for it: pinyin names
+    # matched in the book, other words by CC-CEDICT gloss (rag.index.crosslingual).
+    crosslingual: bool = True
     stale_tmp_seconds: float = 600.0  # leftover temporary book directories older than this are removed
     heartbeat_seconds: float = 5.0  # a running embedding rewrites its heartbeat at least this often...
     heartbeat_stale_seconds: float = 120.0  # ...and is taken for dead (resumable) when it is older than this

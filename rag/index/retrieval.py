@@ -38,6 +38,7 @@ from rag.index.aliases import alias_queries
 from rag.index.catalog import StoredBook
 from rag.index.chunking import Chunk
 from rag.index.config import IndexConfig
+from rag.index.crosslingual import chinese_terms, glossary, script_of
 from rag.index.embeddings import Embedder
 from rag.index.query import named_chapters
 from rag.index.vectors import VectorHit, VectorStore
@@ -232,8 +233,9 @@ class Retrieval:
             raise ValueError(f"unknown retrieval mode {mode!r} (hybrid, vector or keyword)")
         if chapters is not None and chapters[0] > chapters[1]:
             raise ValueError(f"empty chapter range {chapters!r}")
-        texts = list(dict.fromkeys(q.strip() for q in [query, *queries] if q and q.strip()))
         notes: list[str] = []
+        translated = self._translated(query, books, notes) if config.crosslingual else []
+        texts = list(dict.fromkeys(q.strip() for q in [query, *queries, *translated] if q and q.strip()))
         vectors: dict[str, np.ndarray] = {}
         fused = self._rank(texts, books, ready, k, mode, config, chapters, notes, vectors)
         named = self._named(query, books, chapters) if config.chapter_hint else None
@@ -245,6 +247,22 @@ class Retrieval:
                 notes.append(f"the question names chapter {named[0]}" +
                              (f"-{named[1]}" if named[1] != named[0] else "") + ": its passages come first")
         return Found(self._passages(books, fused, k, config), list(dict.fromkeys(notes)))
+
+    @staticmethod
+    def _translated(query: str, books: list[StoredBook], notes: list[str]) -> list[str]:
+        """An English question on a Chinese book, in the book's words (``rag.index.crosslingual``)."""
+        if script_of(query) != "latin":
+            return []
+        out = []
+        for book in books:
+            text = book.text()
+            if text.script != "han":
+                continue
+            terms = chinese_terms(query, text, glossary())
+            if terms:
+                out.append(" ".join(terms))
+                notes.append(f"also searched in the book's language: {' '.join(terms)} (CC-CEDICT and the book's names)")
+        return out
 
     @staticmethod
     def _named(query: str, books: list[StoredBook], chapters: Chapters) -> Chapters:
