@@ -28,8 +28,8 @@ from typing import Any
 
 from rag.errors import BookError, IndexError_
 from rag.index.aliases import build_aliases
-from rag.index.crosslingual import BookText
 from rag.index.chunking import Chunk, chunk_chapters
+from rag.index.crosslingual import BookText
 from rag.index.keyword import KeywordIndex
 from rag.index.loaders import LoadedBook
 

@@ -40,15 +40,7 @@ MAX_PER_TERM = 3  # Chinese words kept per English word or name
 MAX_TERMS = 12
 
 # English words that carry no content of their own (question words, articles, auxiliaries, pronouns).
-STOPWORDS = frozenset("""
-a an the and or but of to in on at by for with from into onto over under about as than then so
-is are was were be been being am do does did done doing has have had having will would shall should
-can could may might must what which who whom whose when where why how that this these those there
-here it its he him his she her hers they them their theirs we us our you your i me my mine
-not no nor any some each every all both either neither one ones own same such very too also just
-again ever once up down out off only if whether while after before until since because
-says say said tell tells told get gets got give gives given make makes made take takes took
-""".split())
+STOPWORDS = frozenset(["a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "by", "for", "with", "from", "into", "onto", "over", "under", "about", "as", "than", "then", "so", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "done", "doing", "has", "have", "had", "having", "will", "would", "shall", "should", "can", "could", "may", "might", "must", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "that", "this", "these", "those", "there", "here", "it", "its", "he", "him", "his", "she", "her", "hers", "they", "them", "their", "theirs", "we", "us", "our", "you", "your", "i", "me", "my", "mine", "not", "no", "nor", "any", "some", "each", "every", "all", "both", "either", "neither", "one", "ones", "own", "same", "such", "very", "too", "also", "just", "again", "ever", "once", "up", "down", "out", "off", "only", "if", "whether", "while", "after", "before", "until", "since", "because", "says", "say", "said", "tell", "tells", "told", "get", "gets", "got", "give", "gives", "given", "make", "makes", "made", "take", "takes", "took"])
 
 
 def script_of(text: str) -> str:
