@@ -39,6 +39,9 @@ MAX_PHRASE = 3  # English words in a looked-up phrase
 MAX_PER_TERM = 3  # Chinese words kept per English word or name
 MAX_TERMS = 12
 
+# Left out of phrases on both sides: "to take sb's pulse" and "take the pulse" are both "take pulse".
+FILLER = frozenset({"the", "a", "an", "of", "s", "sb", "sth", "one", "someone", "something"})
+
 # English words that carry no content of their own (question words, articles, auxiliaries, pronouns).
 STOPWORDS = frozenset(["a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "by", "for", "with", "from", "into", "onto", "over", "under", "about", "as", "than", "then", "so", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "done", "doing", "has", "have", "had", "having", "will", "would", "shall", "should", "can", "could", "may", "might", "must", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "that", "this", "these", "those", "there", "here", "it", "its", "he", "him", "his", "she", "her", "hers", "they", "them", "their", "theirs", "we", "us", "our", "you", "your", "i", "me", "my", "mine", "not", "no", "nor", "any", "some", "each", "every", "all", "both", "either", "neither", "one", "ones", "own", "same", "such", "very", "too", "also", "just", "again", "ever", "once", "up", "down", "out", "off", "only", "if", "whether", "while", "after", "before", "until", "since", "because", "says", "say", "said", "tell", "tells", "told", "get", "gets", "got", "give", "gives", "given", "make", "makes", "made", "take", "takes", "took"])
 
@@ -62,9 +65,8 @@ def _gloss_keys(definition: str) -> list[str]:
     keys = []
     for part in _PAREN.sub("", definition).split(";"):
         part = part.split(",")[0].strip().lower()
-        part = re.sub(r"^(to be |to |a |an |the )", "", part)
-        part = re.sub(r"\b(sb|sth|sb's|one's)\b", "", part)
-        words = re.findall(r"[a-z]+", part)
+        part = re.sub(r"^(to be |to )", "", part)
+        words = [w for w in re.findall(r"[a-z]+", part) if w not in FILLER]
         if 1 <= len(words) <= MAX_PHRASE:
             keys.append(" ".join(words))
     return keys
@@ -266,18 +268,21 @@ def chinese_terms(question: str, book: BookText, glossary: Glossary) -> list[str
                     break
         i = j
 
-    # words and phrases by gloss, longest first
+    # words and phrases by gloss, longest first (over the words that are not FILLER)
+    content = [i for i, w in enumerate(words) if w.lower() not in FILLER]
     for size in range(MAX_PHRASE, 0, -1):
-        for a in range(len(words) - size + 1):
-            if any(used[a : a + size]):
+        for a in range(len(content) - size + 1):
+            at = content[a : a + size]
+            if any(used[i] for i in at):
                 continue
-            phrase = [w.lower() for w in words[a : a + size]]
+            phrase = [words[i].lower() for i in at]
             if size == 1 and phrase[0] in STOPWORDS:
                 continue
             heads = phrase[:-1]
             for last in _variants(phrase[-1]):
                 candidates = glossary.by_gloss.get(" ".join([*heads, last]))
                 if candidates and keep(candidates):
-                    used[a : a + size] = [True] * size
+                    for i in at:
+                        used[i] = True
                     break
     return terms[:MAX_TERMS]
