@@ -90,14 +90,15 @@ def sample_queries(index: Any, book_id: str, stop: Any, latencies: list[float]) 
 
 
 def bench_ingest(book: Path, data_dir: Path, keyword_only: bool, embedder: str = "e5", threads: int = 2,
-                 burner: bool = False) -> dict[str, Any]:
+                 burner: bool = False, nice: int | None = None) -> dict[str, Any]:
     import threading
 
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from rag.config import Settings
     from rag.index import open_index
 
-    settings = Settings(_env_file=None, data_dir=data_dir, embedding_provider=embedder, embed_threads=threads)
+    settings = Settings(_env_file=None, data_dir=data_dir, embedding_provider=embedder, embed_threads=threads,
+                        **({"embed_nice": nice} if nice is not None else {}))
     index = open_index(settings)
     burn = subprocess.Popen([sys.executable, "-c", BURNER]) if burner else None
     chapter_times: list[tuple[float, int]] = []
@@ -131,6 +132,7 @@ def bench_ingest(book: Path, data_dir: Path, keyword_only: bool, embedder: str =
         "peak_rss_mb_keyword": round(rss_keyword, 1),
         "load_before": loadavg(),
         "embed_threads": threads,
+        "embed_nice": settings.embed_nice,
         "burner": burner,
         "busy_processes": busy_processes(),
     }
@@ -278,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile-chars", type=int, default=12_000, help="characters per profile run")
     parser.add_argument("--threads", type=int, default=2, help="EMBED_THREADS for the background embedding")
     parser.add_argument("--burner", action="store_true", help="run a CPU-bound process alongside (contention)")
+    parser.add_argument("--nice", type=int, default=None, help="EMBED_NICE (default: the setting's)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
 
@@ -298,11 +301,12 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.data_dir:
         data_dir = args.data_dir.resolve()
-        result = bench_ingest(args.book, data_dir, args.keyword_only, args.embedder, args.threads, args.burner)
+        result = bench_ingest(args.book, data_dir, args.keyword_only, args.embedder, args.threads, args.burner,
+                              args.nice)
     else:
         with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
             result = bench_ingest(args.book, Path(tmp), args.keyword_only, args.embedder, args.threads,
-                                  args.burner)
+                                  args.burner, args.nice)
     result["meta"] = meta
     print("| measure | value |\n|---|---|")
     for key, value in result.items():

@@ -52,22 +52,16 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
-def no_title_keywords(index: Any, book_id: str) -> None:
-    """Give the loaded book a keyword index over the chunk text only (the index before chapter titles)."""
+def use_keywords(index: Any, book_id: str, version: int) -> None:
+    """Give the loaded book the keyword index of that version: 1 = chunk text, bigrams; 2 = + chapter
+    titles; 3 = + single characters (today's)."""
+    from rag.index.catalog import keyword_text
     from rag.index.keyword import KeywordIndex
 
     book = index._catalog.get(book_id)  # noqa: SLF001 - a benchmark looks inside
     chunks = book.chunks()
-    book._loaded = (chunks, KeywordIndex.build([c.text for c in chunks]), {c.id: i for i, c in enumerate(chunks)})
-
-
-def with_title_keywords(index: Any, book_id: str) -> None:
-    from rag.index.catalog import keyword_text
-    from rag.index.keyword import KeywordIndex
-
-    book = index._catalog.get(book_id)  # noqa: SLF001
-    chunks = book.chunks()
-    book._loaded = (chunks, KeywordIndex.build([keyword_text(c) for c in chunks]), {c.id: i for i, c in enumerate(chunks)})
+    texts = [keyword_text(c) if version >= 2 else c.text for c in chunks]
+    book._loaded = (chunks, KeywordIndex.build(texts, characters=version >= 3), {c.id: i for i, c in enumerate(chunks)})
 
 
 def run_cases(index: Any, book_id: str, cases: list[Any], mode: str, repeat: int,
@@ -288,39 +282,37 @@ def main(argv: list[str] | None = None) -> int:
     print(f"book {info.id} ready ({time.perf_counter() - started:.1f}s)", file=sys.stderr)
 
     final = {f.name: getattr(IndexConfig(), f.name) for f in dataclasses.fields(IndexConfig)}
-    steps: list[tuple[str, str, dict[str, Any], bool]] = [  # name, mode, config, chapter titles in BM25
-        ("keyword (before)", "keyword", OLD, False),
-        ("vector, Chroma HNSW (before)", "vector", OLD, False),
-        ("hybrid, RRF (before)", "hybrid", OLD, False),
-        ("+ exact vector search", "hybrid", {**OLD, "exact_search": True}, False),
+    fusion_keys = ("weight_vector", "weight_keyword", "guaranteed", "candidates")
+    late = {"alias_weight": 0.0, "crosslingual": False}  # the last two changes, off in the rows before them
+    steps: list[tuple[str, str, dict[str, Any], int]] = [  # name, mode, config, keyword index version
+        ("keyword (before)", "keyword", OLD, 1),
+        ("vector, Chroma HNSW (before)", "vector", OLD, 1),
+        ("hybrid, RRF (before)", "hybrid", OLD, 1),
+        ("+ exact vector search", "hybrid", {**OLD, "exact_search": True}, 1),
         ("+ weighted RRF, guaranteed slot, 50 candidates", "hybrid",
-         {**OLD, "exact_search": True, **{k: final[k] for k in ("weight_vector", "weight_keyword", "guaranteed", "candidates")}},
-         False),
-        ("+ chapter titles (keyword)", "hybrid",
-         {**OLD, "exact_search": True, **{k: final[k] for k in ("weight_vector", "weight_keyword", "guaranteed", "candidates")}},
-         True),
-        ("+ chapter titles (vector)", "hybrid", {**final, "neighbours": 0, "chapter_hint": False, "alias_weight": 0.0,
-                                                 "crosslingual": False}, True),
-        ("+ neighbours (small-to-big), chapter hint", "hybrid", {**final, "alias_weight": 0.0, "crosslingual": False},
-         True),
-        ("+ the book's other names for people", "hybrid", {**final, "crosslingual": False}, True),
-        ("+ English questions also searched in the book's words = default", "hybrid", final, True),
-        ("default, keyword only", "keyword", final, True),
-        ("default, vector only", "vector", final, True),
+         {**OLD, "exact_search": True, **{k: final[k] for k in fusion_keys}}, 1),
+        ("+ chapter titles (keyword)", "hybrid", {**OLD, "exact_search": True, **{k: final[k] for k in fusion_keys}}, 2),
+        ("+ chapter titles (vector)", "hybrid", {**final, "neighbours": 0, "chapter_hint": False, **late}, 2),
+        ("+ neighbours (small-to-big), chapter hint", "hybrid", {**final, **late}, 2),
+        ("+ the book's other names for people", "hybrid", {**final, "crosslingual": False}, 2),
+        ("+ single characters in the keyword index", "hybrid", {**final, "crosslingual": False}, 3),
+        ("+ English questions also searched in the book's words = default", "hybrid", final, 3),
+        ("default, keyword only", "keyword", final, 3),
+        ("default, vector only", "vector", final, 3),
     ]
     wanted = set(args.only.split(",")) if args.only else None
     rows = []
-    for name, mode, overrides, titles in steps:
+    for name, mode, overrides, version in steps:
         if wanted and not any(w in name for w in wanted):
             continue
         index.config = dataclasses.replace(IndexConfig(), **{k: v for k, v in overrides.items() if k in final})
-        (with_title_keywords if titles else no_title_keywords)(index, info.id)
+        use_keywords(index, info.id, version)
         row = {"change": name, "mode": mode, **run_cases(index, info.id, cases, mode, args.repeat)}
         print(f"  {name}: chunk@5 {row['chunk@5']} @10 {row['chunk@10']} p50 {row['p50_ms']} ms", file=sys.stderr)
         rows.append(row)
 
     index.config = IndexConfig()
-    with_title_keywords(index, info.id)
+    use_keywords(index, info.id, 3)
     concurrency = {mode: concurrent_latency(index, info.id, cases, mode) for mode in ("hybrid", "keyword")}
     rewrite: dict[str, Any] = {}
     if args.llm_url or args.rewrites:

@@ -85,6 +85,7 @@ def test_chunk_chapters_never_cross_chapters_and_embed_each_character_once() -> 
 
 def test_tokenize_uses_cjk_characters_bigrams_and_words() -> None:
     assert tokenize("孙悟空 Monkey King！ 山") == ["孙", "悟", "空", "孙悟", "悟空", "monkey", "king", "山"]
+    assert tokenize("孙悟空 山", characters=False) == ["孙悟", "悟空", "山"]  # versions 1-2, for the benchmark
     assert tokenize("，。") == []
 
 

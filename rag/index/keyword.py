@@ -33,18 +33,20 @@ QUESTION_WORDS = ("为什么", "什么", "怎么样", "怎么", "怎样", "如�
 _QUESTION = re.compile("|".join(map(re.escape, QUESTION_WORDS)))
 
 
-def query_tokens(query: str) -> list[str]:
+def query_tokens(query: str, characters: bool = True) -> list[str]:
     """The tokens of a query: ``tokenize`` after question words are cut out."""
-    return tokenize(_QUESTION.sub(" ", query))
+    return tokenize(_QUESTION.sub(" ", query), characters)
 
 
-def tokenize(text: str) -> list[str]:
+def tokenize(text: str, characters: bool = True) -> list[str]:
     """'孙悟空 Monkey King' -> ['孙', '悟', '空', '孙悟', '悟空', 'monkey', 'king']: each CJK run's
-    characters, then its bigrams; other scripts by word."""
+    characters, then its bigrams; other scripts by word. ``characters=False``: bigrams only, a run
+    of one character standing alone (keyword index versions 1 and 2, for the benchmark's rows)."""
     tokens: list[str] = []
     for run in _TOKEN_RUN.findall(text.lower()):
         if _IS_CJK.match(run):
-            tokens.extend(run)
+            if characters or len(run) == 1:
+                tokens.extend(run)
             tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
         else:
             tokens.append(run)
@@ -54,18 +56,19 @@ def tokenize(text: str) -> list[str]:
 class KeywordIndex:
     """A BM25 index over a list of documents; scores for every document at once."""
 
-    def __init__(self, model: Any, size: int) -> None:
+    def __init__(self, model: Any, size: int, characters: bool = True) -> None:
         self._model = model
         self.size = size
+        self.characters = characters
 
     @classmethod
-    def build(cls, texts: list[str]) -> KeywordIndex:
+    def build(cls, texts: list[str], characters: bool = True) -> KeywordIndex:
         import bm25s
 
-        corpus = [tokenize(t) or [""] for t in texts]
+        corpus = [tokenize(t, characters) or [""] for t in texts]
         model = bm25s.BM25()
         model.index(corpus, show_progress=False)
-        return cls(model, len(texts))
+        return cls(model, len(texts), characters)
 
     def save(self, directory: Path) -> None:
         self._model.save(str(directory))
@@ -77,7 +80,7 @@ class KeywordIndex:
         return cls(bm25s.BM25.load(str(directory)), size)
 
     def scores(self, query: str) -> np.ndarray:
-        tokens = [t for t in query_tokens(query) if t in self._model.vocab_dict]
+        tokens = [t for t in query_tokens(query, self.characters) if t in self._model.vocab_dict]
         if not tokens:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self._model.get_scores(tokens), dtype=np.float32)
@@ -89,7 +92,7 @@ class KeywordIndex:
         book above a weak one in another, which a per-book max would not)."""
         scores = getattr(self._model, "scores", None)
         vocab = self._model.vocab_dict
-        ids = [vocab[t] for t in query_tokens(query) if t in vocab]
+        ids = [vocab[t] for t in query_tokens(query, self.characters) if t in vocab]
         if not ids or not isinstance(scores, dict):
             return 0.0
         data, indptr = scores["data"], scores["indptr"]
