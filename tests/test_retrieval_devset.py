@@ -113,3 +113,26 @@ def test_corpus_chapters_are_the_index_chapters(tmp_path: Path) -> None:
     corpus = Corpus.from_file(path)
     loaded = load_book(path)
     assert sorted(corpus.chapters) == [c.num for c in loaded.chapters] == [1, 2]
+
+
+@pytest.mark.corpus
+def test_english_names_find_the_books_own_spelling_in_the_novel(xiyouji) -> None:
+    """Pinyin names matched against 西游记 itself: 朱紫 (Zhuzi) and 比丘 (Biqiu) as the book spells them;
+    and every English dev question is searched with Chinese terms the book uses, said in the notes."""
+    from rag.index.crosslingual import chinese_terms, glossary
+
+    index, info = xiyouji
+    book = index._catalog.get(info.id)  # noqa: SLF001 - the book's text, as the search reads it
+    text = book.text()
+    assert text.script == "han"
+    assert chinese_terms("the king of Zhuzi", text, glossary())[0] == "朱紫"
+    assert chinese_terms("the king of Biqiu", text, glossary())[0] == "比丘"
+    assert "孙悟空" in chinese_terms("Where is Sun Wukong?", text, glossary())
+    assert "琵琶" in chinese_terms("the demon of Pipa Cave", text, glossary())
+    cases, _ = load_cases(DEV_SET, CORPUS)
+    for c in [c for c in cases if c.group == "english"]:
+        found = index.search(c.question, k=5, book_id=info.id, mode="keyword")
+        note = next((n for n in found.notes if "CC-CEDICT" in n), "")
+        terms = note.split(": ", 1)[1].split(" (")[0].split() if note else []
+        assert terms and all(t in text.text for t in terms), (c.id, note)
+        assert found.passages, c.id  # the keyword side alone finds something in the book's words
