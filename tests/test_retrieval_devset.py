@@ -21,6 +21,7 @@ from rag.index import BookIndex
 from rag.scope import limit_chapters
 
 DEV_SET = REPO / "assets" / "eval" / "retrieval" / "xiyouji.jsonl"
+HELD_OUT = REPO / "assets" / "eval" / "retrieval" / "sanguo_heldout.jsonl"  # 三国演义, never tuned on
 NOVEL = "《小书》\n第一回　开头\n    甲乙丙丁戊己庚辛。子丑寅卯。\n第二回　中间\n    子丑寅卯辰巳午未申酉戌亥。\n"
 
 
@@ -73,6 +74,16 @@ def test_the_dev_set_resolves_and_every_evidence_is_specific() -> None:
     assert groups["english"] == 10 and all(n >= 8 for n in groups.values())
     assert all(c.need == "all" and len(set(c.gold_chapters)) == 2 for c in cases if c.group == "two_chapters")
     assert "一万三千五百斤" not in DEV_SET.read_text(encoding="utf-8")  # references only, no novel text
+
+
+@pytest.mark.corpus
+def test_the_held_out_set_resolves_and_stores_no_novel_text() -> None:
+    cases, corpora = load_cases(HELD_OUT, CORPUS)
+    assert check_cases(cases, corpora["sanguoyanyi.txt"]) == []
+    assert {g: sum(1 for c in cases if c.group == g) for g in ("plain", "paraphrase", "alias", "two_chapters", "english")} \
+        == {"plain": 6, "paraphrase": 6, "alias": 6, "two_chapters": 6, "english": 6}
+    stored = HELD_OUT.read_text(encoding="utf-8")
+    assert not any(e in stored for c in cases for e in c.evidence)  # references only
 
 
 @pytest.fixture(scope="module")

@@ -100,7 +100,9 @@ class E5Embedder:
 
     Threads (``rag.index.blas``): loading sets BLAS to one thread for the whole process; a query
     runs in its caller's thread, passages are split over ``threads`` worker threads
-    (``EMBED_THREADS``), so a query stays fast while a book embeds and while others ask."""
+    (``EMBED_THREADS``) running ``nice`` steps below normal priority (``EMBED_NICE``; with one thread
+    and a nice value, passages still go to that one worker thread), so a query stays fast while a
+    book embeds and while others ask."""
 
     key = "e5blas"
 
