@@ -53,9 +53,10 @@ class Settings(BaseSettings):
     # Threads of a background embedding with the local embedder (queries always run on one):
     # rag/index/blas.py, bench/ingest.py --threads.
     embed_threads: int = Field(default=2, ge=1, le=64)
-    # Niceness of those threads (Linux): a question's search, at normal priority, takes the CPU first
-    # while a book embeds. 0 = same priority. bench/retrieval.py --while-embedding, bench/ingest.py --burner.
-    embed_nice: int = Field(default=10, ge=0, le=19)
+    # Niceness of those threads (Linux). A question's embedding already goes first in this process
+    # (rag.index.blas.SearchFirst); a nice value also yields to other programs, which made 西游记's
+    # embedding ~60% slower beside a CPU-bound process (bench/ingest.py --burner --nice N).
+    embed_nice: int = Field(default=0, ge=0, le=19)
     chunk_size: int = 500
     chunk_overlap: int = 80
     max_book_mb: float = 50.0

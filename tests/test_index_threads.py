@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -75,3 +76,45 @@ def test_embedding_threads_run_at_lower_priority_and_the_callers_thread_does_not
     assert E5Embedder(threads=1)._workers() is None  # noqa: SLF001 - not niced, one thread: the caller's
     with pytest.raises(ValueError):
         make_settings(embed_nice=20)
+
+
+def test_search_first_holds_pausing_threads_only_while_a_search_runs() -> None:
+    from rag.index.blas import SearchFirst
+
+    gate = SearchFirst(max_wait=5.0)
+    t0 = time.perf_counter()
+    gate.pause()  # no search: no wait
+    assert time.perf_counter() - t0 < 0.05
+    resumed = threading.Event()
+
+    def embedding() -> None:
+        gate.pause()
+        resumed.set()
+
+    with gate.searching():
+        worker = threading.Thread(target=embedding)
+        worker.start()
+        assert not resumed.wait(0.3)  # held while the question is embedded
+    assert resumed.wait(2.0)  # and let go as soon as it is done
+    worker.join()
+    short = SearchFirst(max_wait=0.2)
+    with short.searching():
+        t0 = time.perf_counter()
+        short.pause()  # never longer than max_wait: an embedding moves on under a stream of questions
+        assert 0.15 < time.perf_counter() - t0 < 2.0
+
+
+@pytest.mark.slow
+def test_a_background_embedding_waits_while_a_question_is_embedded() -> None:
+    embedder = E5Embedder(threads=1)
+    try:
+        embedder.embed_query("预热")
+        done = threading.Event()
+        worker = threading.Thread(target=lambda: (embedder.embed_passages(["孙悟空大闹天宫。" * 20]), done.set()))
+        with embedder.gate.searching():
+            worker.start()
+            assert not done.wait(0.5)  # its forward pass stops at the first pause point
+        assert done.wait(30)
+        worker.join()
+    finally:
+        embedder.close()

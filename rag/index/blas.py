@@ -19,9 +19,11 @@ ctypes (``threadpoolctl`` does the same, more generally). Without OpenBLAS this 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import logging
 import threading
+from collections.abc import Iterator
 from functools import cache
 
 log = logging.getLogger(__name__)
@@ -105,3 +107,34 @@ def lower_thread_priority(nice: int) -> bool:
         log.debug("could not lower the embedding thread's priority: %s", exc)
         return False
     return True
+
+
+class SearchFirst:
+    """Searches before background embedding, in one process: while a question is being embedded
+    (``searching()``), the embedding threads wait at their next pause point (``pause()``, between the
+    steps of each layer: a few milliseconds apart), at most ``max_wait`` seconds at a time so an
+    embedding always moves on under a constant stream of questions. Unlike a nice value, this costs
+    the embedding nothing when other programs compete for the cores."""
+
+    def __init__(self, max_wait: float = 1.0) -> None:
+        self.max_wait = max_wait
+        self._active = 0
+        self._cond = threading.Condition()
+
+    @contextlib.contextmanager
+    def searching(self) -> Iterator[None]:
+        with self._cond:
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._active -= 1
+                if not self._active:
+                    self._cond.notify_all()
+
+    def pause(self) -> None:
+        if not self._active:  # the common case, without taking the lock
+            return
+        with self._cond:
+            self._cond.wait_for(lambda: not self._active, timeout=self.max_wait)

@@ -100,9 +100,9 @@ class E5Embedder:
 
     Threads (``rag.index.blas``): loading sets BLAS to one thread for the whole process; a query
     runs in its caller's thread, passages are split over ``threads`` worker threads
-    (``EMBED_THREADS``) running ``nice`` steps below normal priority (``EMBED_NICE``; with one thread
-    and a nice value, passages still go to that one worker thread), so a query stays fast while a
-    book embeds and while others ask."""
+    (``EMBED_THREADS``), which wait while a question is embedded (``SearchFirst``) and may also run
+    ``nice`` steps below normal priority (``EMBED_NICE``; with one thread and a nice value, passages
+    still go to that one worker thread), so a query stays fast while a book embeds."""
 
     key = "e5blas"
 
@@ -110,6 +110,7 @@ class E5Embedder:
         self._model_path = model_path
         self.threads = max(1, int(threads))
         self.nice = max(0, int(nice))
+        self.gate: Any = None  # rag.index.blas.SearchFirst, made with the model
         self._model: Any = None
         self._pool: Any = None
         self._lock = threading.Lock()
@@ -117,10 +118,11 @@ class E5Embedder:
     def _get(self) -> Any:
         with self._lock:
             if self._model is None:
-                from rag.index.blas import set_blas_threads
+                from rag.index.blas import SearchFirst, set_blas_threads
                 from rag.index.e5blas import E5Blas
 
                 set_blas_threads(1)
+                self.gate = SearchFirst()
                 self._model = E5Blas(self._model_path)
             return self._model
 
@@ -141,12 +143,15 @@ class E5Embedder:
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         model = self._get()
         pool = self._workers()
+        pause = self.gate.pause
         if pool is not None and self.threads == 1:  # one thread, but at lower priority
-            return pool.submit(model.encode, list(texts), False).result()  # type: ignore[no-any-return]
-        return model.encode(list(texts), is_query=False, pool=pool, parallel=self.threads)
+            return pool.submit(model.encode, list(texts), False, None, 1, pause).result()  # type: ignore[no-any-return]
+        return model.encode(list(texts), is_query=False, pool=pool, parallel=self.threads, pause=pause)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._get().query(text)
+        model = self._get()
+        with self.gate.searching():  # passages being embedded meanwhile wait for this one
+            return model.query(text)
 
     def close(self) -> None:
         with self._lock:
