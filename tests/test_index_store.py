@@ -311,3 +311,29 @@ def test_pieces_are_embedded_without_punctuation_unless_switched_off(tmp_path: P
     assert any("，" in t for t in raw.texts) and len(raw.texts) == len(recorder.texts)
     assert index.books()[0].status == "ready"
     index.close()
+
+
+def test_a_new_chroma_store_opened_from_several_threads_at_once_opens_once(tmp_path: Path) -> None:
+    """A question searched while a new book starts embedding opens the store from two threads at once:
+    Chroma's per-path shared system broke under that ("Could not connect to tenant default_tenant")."""
+    from rag.index.vectors import ChromaVectors
+
+    vectors = ChromaVectors(settings(tmp_path), "e5blas", HashEmbedder)
+    barrier = threading.Barrier(6)
+    opened: list[object] = []
+    errors: list[Exception] = []
+
+    def open_it() -> None:
+        barrier.wait()
+        try:
+            opened.append(vectors.collection())
+        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_it) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(opened) == 6 and len({id(c) for c in opened}) == 1
+    assert vectors.stored_ids("nothing") == set()

@@ -8,6 +8,7 @@ book), which is what searches filter on. ``VectorStore`` is what the rest of the
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
@@ -69,8 +70,15 @@ def chroma_where(scope: Scope) -> dict[str, Any] | None:
     return clauses[0] if len(clauses) == 1 else {"$or": clauses}
 
 
+# Chroma keeps one shared "system" per store path in the process, and creating it from two threads at
+# once leaves it broken ("Could not connect to tenant default_tenant", "'RustBindingsAPI' object has no
+# attribute 'bindings'"): a question searched while a new book starts embedding did exactly that.
+# Stores are opened one at a time.
+_OPEN_LOCK = threading.Lock()
+
+
 class ChromaVectors:
-    """The Chroma collection of one vector space, opened on first use."""
+    """The Chroma collection of one vector space, opened on first use (thread-safe)."""
 
     def __init__(self, settings: Any, space: str, embedder: Callable[[], Embedder], client: Any | None = None) -> None:
         self.settings = settings
@@ -80,7 +88,14 @@ class ChromaVectors:
         self._collection: Any = None
 
     def collection(self) -> Any:
-        if self._collection is not None:
+        found = self._collection
+        if found is not None:
+            return found
+        with _OPEN_LOCK:
+            return self._open()
+
+    def _open(self) -> Any:
+        if self._collection is not None:  # another thread opened it meanwhile
             return self._collection
         s = self.settings
         try:
