@@ -9,9 +9,10 @@ parallelism where it wants it from Python threads instead: a query runs in its c
 core, and a background embedding splits each batch over ``EMBED_THREADS`` threads (numpy releases
 the GIL in matmuls), each with single-threaded BLAS. See ``bench/ingest.py --threads``.
 
-Those embedding threads also run at a lower priority (``EMBED_NICE``, ``lower_thread_priority``): on
-Linux a thread has its own nice value, so a question's search, at normal priority, gets the CPU first
-while a book embeds; the embedding takes what is left.
+While a question is being embedded, those threads wait at their next pause point (``SearchFirst``),
+so a search stays fast while a book embeds in the same process. They can also run at a lower
+priority (``EMBED_NICE``, ``lower_thread_priority``: on Linux a thread has its own nice value); that
+yields to other programs too, so it is off by default (bench/ingest.py --burner --nice N).
 
 No dependency: the library numpy loaded is found among the process's mapped files and called through
 ctypes (``threadpoolctl`` does the same, more generally). Without OpenBLAS this does nothing.
