@@ -114,10 +114,7 @@ def responder(route: str | dict | Exception | list = "complex", evaluations: lis
         if schema in ("Evaluation", "EvidenceJudgement"):
             if not evals:
                 raise AssertionError("unexpected extra evaluation call")
-            verdict = evals.pop(0)
-            if schema == "EvidenceJudgement":
-                return evidence_for(verdict, judge_prompt([str(m.content) for m in messages]))
-            return verdict
+            return judge_reply(schema, evals.pop(0), messages)
         system = str(messages[0].content) if messages else ""
         if "standalone question" in system:
             return rewrite
@@ -133,6 +130,14 @@ def judge_prompt(contents: list[str]) -> str:
     """The judge's real question and sources: the last message with a QUESTION (few-shot turns come
     before it, a retry's request after it)."""
     return next((c for c in reversed(contents) if "QUESTION:" in c), contents[-1] if contents else "")
+
+
+def judge_reply(schema: str | None, verdict: Any, messages: list[Any]) -> Any:
+    """A scripted verdict as the schema asks for it: evidence mode gets it through ``evidence_for``
+    from the judge's real prompt, verdict mode as it is."""
+    if schema == "EvidenceJudgement":
+        return evidence_for(verdict, judge_prompt([str(m.content) for m in messages]))
+    return verdict
 
 
 def evidence_for(verdict: Any, prompt: str) -> Any:

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from conftest import ev, evidence_for, judge_prompt
+from conftest import ev, judge_reply
 from fixtures_index.embedders import HashEmbedder
 
 from rag.fakes import ScriptedChatModel
@@ -73,9 +73,7 @@ def scripted_responder():
                              reason="书中有回目，没有电视剧集数")
             else:
                 verdict = ev(True, [], confidence=0.9, reason="回目和集数都有来源")
-            if schema == "EvidenceJudgement":
-                return evidence_for(verdict, judge_prompt([str(m.content) for m in messages]))
-            return verdict
+            return judge_reply(schema, verdict, messages)
         system = str(messages[0].content) if messages else ""
         if "standalone question" in system:
             return FOLLOW_UP_REWRITE
