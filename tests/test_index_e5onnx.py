@@ -1,0 +1,86 @@
+"""The onnxruntime engine for multilingual-e5-small (rag.index.e5onnx) against the numpy one: the same
+vectors (so both share one index key), pause points between its runs, and how E5Embedder picks it."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+from conftest import make_settings
+from fixtures_index.books import GUIDE_DIR
+
+from rag.errors import ConfigError
+from rag.index import E5Embedder
+from rag.index import e5onnx as e5onnx_module
+from rag.index.e5blas import E5Blas
+from rag.index.e5onnx import E5Onnx
+from rag.index.embeddings import make_embedder
+
+pytestmark = pytest.mark.slow
+
+ODD_TEXTS = ["Hello world, this is an English sentence.", "ＡＢＣ１２３ full-width", "", "a",
+             "rare characters: 㐀㐁𠀀𪚥 and an emoji \U0001f600"]
+
+
+@pytest.fixture(scope="module")
+def engines() -> tuple[E5Blas, E5Onnx]:
+    return E5Blas(), E5Onnx()
+
+
+@pytest.fixture(scope="module")
+def pieces() -> list[str]:
+    raw = "\n".join(p.read_text(encoding="utf-8") for p in sorted(GUIDE_DIR.glob("*.md")))
+    step = len(raw) // 30
+    return [raw[i * step : i * step + 256] for i in range(30)]
+
+
+def test_the_same_vectors_as_the_numpy_engine(engines, pieces) -> None:
+    numpy_engine, onnx_engine = engines
+    long_text = "".join(pieces[:12])  # several 510-token windows
+    texts = pieces + ODD_TEXTS + [long_text]
+    for is_query in (False, True):
+        a, b = numpy_engine.encode(texts, is_query), onnx_engine.encode(texts, is_query)
+        assert a.shape == b.shape == (len(texts), 384) and b.dtype == np.float32
+        assert np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
+        assert (a * b).sum(axis=1).min() > 0.99999
+    assert float(onnx_engine.query(pieces[0]) @ onnx_engine.query(pieces[1])) < 0.98  # not constant
+    # padding inside a batch changes nothing: alone and batched with longer texts
+    alone = np.stack([onnx_engine.passage(t) for t in pieces[:5]])
+    assert np.allclose(alone, onnx_engine.passage(pieces[:5] + [long_text])[:5], atol=2e-5)
+
+
+def test_a_pause_point_before_every_run(engines) -> None:
+    _, onnx_engine = engines
+    calls: list[int] = []
+    segments = [[onnx_engine.bos, *range(5, 5 + n), onnx_engine.eos] for n in (300, 40, 100)]
+    onnx_engine._forward(segments, pause=lambda: calls.append(1))  # noqa: SLF001
+    rows = max(1, e5onnx_module.ROW_TOKENS // 302)  # the widest segment sets the rows per run
+    assert len(calls) == onnx_engine.NL * -(-len(segments) // rows) == 36
+
+
+def test_the_embedder_runs_onnx_by_default_and_numpy_when_asked_or_without_onnxruntime(monkeypatch, caplog) -> None:
+    default = make_embedder(make_settings())
+    assert isinstance(default, E5Embedder) and default.engine == "onnx"
+    assert type(default._get()) is E5Onnx  # noqa: SLF001
+    numpy_one = make_embedder(make_settings(embed_engine="numpy"))
+    assert type(numpy_one._get()) is E5Blas  # noqa: SLF001
+    assert np.allclose(default.embed_query("孙悟空"), numpy_one.embed_query("孙悟空"), atol=1e-5)
+    monkeypatch.setattr(e5onnx_module, "available", lambda: False)
+    with caplog.at_level(logging.WARNING):
+        fallback = E5Embedder()
+        assert type(fallback._get()) is E5Blas  # noqa: SLF001
+    assert "onnxruntime is not installed" in caplog.text
+    with pytest.raises(ValueError, match="unknown e5 engine"):
+        E5Embedder(engine="torch")
+    with pytest.raises(ValueError):
+        make_settings(embed_engine="torch")
+
+
+def test_layers_that_do_not_load_are_a_clear_error(monkeypatch) -> None:
+    def broken(e5, i):
+        raise RuntimeError("no such op")
+
+    monkeypatch.setattr(e5onnx_module, "layer_model", broken)
+    with pytest.raises(ConfigError, match="onnxruntime could not load the e5 layers.*no such op"):
+        E5Onnx()
