@@ -90,7 +90,7 @@ def sample_queries(index: Any, book_id: str, stop: Any, latencies: list[float]) 
 
 
 def bench_ingest(book: Path, data_dir: Path, keyword_only: bool, embedder: str = "e5", threads: int = 2,
-                 burner: bool = False, nice: int | None = None) -> dict[str, Any]:
+                 burner: bool = False, nice: int | None = None, engine: str = "onnx") -> dict[str, Any]:
     import threading
 
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -98,7 +98,7 @@ def bench_ingest(book: Path, data_dir: Path, keyword_only: bool, embedder: str =
     from rag.index import open_index
 
     settings = Settings(_env_file=None, data_dir=data_dir, embedding_provider=embedder, embed_threads=threads,
-                        **({"embed_nice": nice} if nice is not None else {}))
+                        embed_engine=engine, **({"embed_nice": nice} if nice is not None else {}))
     index = open_index(settings)
     burn = subprocess.Popen([sys.executable, "-c", BURNER]) if burner else None
     chapter_times: list[tuple[float, int]] = []
@@ -132,6 +132,7 @@ def bench_ingest(book: Path, data_dir: Path, keyword_only: bool, embedder: str =
         "peak_rss_mb_keyword": round(rss_keyword, 1),
         "load_before": loadavg(),
         "embed_threads": threads,
+        "embed_engine": engine,
         "embed_nice": settings.embed_nice,
         "burner": burner,
         "busy_processes": busy_processes(),
@@ -281,6 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2, help="EMBED_THREADS for the background embedding")
     parser.add_argument("--burner", action="store_true", help="run a CPU-bound process alongside (contention)")
     parser.add_argument("--nice", type=int, default=None, help="EMBED_NICE (default: the setting's)")
+    parser.add_argument("--embed-engine", choices=["onnx", "numpy"], default="onnx", help="EMBED_ENGINE (e5's layers)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
 
@@ -302,11 +304,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.data_dir:
         data_dir = args.data_dir.resolve()
         result = bench_ingest(args.book, data_dir, args.keyword_only, args.embedder, args.threads, args.burner,
-                              args.nice)
+                              args.nice, args.embed_engine)
     else:
         with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
             result = bench_ingest(args.book, Path(tmp), args.keyword_only, args.embedder, args.threads,
-                                  args.burner, args.nice)
+                                  args.burner, args.nice, args.embed_engine)
     result["meta"] = meta
     print("| measure | value |\n|---|---|")
     for key, value in result.items():
