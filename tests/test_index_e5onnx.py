@@ -77,10 +77,18 @@ def test_the_embedder_runs_onnx_by_default_and_numpy_when_asked_or_without_onnxr
         make_settings(embed_engine="torch")
 
 
-def test_layers_that_do_not_load_are_a_clear_error(monkeypatch) -> None:
+def test_layers_that_do_not_load_are_a_clear_error_and_the_embedder_falls_back_to_numpy(monkeypatch, caplog) -> None:
     def broken(e5, i):
         raise RuntimeError("no such op")
 
     monkeypatch.setattr(e5onnx_module, "layer_model", broken)
     with pytest.raises(ConfigError, match="onnxruntime could not load the e5 layers.*no such op"):
         E5Onnx()
+    # the embedder says so and runs the same model on numpy instead of failing the book
+    with caplog.at_level(logging.WARNING):
+        embedder = E5Embedder()
+        assert type(embedder._get()) is E5Blas  # noqa: SLF001
+        assert embedder.embed_query("孙悟空").shape == (384,)
+    assert "could not load the e5 layers" in caplog.text
+    with pytest.raises(ConfigError, match="not readable"):  # bad weights stay an error, whatever the engine
+        E5Embedder(model_path="/nonexistent/e5.bin")._get()  # noqa: SLF001

@@ -95,9 +95,13 @@ def _release_freed_memory() -> None:
         pass
 
 
+class OnnxError(ConfigError):
+    """onnxruntime is missing or cannot run the layers (the weights themselves were fine)."""
+
+
 class E5Onnx(E5Blas):
-    """``E5Blas`` whose ``_forward`` runs the layers with onnxruntime. Raises ``ConfigError`` when
-    onnxruntime is missing or cannot load the layers."""
+    """``E5Blas`` whose ``_forward`` runs the layers with onnxruntime. Raises ``OnnxError`` when
+    onnxruntime is missing or cannot load the layers, ``ConfigError`` for bad weights."""
 
     def __init__(self, path: str | Path | None = None) -> None:
         super().__init__(path)
@@ -118,9 +122,9 @@ class E5Onnx(E5Blas):
                                                            providers=["CPUExecutionProvider"]))
                 self._layers[i] = None  # type: ignore[call-overload]  # the session holds the weights now
         except ImportError as exc:
-            raise ConfigError(f"onnxruntime is not installed ({exc}); the numpy engine works without it") from exc
+            raise OnnxError(f"onnxruntime is not installed ({exc}); the numpy engine works without it") from exc
         except Exception as exc:  # noqa: BLE001 - any failure to build or load the layers is a setup error
-            raise ConfigError(f"onnxruntime could not load the e5 layers ({type(exc).__name__}: {exc})") from exc
+            raise OnnxError(f"onnxruntime could not load the e5 layers ({type(exc).__name__}: {exc})") from exc
         self._layers = []
         _release_freed_memory()
 
