@@ -64,12 +64,12 @@ class SlowIngest:
         return getattr(self.index, name)
 
 
-def build_fake_app(tmp_path: Path, slow_ingest_s: float = 0.0, **options: Any):
+def build_fake_app(tmp_path: Path, slow_ingest_s: float = 0.0, answer_delay_s: float = 0.12, **options: Any):
     from rag.ui import build_app
 
     settings = make_settings(search_provider="fake", max_web_rounds=2, llm_model="scripted-fake",
                              data_dir=tmp_path / "data", ui_language="auto")
-    model = SlowScriptedChatModel(responder=scripted_responder())
+    model = SlowScriptedChatModel(responder=scripted_responder(), delay_s=answer_delay_s)
     deps = Deps(settings=settings, llm=model, retriever=FakeRetriever(PASSAGES), web_search=FakeWebSearch(WEB))
     index = make_index(tmp_path, settings)
     if slow_ingest_s:
@@ -386,7 +386,9 @@ def test_browser_stop_and_the_queue(tmp_path: Path):
     stopped, Send is back; then the queued question runs, and the first user can ask again."""
     from playwright.sync_api import expect, sync_playwright
 
-    with serve(tmp_path, ask_concurrency=1) as (url, deps, index), sync_playwright() as pw:
+    # 0.35 s a chunk: the answer streams for ~10 s, time for the second user's question and the
+    # checks before Stop on a busy machine (at 0.12 s it once ended before Stop was pressed)
+    with serve(tmp_path, ask_concurrency=1, answer_delay_s=0.35) as (url, deps, index), sync_playwright() as pw:
         browser = launch_chromium(pw)
         try:
             first, second = open_page(browser, url), open_page(browser, url, locale="en-US")
