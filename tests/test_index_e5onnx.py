@@ -4,11 +4,12 @@ vectors (so both share one index key), pause points between its runs, and how E5
 from __future__ import annotations
 
 import logging
+import sys
 
 import numpy as np
 import pytest
 from conftest import make_settings
-from fixtures_index.books import GUIDE_DIR
+from fixtures_index.books import guide_pieces
 
 from rag.errors import ConfigError
 from rag.index import E5Embedder
@@ -30,9 +31,7 @@ def engines() -> tuple[E5Blas, E5Onnx]:
 
 @pytest.fixture(scope="module")
 def pieces() -> list[str]:
-    raw = "\n".join(p.read_text(encoding="utf-8") for p in sorted(GUIDE_DIR.glob("*.md")))
-    step = len(raw) // 30
-    return [raw[i * step : i * step + 256] for i in range(30)]
+    return guide_pieces(30)
 
 
 def test_the_same_vectors_as_the_numpy_engine(engines, pieces) -> None:
@@ -66,7 +65,7 @@ def test_the_embedder_runs_onnx_by_default_and_numpy_when_asked_or_without_onnxr
     numpy_one = make_embedder(make_settings(embed_engine="numpy"))
     assert type(numpy_one._get()) is E5Blas  # noqa: SLF001
     assert np.allclose(default.embed_query("孙悟空"), numpy_one.embed_query("孙悟空"), atol=1e-5)
-    monkeypatch.setattr(e5onnx_module, "available", lambda: False)
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # `import onnxruntime` raises ImportError
     with caplog.at_level(logging.WARNING):
         fallback = E5Embedder()
         assert type(fallback._get()) is E5Blas  # noqa: SLF001

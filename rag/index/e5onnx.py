@@ -5,8 +5,8 @@ numpy to onnxruntime's CPU kernels.
 
 Why (2 cores, same session, ``bench/retrieval.py`` / ``bench/ingest.py --embed-engine``): a question
 embeds in ~21-24 ms instead of ~33-37 ms (numpy loses the difference in small matmuls, Python and
-temporaries), 4 concurrent searches take ~85 ms instead of ~130 ms (p50), and 西游记 embeds with
-~11% fewer CPU seconds. The price is ~100 MB more memory (onnxruntime pre-packs the weights for its
+temporaries), 4 concurrent searches take ~72 ms instead of ~130 ms (p50), and 西游记 embeds with
+~15% fewer CPU seconds (570 instead of 675). The price is ~100 MB more memory (onnxruntime pre-packs the weights for its
 matmuls; without that, questions took 50 ms). int8 weights were also measured (3x faster questions,
 1.6x faster passages), but their vectors differ (cosine ~0.995, 30% of top-1 results change): another
 vector space, not used.
@@ -31,16 +31,6 @@ from rag.errors import ConfigError
 from rag.index.e5blas import E5Blas, _no_pause
 
 ROW_TOKENS = 512  # padded tokens per onnxruntime call: a pause point every few tens of ms (larger runs were slower)
-
-
-def available() -> bool:
-    """Whether onnxruntime and onnx import (both are dependencies; a platform without a wheel falls back)."""
-    try:
-        import onnx  # noqa: F401
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def layer_model(e5: E5Blas, i: int) -> bytes:
@@ -104,10 +94,13 @@ class E5Onnx(E5Blas):
     onnxruntime is missing or cannot load the layers, ``ConfigError`` for bad weights."""
 
     def __init__(self, path: str | Path | None = None) -> None:
+        try:  # before the weights load: a platform without the wheels falls back at once
+            import onnx  # noqa: F401 - layer_model builds with it
+            import onnxruntime as ort
+        except ImportError as exc:
+            raise OnnxError(f"onnxruntime is not installed ({exc}); the numpy engine works without it") from exc
         super().__init__(path)
         try:
-            import onnxruntime as ort
-
             options = ort.SessionOptions()
             options.intra_op_num_threads = 1  # the caller's thread: the index's pool gives the parallelism
             options.inter_op_num_threads = 1
@@ -121,8 +114,6 @@ class E5Onnx(E5Blas):
                 self._sessions.append(ort.InferenceSession(layer_model(self, i), options,
                                                            providers=["CPUExecutionProvider"]))
                 self._layers[i] = None  # type: ignore[call-overload]  # the session holds the weights now
-        except ImportError as exc:
-            raise OnnxError(f"onnxruntime is not installed ({exc}); the numpy engine works without it") from exc
         except Exception as exc:  # noqa: BLE001 - any failure to build or load the layers is a setup error
             raise OnnxError(f"onnxruntime could not load the e5 layers ({type(exc).__name__}: {exc})") from exc
         self._layers = []

@@ -135,13 +135,10 @@ class E5Embedder:
         from rag.index.e5blas import E5Blas
 
         if self.engine == "onnx":
-            if not e5onnx.available():
-                log.warning("onnxruntime is not installed: the e5 layers run on numpy (same vectors, slower)")
-            else:
-                try:
-                    return e5onnx.E5Onnx(self._model_path)
-                except e5onnx.OnnxError as exc:
-                    log.warning("%s: the e5 layers run on numpy (same vectors, slower)", exc)
+            try:
+                return e5onnx.E5Onnx(self._model_path)
+            except e5onnx.OnnxError as exc:
+                log.warning("%s: the e5 layers run on numpy (same vectors, slower)", exc)
         return E5Blas(self._model_path)
 
     def _workers(self) -> Any:

@@ -61,6 +61,14 @@ def guide_chapters(first: int, last: int) -> list[tuple[str, str]]:
             for n, (subtitle, text) in enumerate(_guide_files()) if first <= n <= last]
 
 
+def guide_pieces(count: int, size: int = 256) -> list[str]:
+    """``count`` pieces of ``size`` characters spread evenly over the guide's Markdown as written
+    (headings and markup included): texts for the embedders' tests."""
+    raw = "\n".join(p.read_text(encoding="utf-8") for p in sorted(GUIDE_DIR.glob("*.md")))
+    step = len(raw) // count
+    return [raw[i * step : i * step + size] for i in range(count)]
+
+
 def guide_text() -> str:
     """The whole guide (all 11 files, ~8,000 characters) as one text of paragraphs."""
     return "\n".join(text for _, text in _guide_files())
