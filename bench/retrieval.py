@@ -243,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embed-seconds", type=float, default=90.0)
     parser.add_argument("--embed-nice", type=int, default=None, help="EMBED_NICE for --while-embedding (default: the setting's)")
     parser.add_argument("--embed-engine", choices=["onnx", "numpy"], default="onnx", help="EMBED_ENGINE (e5's layers)")
+    parser.add_argument("--query-float32", action="store_true", help="EMBED_QUERY_INT8=false: questions in float32 too")
     parser.add_argument("--only", help="comma-separated row names to run (default: all)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
@@ -276,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     from rag.index import IndexConfig, open_index
 
     settings = Settings(_env_file=None, data_dir=args.data_dir.resolve(), embedding_provider=args.embedder,
-                        embed_engine=args.embed_engine,
+                        embed_engine=args.embed_engine, embed_query_int8=not args.query_float32,
                         **({"embed_nice": args.embed_nice} if args.embed_nice is not None else {}))
     index = open_index(settings)
     started = time.perf_counter()
@@ -351,7 +352,8 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(json.dumps({"cases": str(args.cases.relative_to(ROOT)) if args.cases.is_relative_to(ROOT) else str(args.cases),
                                "rows": rows, "concurrent": concurrency, "while_embedding": embedding,
                                "rewrite": rewrite, "chunks": info.chunks,
-                               "embedder": args.embedder, "embed_engine": args.embed_engine, "load": os.getloadavg()[0],
+                               "embedder": args.embedder, "embed_engine": args.embed_engine,
+                               "embed_query_int8": settings.embed_query_int8, "load": os.getloadavg()[0],
                                "when": time.strftime("%Y-%m-%d %H:%M")}, ensure_ascii=False, indent=1),
                    encoding="utf-8")
     return 0

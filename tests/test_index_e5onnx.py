@@ -62,9 +62,13 @@ def test_the_embedder_runs_onnx_by_default_and_numpy_when_asked_or_without_onnxr
     default = make_embedder(make_settings())
     assert isinstance(default, E5Embedder) and default.engine == "onnx"
     assert type(default._get()) is E5Onnx  # noqa: SLF001
+    assert default._get().query_int8  # noqa: SLF001 - questions on the int8 copy by default
     numpy_one = make_embedder(make_settings(embed_engine="numpy"))
     assert type(numpy_one._get()) is E5Blas  # noqa: SLF001
-    assert np.allclose(default.embed_query("孙悟空"), numpy_one.embed_query("孙悟空"), atol=1e-5)
+    float32 = make_embedder(make_settings(embed_query_int8=False))
+    assert not float32._get().query_int8  # noqa: SLF001
+    assert np.allclose(float32.embed_query("孙悟空"), numpy_one.embed_query("孙悟空"), atol=1e-5)
+    assert 0.98 < float(default.embed_query("孙悟空") @ numpy_one.embed_query("孙悟空")) < 0.99999
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # `import onnxruntime` raises ImportError
     with caplog.at_level(logging.WARNING):
         fallback = E5Embedder()
@@ -91,3 +95,39 @@ def test_layers_that_do_not_load_are_a_clear_error_and_the_embedder_falls_back_t
     assert "could not load the e5 layers" in caplog.text
     with pytest.raises(ConfigError, match="not readable"):  # bad weights stay an error, whatever the engine
         E5Embedder(model_path="/nonexistent/e5.bin")._get()  # noqa: SLF001
+
+
+def test_int8_columns_round_trip() -> None:
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=(64, 32)).astype(np.float32)
+    w[:, 3] = 0.0  # an all-zero column must not divide by zero
+    wq, scale = e5onnx_module._int8_columns(w)  # noqa: SLF001
+    assert wq.dtype == np.int8 and scale.shape == (32,) and int(np.abs(wq).max()) == 127
+    assert np.all(np.abs(wq.astype(np.float32) * scale - w) <= scale / 2 + 1e-7)
+    assert not wq[:, 3].any()
+
+
+def test_questions_on_int8_weights_rank_like_float32_and_passages_are_unchanged(engines, pieces) -> None:
+    _, float32 = engines
+    int8 = E5Onnx(query_int8=True)
+    assert int8.query_int8 and not float32.query_int8
+    passages = float32.encode(pieces, is_query=False)
+    assert np.array_equal(int8.encode(pieces, is_query=False), passages)  # the index's vectors: the same
+    questions = [p[:30] for p in pieces] + ["What does the guide say about the journey?", "孙悟空"]
+    a, b = float32.encode(questions, is_query=True), int8.encode(questions, is_query=True)
+    cosines = (a * b).sum(axis=1)
+    assert cosines.min() > 0.98 and cosines.max() < 0.99999  # close, and really the int8 model
+    same_best = (np.argmax(a[: len(pieces)] @ passages.T, axis=1) == np.argmax(b[: len(pieces)] @ passages.T, axis=1))
+    assert same_best.mean() >= 0.9
+
+
+def test_an_int8_model_that_does_not_load_leaves_questions_in_float32(monkeypatch, caplog, engines) -> None:
+    def broken(e5):
+        raise RuntimeError("no QAttention here")
+
+    monkeypatch.setattr(e5onnx_module, "query_model_int8", broken)
+    with caplog.at_level(logging.WARNING):
+        engine = E5Onnx(query_int8=True)
+    assert not engine.query_int8
+    assert "could not load the int8 question model" in caplog.text and "no QAttention here" in caplog.text
+    assert np.allclose(engine.query("孙悟空"), engines[1].query("孙悟空"), atol=1e-6)

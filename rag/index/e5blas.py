@@ -347,6 +347,10 @@ class E5Blas:
             x = _layernorm(out, ly.oln_w, ly.oln_b, self.eps)
         return np.add.reduceat(x, bounds[:-1], axis=0) / np.asarray(lengths, dtype=np.float32)[:, None]
 
+    def _forward_for(self, is_query: bool) -> Callable[..., np.ndarray]:
+        """The forward pass for questions or passages (the same here; an engine may differ)."""
+        return self._forward
+
     def encode(self, texts: list[str], is_query: bool = False, pool: Any | None = None,
                parallel: int = 1, pause: Callable[[], None] | None = None) -> np.ndarray:
         """L2-normalised embeddings [len(texts), 384]. Texts over 510 tokens are embedded as
@@ -374,10 +378,11 @@ class E5Blas:
                 end += 1
             batches.append(jobs[start:end])
             start = end
+        forward = self._forward_for(is_query)
         if pool is not None and len(batches) > 1:
-            results = list(pool.map(lambda batch: self._forward([ids for _, ids in batch], pause), batches))
+            results = list(pool.map(lambda batch: forward([ids for _, ids in batch], pause), batches))
         else:
-            results = [self._forward([ids for _, ids in batch], pause) for batch in batches]
+            results = [forward([ids for _, ids in batch], pause) for batch in batches]
         for batch, means in zip(batches, results, strict=True):
             for (i, ids), mean in zip(batch, means, strict=True):
                 out[i] += (len(ids) - 2 or 1) * mean
