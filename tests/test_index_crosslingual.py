@@ -50,6 +50,35 @@ def test_capitalised_names_are_found_in_the_book_by_their_pinyin() -> None:
     assert segmentations("monkey", g.syllables) == []
 
 
+def test_spelled_finds_every_string_a_scan_of_the_text_finds() -> None:
+    import itertools
+    import random
+    from collections import Counter
+
+    g = Glossary.from_lines(LINES)
+    rng = random.Random(7)
+    alphabet = "朱紫珠子竹国王重洞山九琵琶猫青龙，。"
+    text = "".join(rng.choice(alphabet) for _ in range(3000)) + BOOK + "朱紫"  # a match at the very end
+    book = BookText([text])
+
+    def scan(syllables: list[str]) -> list[str]:  # every window whose characters read as the syllables
+        n = len(syllables)
+        hits = Counter(text[p : p + n] for p in range(len(text) - n + 1)
+                       if all(text[p + i] in g.chars_of.get(s, ()) for i, s in enumerate(syllables)))
+        top = max(hits.values(), default=0)
+        return [w for w, c in hits.most_common(3) if c >= max(2, top / 4)]
+
+    readings = sorted(g.syllables)
+    tried = 0
+    for syllables in itertools.chain(itertools.product(readings, repeat=2), itertools.product(readings[:6], repeat=3)):
+        assert book.spelled(list(syllables), g) == scan(list(syllables)), syllables
+        tried += bool(scan(list(syllables)))
+    assert tried > 20  # many readings are really found, not only empty answers
+    # the book's last characters count too: 朱紫 twice, once at the very end
+    assert BookText(["朱紫国王来了，青朱紫"]).spelled(["zhu", "zi"], g) == ["朱紫"]
+    assert book.spelled(["zhu", "zi"], g)[0] in {"朱紫", "珠子", "竹子", "朱子", "珠紫", "竹紫"}
+
+
 def test_words_by_gloss_undo_inflections_and_keep_only_what_the_book_uses() -> None:
     g = Glossary.from_lines(LINES)
     book = BookText([BOOK])

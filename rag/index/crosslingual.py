@@ -181,6 +181,7 @@ class BookText:
         self.text = "\n".join(texts)
         self.script = script_of(self.text[:20_000])
         self._codes: np.ndarray | None = None
+        self._where: tuple[np.ndarray, np.ndarray] | None = None  # positions by character (``_positions``)
         self._grams: Counter[str] | None = None
         self._long: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -195,6 +196,17 @@ class BookText:
                 grams.update(text[i : i + 2] for i in range(len(text) - 1))
                 self._grams = grams
             return self._codes, self._grams
+
+    def _positions(self) -> tuple[np.ndarray, np.ndarray]:
+        """The book's positions sorted by character, and each character's slice of them:
+        ``order[bounds[c]:bounds[c + 1]]`` are the positions of code ``c``, ascending."""
+        codes = self._build()[0]
+        with self._lock:
+            if self._where is None:
+                order = np.argsort(codes, kind="stable").astype(np.int32)
+                bounds = np.searchsorted(codes[order], np.arange(0x10001), side="left").astype(np.int32)
+                self._where = (order, bounds)
+            return self._where
 
     def count(self, term: str) -> int:
         """How often the book uses ``term`` (longer terms are counted only when each of their pairs occurs)."""
@@ -217,16 +229,20 @@ class BookText:
         codes = self._build()[0]
         if len(codes) < n:
             return []
+        chars_of = [[ord(c) for c in glossary.chars_of.get(s, ()) if ord(c) < 0xFFFF] for s in syllables]
+        if not all(chars_of):
+            return []
+        # where the first syllable's characters stand (from the per-character index: a few thousand
+        # positions, not the whole book), then keep those followed by the next syllables' characters
+        order, bounds = self._positions()
+        starts = np.sort(np.concatenate([order[bounds[c] : bounds[c + 1]] for c in chars_of[0]]))
+        starts = starts[starts <= len(codes) - n]
         table = np.zeros(0x10000, dtype=bool)
-        mask = np.ones(len(codes) - n + 1, dtype=bool)
-        for i, syllable in enumerate(syllables):
-            chars = [ord(c) for c in glossary.chars_of.get(syllable, ()) if ord(c) < 0xFFFF]
-            if not chars:
-                return []
+        for i, chars in enumerate(chars_of[1:], start=1):
             table[:] = False
             table[chars] = True
-            mask &= table[codes[i : len(codes) - n + 1 + i]]
-        hits = Counter(self.text[p : p + n] for p in np.flatnonzero(mask)[:5000].tolist())
+            starts = starts[table[codes[starts + i]]]
+        hits = Counter(self.text[p : p + n] for p in starts[:5000].tolist())
         if not hits:
             return []
         top = hits.most_common(1)[0][1]
