@@ -187,7 +187,7 @@ class E5Onnx(E5Blas):
         except Exception as exc:  # noqa: BLE001 - any failure to build or load the layers is a setup error
             raise OnnxError(f"onnxruntime could not load the e5 layers ({type(exc).__name__}: {exc})") from exc
         self._layers = []
-        # the question session last: made before the layers' sessions, it kept ~140 MB of freed memory in use
+        # ~45 MB once freed memory is trimmed (glibc may keep ~100 MB more of the passages' temporaries)
         self._query_session = self._int8_session(query_model, options) if query_model else None
         del query_model
         _release_freed_memory()
