@@ -61,7 +61,7 @@ class Settings(BaseSettings):
     # faster) or "numpy". The vectors are the same, so books need no new embedding when it changes.
     embed_engine: Literal["onnx", "numpy"] = "onnx"
     # With the onnx engine, questions run on an int8 copy of the model (~2x faster: 4 questions at once
-    # in ~42 ms instead of ~85 on 2 cores) against the float32 passage vectors; recall on the dev and
+    # in ~39 ms instead of ~74 on 2 cores) against the float32 passage vectors; recall on the dev and
     # held-out sets did not move beyond one question (bench/results/retrieval_query_int8.json).
     embed_query_int8: bool = True
     chunk_size: int = 500

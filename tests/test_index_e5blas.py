@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fixtures_index.books import guide_pieces, settings
+from fixtures_index.books import ODD_TEXTS, guide_pieces, settings
 
 from rag.errors import ConfigError
 from rag.index import E5Embedder, open_index
@@ -17,16 +17,6 @@ from rag.index.chunking import embedding_text
 from rag.index.e5blas import E5Blas, bundled_model_path
 
 pytestmark = pytest.mark.slow
-
-ODD_TEXTS = [
-    "Hello world, this is an English sentence.",
-    "  leading and   repeated  spaces ",
-    "ＡＢＣ１２３ full-width forms and ｶﾀｶﾅ",
-    "\u3000全角空格与tab\tand newline\nmixed",
-    "rare characters: 㐀㐁𠀀𪚥 and an emoji \U0001f600",
-    "",
-    "a",
-]
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 from conftest import make_settings
-from fixtures_index.books import guide_pieces
+from fixtures_index.books import ODD_TEXTS, guide_pieces
 
 from rag.errors import ConfigError
 from rag.index import E5Embedder
@@ -19,10 +19,6 @@ from rag.index.e5onnx import E5Onnx
 from rag.index.embeddings import make_embedder
 
 pytestmark = pytest.mark.slow
-
-ODD_TEXTS = ["Hello world, this is an English sentence.", "ＡＢＣ１２３ full-width", "", "a",
-             "rare characters: 㐀㐁𠀀𪚥 and an emoji \U0001f600"]
-
 
 @pytest.fixture(scope="module")
 def engines() -> tuple[E5Blas, E5Onnx]:

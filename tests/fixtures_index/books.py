@@ -19,6 +19,18 @@ GUIDE_EPUB = REPO / "assets" / "xiyouji-guide.epub"
 _CN = "零一二三四五六七八九十"
 
 
+# Texts an embedder must survive: spaces, full-width forms, rare and astral characters, empty, one letter
+ODD_TEXTS = [
+    "Hello world, this is an English sentence.",
+    "  leading and   repeated  spaces ",
+    "ＡＢＣ１２３ full-width forms and ｶﾀｶﾅ",
+    "\u3000全角空格与tab\tand newline\nmixed",
+    "rare characters: 㐀㐁𠀀𪚥 and an emoji \U0001f600",
+    "",
+    "a",
+]
+
+
 def chinese_numeral(n: int) -> str:
     """1..99 as Chinese numerals (一, 十, 十一, 二十七)."""
     tens, ones = divmod(n, 10)
