@@ -9,6 +9,7 @@ its own before/after.
     python bench/retrieval.py --data-dir data/bench   # then measure (a minute)
     python bench/retrieval.py --check                 # only check the dev set's references
     python bench/retrieval.py --data-dir data/bench --llm-url http://127.0.0.1:8081/v1   # + rewriting
+    python bench/retrieval.py --data-dir data/bench --rerank-url http://127.0.0.1:8080 --rerank-api tei  # + a reranker
     python bench/retrieval.py --variants --questions Q.jsonl   # whole chunks vs pieces vs no punctuation
 
 Writes Markdown tables to stdout and JSON to bench/results/retrieval.json (or --out).
@@ -244,6 +245,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embed-nice", type=int, default=None, help="EMBED_NICE for --while-embedding (default: the setting's)")
     parser.add_argument("--embed-engine", choices=["onnx", "numpy"], default="onnx", help="EMBED_ENGINE (e5's layers)")
     parser.add_argument("--query-float32", action="store_true", help="EMBED_QUERY_INT8=false: questions in float32 too")
+    parser.add_argument("--rerank-url", help="RERANK_BASE_URL: rerank every row with this server (rag/index/rerank.py)")
+    parser.add_argument("--rerank-model", help="RERANK_MODEL")
+    parser.add_argument("--rerank-api", choices=["cohere", "tei"], default="cohere", help="RERANK_API")
     parser.add_argument("--only", help="comma-separated row names to run (default: all)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
@@ -278,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
 
     settings = Settings(_env_file=None, data_dir=args.data_dir.resolve(), embedding_provider=args.embedder,
                         embed_engine=args.embed_engine, embed_query_int8=not args.query_float32,
+                        rerank_base_url=args.rerank_url, rerank_model=args.rerank_model, rerank_api=args.rerank_api,
+                        rerank_timeout=60,
                         **({"embed_nice": args.embed_nice} if args.embed_nice is not None else {}))
     index = open_index(settings)
     started = time.perf_counter()
@@ -354,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
                                "rewrite": rewrite, "chunks": info.chunks,
                                "embedder": args.embedder, "embed_engine": args.embed_engine,
                                "embed_query_int8": settings.embed_query_int8, "load": os.getloadavg()[0],
+                               "rerank": {"url": args.rerank_url, "model": args.rerank_model} if args.rerank_url else None,
                                "when": time.strftime("%Y-%m-%d %H:%M")}, ensure_ascii=False, indent=1),
                    encoding="utf-8")
     return 0

@@ -76,6 +76,14 @@ class Settings(BaseSettings):
     query_rewrite: bool = True
     active_book: str | None = None
     max_passage_chars: int = 1200
+    # An optional cross-encoder reranker server (rag/index/rerank.py): the first RERANK_CANDIDATES fused
+    # hits are reordered by it; a failing or slow reranker leaves the fused order, with a note.
+    rerank_base_url: str | None = None
+    rerank_api_key: SecretStr | None = None
+    rerank_model: str | None = None
+    rerank_api: Literal["cohere", "tei"] = "cohere"
+    rerank_candidates: int = Field(default=30, ge=1, le=100)
+    rerank_timeout: float = Field(default=10.0, gt=0)
 
     # --- Web search ---
     search_provider: str = "none"  # bocha|tavily|searxng|duckduckgo|none, or a chain "bocha,duckduckgo"
@@ -105,18 +113,31 @@ class Settings(BaseSettings):
     # books nobody owns, such as the sample guide).
     shared_library: bool = Field(default=None, validate_default=True)  # type: ignore[assignment]
 
-    @field_validator("llm_base_url", "llm_model", "searxng_url", "chroma_host", "active_book", "embedding_base_url", mode="before")
+    @field_validator("llm_base_url", "llm_model", "searxng_url", "chroma_host", "active_book", "embedding_base_url",
+                     "rerank_base_url", "rerank_model", mode="before")
     @classmethod
     def _blank_is_none(cls, value: object) -> object:
         if isinstance(value, str) and not value.strip():
             return None
         return value
 
-    @field_validator("llm_api_key", "bocha_api_key", "tavily_api_key", "embedding_api_key", mode="before")
+    @field_validator("llm_api_key", "bocha_api_key", "tavily_api_key", "embedding_api_key", "rerank_api_key",
+                     mode="before")
     @classmethod
     def _blank_key_is_none(cls, value: object) -> object:
         if isinstance(value, str) and not value.strip():
             return None
+        return value
+
+    @field_validator("rerank_base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        from urllib.parse import urlsplit
+
+        if value is not None:
+            parts = urlsplit(value.strip())
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError("must be an http(s) URL, e.g. http://localhost:8080 or https://api.jina.ai/v1")
         return value
 
     @field_validator("allow_session_endpoints", "shared_library", mode="before")

@@ -18,7 +18,7 @@ _BASIC = re.compile(r"(?i)(\bbasic\s+)([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=]
 _AUTH_HEADER = re.compile(r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?)([^\s\"',}]+(?:\s+[^\s\"',}]+)?)")
 # URL userinfo: scheme://user:password@host -> scheme://***@host
 _URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
-_URL_SETTINGS = ("llm_base_url", "searxng_url", "embedding_base_url", "ollama_url", "bocha_api_url")
+_URL_SETTINGS = ("llm_base_url", "searxng_url", "embedding_base_url", "ollama_url", "bocha_api_url", "rerank_base_url")
 
 
 def url_secrets(url: str | None) -> list[str]:

@@ -46,6 +46,7 @@ class IndexConfig:
     # An English question on a Chinese book is also searched with the book's words for it: pinyin names
     # matched in the book, other words by CC-CEDICT gloss (rag.index.crosslingual).
     crosslingual: bool = True
+    rerank_candidates: int = 30  # hits a configured reranker reorders (at least k; RERANK_CANDIDATES)
     stale_tmp_seconds: float = 600.0  # leftover temporary book directories older than this are removed
     heartbeat_seconds: float = 5.0  # a running embedding rewrites its heartbeat at least this often...
     heartbeat_stale_seconds: float = 120.0  # ...and is taken for dead (resumable) when it is older than this
@@ -60,7 +61,7 @@ class IndexConfig:
     def from_settings(cls, settings: Any, **overrides: Any) -> IndexConfig:
         # a passage longer than MAX_PASSAGE_CHARS would be cut in the prompts: neighbours fill up to it
         return cls(**{"embed_batch": settings.embedding_batch_size, "context_chars": settings.max_passage_chars,
-                      **overrides})
+                      "rerank_candidates": settings.rerank_candidates, **overrides})
 
     def batch_for(self, embedder_key: str) -> int:
         batch = max(1, self.embed_batch)

@@ -16,7 +16,10 @@ What a search does (each step measured on the dev questions, ``bench/retrieval.p
 2. the rankings are fused by weighted RRF, with a guaranteed place for each retriever's best hit
    (``fusion.rrf_many``);
 3. a question that names a chapter ("第二十七回", "chapter 27") gets that chapter's hits first;
-4. each hit becomes a passage with its neighbouring chunks of the same chapter (small-to-big), up to
+4. with a reranker server configured (``RERANK_BASE_URL``, ``rag.index.rerank``), the first
+   ``rerank_candidates`` hits are reordered by it (a named chapter's hits stay first); when it fails
+   or runs out of time, the fused order stays and a note says why;
+5. each hit becomes a passage with its neighbouring chunks of the same chapter (small-to-big), up to
    ``context_chars``; a hit already inside an earlier passage is not repeated.
 
 When the vector side fails (a corrupt or unreadable Chroma store), hybrid search answers from
@@ -27,11 +30,13 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from rag import deadline as turn_deadline
 from rag.errors import IndexError_
 from rag.index import fusion
 from rag.index.aliases import alias_queries
@@ -41,6 +46,7 @@ from rag.index.config import IndexConfig
 from rag.index.crosslingual import chinese_terms, glossary, script_of
 from rag.index.embeddings import Embedder
 from rag.index.query import named_chapters
+from rag.index.rerank import Reranker, RerankError
 from rag.index.vectors import VectorHit, VectorStore
 from rag.schemas import Passage
 
@@ -157,9 +163,10 @@ class Found:
 
 
 class Retrieval:
-    def __init__(self, vectors: VectorStore, embedder: Callable[[], Embedder]) -> None:
+    def __init__(self, vectors: VectorStore, embedder: Callable[[], Embedder], reranker: Reranker | None = None) -> None:
         self._vectors = vectors
         self._embedder = embedder
+        self._reranker = reranker
         self._matrices: dict[str, BookMatrix] = {}
         self._lock = threading.Lock()
 
@@ -246,7 +253,49 @@ class Retrieval:
                 fused = first + [hit for hit in fused if hit[0] not in keys]
                 notes.append(f"the question names chapter {named[0]}" +
                              (f"-{named[1]}" if named[1] != named[0] else "") + ": its passages come first")
+        if self._reranker is not None and len(fused) > 1:
+            fused = self._reranked(query, books, fused, max(config.rerank_candidates, k), named, notes)
         return Found(self._passages(books, fused, k, config), list(dict.fromkeys(notes)))
+
+    def _reranked(self, query: str, books: list[StoredBook], fused: fusion.Fused, n: int, named: Chapters,
+                  notes: list[str]) -> fusion.Fused:
+        """The first ``n`` hits in the reranker's order (its scores become theirs), the rest after them;
+        a named chapter's hits stay first. On any failure of the reranker: ``fused`` as it was."""
+        assert self._reranker is not None
+        by_id = {b.id: b for b in books}
+        head, tail = fused[:n], fused[n:]
+        docs = []
+        for key, _, _ in head:
+            book_id, pos = key  # type: ignore[misc]
+            chunk = by_id[book_id].chunks()[pos]
+            docs.append(f"{chunk.chapter_title}\n{chunk.text}" if chunk.chapter_title else chunk.text)
+        current = turn_deadline.current()
+        if current is not None and current.expired:
+            notes.append("no time left in the turn for the reranker: the hits keep their fused order")
+            return fused
+        started = time.perf_counter()
+        try:
+            scores = self._reranker.scores(query, docs, timeout=current.remaining() if current else None)
+            if len(scores) != len(docs):
+                raise RerankError(self._reranker.name, f"{len(scores)} scores for {len(docs)} documents.")
+        except Exception as exc:  # noqa: BLE001 - a reranker never costs the question its passages
+            message = str(exc) if isinstance(exc, RerankError) else f"reranker failed ({type(exc).__name__})"
+            log.warning("%s; the fused order is kept", message)
+            notes.append(f"{message}; the hits keep their fused order")
+            return fused
+        order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
+        ranked: fusion.Fused = [(head[i][0], float(scores[i]), head[i][2]) for i in order]
+        if named is not None:  # the chapter the question names stays first
+            chunk_of = {b.id: b.chunks() for b in books}
+
+            def outside(hit: tuple) -> bool:
+                chunk = chunk_of[hit[0][0]][hit[0][1]]
+                return not in_range(chunk, named)
+
+            ranked.sort(key=outside)
+        notes.append(f"reranked the first {len(head)} hits with {self._reranker.name} "
+                     f"({(time.perf_counter() - started) * 1000:.0f} ms)")
+        return ranked + tail
 
     @staticmethod
     def _translated(query: str, books: list[StoredBook], notes: list[str]) -> list[str]:

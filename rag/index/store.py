@@ -36,6 +36,7 @@ from rag.index.chunking import Chunk
 from rag.index.config import IndexConfig
 from rag.index.embeddings import Embedder, make_embedder
 from rag.index.loaders import load_book
+from rag.index.rerank import Reranker, make_reranker
 from rag.index.retrieval import Retrieval
 from rag.index.vectors import ChromaVectors, VectorStore, space_key
 from rag.index.worker import STATUS_EMBEDDING, STATUS_ERROR, STATUS_READY, EmbeddingWorker, Progress, notify
@@ -51,7 +52,8 @@ class BookIndex:
     ``vectors`` replaces the Chroma store (tests use an in-memory one)."""
 
     def __init__(self, settings: Settings, embedder: Embedder | None = None, *, config: IndexConfig | None = None,
-                 chroma_client: Any | None = None, vectors: VectorStore | None = None) -> None:
+                 chroma_client: Any | None = None, vectors: VectorStore | None = None,
+                 reranker: Reranker | None = None) -> None:
         self.settings = settings
         self.config = config or IndexConfig.from_settings(settings)
         self._embedder = embedder
@@ -59,7 +61,8 @@ class BookIndex:
         space = space_key(settings, embedder, self.config.strip_punctuation)
         self._vectors = vectors or ChromaVectors(settings, space, lambda: self.embedder, client=chroma_client)
         self._worker = EmbeddingWorker(self._catalog, self._vectors, lambda: self.embedder, space, self.config)
-        self._retrieval = Retrieval(self._vectors, lambda: self.embedder)
+        self._reranker = reranker if reranker is not None else make_reranker(settings)
+        self._retrieval = Retrieval(self._vectors, lambda: self.embedder, self._reranker)
         self._closed = False
 
     @property
@@ -216,9 +219,10 @@ class BookIndex:
         """Stop background embedding (it resumes later with ``resume_embedding``) and release clients."""
         self._closed = True
         self._worker.close()
-        closer = getattr(self._embedder, "close", None)
-        if callable(closer):
-            closer()
+        for client in (self._embedder, self._reranker):
+            closer = getattr(client, "close", None)
+            if callable(closer):
+                closer()
         self._vectors.close()
 
     def __enter__(self) -> BookIndex:
@@ -229,6 +233,7 @@ class BookIndex:
 
 
 def open_index(settings: Settings, embedder: Embedder | None = None, *, config: IndexConfig | None = None,
-               vectors: VectorStore | None = None) -> BookIndex:
-    """A ``BookIndex`` over ``settings.data_dir``. Cheap: nothing is read or loaded until used."""
-    return BookIndex(settings, embedder=embedder, config=config, vectors=vectors)
+               vectors: VectorStore | None = None, reranker: Reranker | None = None) -> BookIndex:
+    """A ``BookIndex`` over ``settings.data_dir``. Cheap: nothing is read or loaded until used (a
+    reranker from ``RERANK_BASE_URL`` connects on its first question)."""
+    return BookIndex(settings, embedder=embedder, config=config, vectors=vectors, reranker=reranker)

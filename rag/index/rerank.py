@@ -1,0 +1,154 @@
+"""An optional reranker: a cross-encoder behind an HTTP endpoint reorders the fused hits.
+
+The bi-encoder (e5) and BM25 see the question and a passage apart. A cross-encoder reads them
+together, which is what the dev set's remaining misses need (紧箍儿咒 → 定心真言, the white horse →
+敖闰之子: bench/retrieval.py). No such model can run on this project's own machine, so a reranker is
+a server the user already has, set with ``RERANK_BASE_URL``; without it nothing changes.
+
+Two request formats, ``RERANK_API``:
+
+- ``cohere``: ``POST {base}/rerank`` with ``{"model", "query", "documents", "top_n"}``, answered with
+  ``{"results": [{"index", "relevance_score"}]}``. Cohere, Jina, vLLM (``--task score``), Xinference,
+  infinity and SiliconFlow speak it (base URLs often end in ``/v1``).
+- ``tei``: ``POST {base}/rerank`` with ``{"query", "texts", "truncate"}``, answered with
+  ``[{"index", "score"}]`` (Hugging Face text-embeddings-inference).
+
+A reranker that fails, answers badly or is slow never costs the question its passages: retrieval
+keeps the fused order and says why in the trace (``Retrieval``). Messages name the endpoint by host,
+never the key or a URL's password.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol
+from urllib.parse import urlsplit
+
+from pydantic import SecretStr
+
+from rag.errors import ConfigError, RagError
+
+log = logging.getLogger(__name__)
+
+RerankApi = Literal["cohere", "tei"]
+APIS: tuple[str, ...] = ("cohere", "tei")
+MAX_RESPONSE_BYTES = 1024 * 1024  # scores for a few dozen documents are a few KB
+
+
+class RerankError(RagError):
+    """The reranker could not be reached or answered with something unusable. ``endpoint`` names it
+    by scheme and host (never the key)."""
+
+    def __init__(self, endpoint: str, message: str) -> None:
+        self.endpoint = endpoint
+        super().__init__(f"reranker {endpoint}: {message}")
+
+
+class Reranker(Protocol):
+    """Scores documents against a query: one float per document, higher is more relevant."""
+
+    name: str
+
+    def scores(self, query: str, documents: Sequence[str], timeout: float | None = None) -> list[float]: ...
+
+
+def endpoint_of(url: str) -> str:
+    """'https://user:pw@rerank.example:8080/v1' -> 'https://rerank.example:8080' (for messages)."""
+    parts = urlsplit(url)
+    host = parts.hostname or "?"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}"
+
+
+class HttpReranker:
+    """A rerank endpoint over HTTP (a real ``httpx`` client, made on first use)."""
+
+    def __init__(self, base_url: str, *, api_key: SecretStr | None = None, model: str | None = None,
+                 api: str = "cohere", timeout: float = 10.0) -> None:
+        base_url = (base_url or "").strip()
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError("RERANK_BASE_URL must be an http(s) URL, e.g. http://localhost:8080 or https://api.jina.ai/v1.")
+        if api not in APIS:
+            raise ConfigError(f"RERANK_API must be one of {', '.join(APIS)} (got {api!r}).")
+        self.base_url = base_url.rstrip("/")
+        self.endpoint = endpoint_of(self.base_url)
+        self.model = (model or "").strip() or None
+        self.api = api
+        self.timeout = timeout
+        self.name = self.model or self.endpoint
+        self._key = api_key.get_secret_value() if api_key is not None else ""
+        self._client: Any = None
+
+    def _body(self, query: str, documents: Sequence[str]) -> dict[str, Any]:
+        if self.api == "tei":
+            return {"query": query, "texts": list(documents), "truncate": True}
+        body: dict[str, Any] = {"query": query, "documents": list(documents), "top_n": len(documents)}
+        if self.model:
+            body["model"] = self.model
+        return body
+
+    def _parse(self, data: Any, n: int) -> list[float]:
+        items = data.get("results") if isinstance(data, dict) else data
+        if not isinstance(items, list):
+            raise RerankError(self.endpoint, "the answer holds no list of results.")
+        scores: list[float | None] = [None] * n
+        for item in items:
+            if not isinstance(item, dict):
+                raise RerankError(self.endpoint, "a result is not an object.")
+            index, score = item.get("index"), item.get("relevance_score", item.get("score"))
+            if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n:
+                raise RerankError(self.endpoint, f"a result has an invalid index ({index!r}).")
+            if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
+                raise RerankError(self.endpoint, f"a result has an invalid score ({score!r}).")
+            scores[index] = float(score)
+        missing = sum(1 for s in scores if s is None)
+        if missing:
+            raise RerankError(self.endpoint, f"{missing} of {n} documents came back without a score.")
+        return [s for s in scores if s is not None]
+
+    def scores(self, query: str, documents: Sequence[str], timeout: float | None = None) -> list[float]:
+        """One score per document (higher is more relevant). Raises ``RerankError``."""
+        if not documents:
+            return []
+        import httpx
+
+        if self._client is None:
+            headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
+            self._client = httpx.Client(headers=headers, follow_redirects=False)
+        wait = self.timeout if timeout is None else max(0.05, min(self.timeout, timeout))
+        try:
+            response = self._client.post(f"{self.base_url}/rerank", json=self._body(query, documents), timeout=wait)
+        except httpx.TimeoutException as exc:
+            raise RerankError(self.endpoint, f"no answer within {wait:.1f} s.") from exc
+        except httpx.HTTPError as exc:
+            raise RerankError(self.endpoint, f"unreachable ({type(exc).__name__}).") from exc
+        if response.status_code in (401, 403):
+            raise RerankError(self.endpoint, f"HTTP {response.status_code}: check RERANK_API_KEY.")
+        if response.status_code != 200:
+            raise RerankError(self.endpoint, f"HTTP {response.status_code}.")
+        if len(response.content) > MAX_RESPONSE_BYTES:
+            raise RerankError(self.endpoint, f"the answer is larger than {MAX_RESPONSE_BYTES // 1024} KB.")
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise RerankError(self.endpoint, "the answer is not JSON.") from exc
+        return self._parse(data, len(documents))
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __repr__(self) -> str:
+        return f"HttpReranker({self.endpoint!r}, model={self.model!r}, api={self.api!r})"
+
+
+def make_reranker(settings: Any) -> HttpReranker | None:
+    """The reranker ``settings`` ask for (``RERANK_BASE_URL``), or None."""
+    if not settings.rerank_base_url:
+        return None
+    return HttpReranker(settings.rerank_base_url, api_key=settings.rerank_api_key, model=settings.rerank_model,
+                        api=settings.rerank_api, timeout=settings.rerank_timeout)
