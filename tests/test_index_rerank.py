@@ -38,6 +38,7 @@ class RerankStub:
     def __init__(self, score: Callable[[str, str], float], fmt: str = "cohere") -> None:
         self.score, self.fmt = score, fmt
         self.status, self.delay, self.raw = 200, 0.0, None  # type: int, float, bytes | None
+        self.trickle = 0.0  # seconds between the bytes of the body
         self.requests: list[dict[str, Any]] = []
         stub = self
 
@@ -63,7 +64,13 @@ class RerankStub:
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
-                    self.wfile.write(data)
+                    if stub.trickle:
+                        for i in range(len(data)):
+                            self.wfile.write(data[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(stub.trickle)
+                    else:
+                        self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
@@ -142,6 +149,11 @@ def test_a_slow_reranker_times_out(stub: RerankStub) -> None:
     assert time.monotonic() - started < 1.5
     with pytest.raises(RerankError, match=r"no answer within 0\.2 s"):  # a shorter time left wins
         HttpReranker(stub.url, timeout=5).scores("q", ["a"], timeout=0.2)
+    stub.delay, stub.trickle = 0.0, 0.1  # headers at once, then a byte every 0.1 s: each read is quick
+    started = time.monotonic()
+    with pytest.raises(RerankError, match=r"no answer within 0\.5 s"):
+        HttpReranker(stub.url, timeout=0.5).scores("q", ["a"])
+    assert time.monotonic() - started < 1.2
 
 
 def test_unreachable_and_misconfigured() -> None:

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
+from rag import deadline as turn_deadline
 from rag.errors import ConfigError, RagError
 
 log = logging.getLogger(__name__)
@@ -81,6 +83,7 @@ class HttpReranker:
         self.name = self.model or self.endpoint
         self._key = api_key.get_secret_value() if api_key is not None else ""
         self._client: Any = None
+        self._lock = threading.Lock()  # searches run in several threads: one client
 
     def _body(self, query: str, documents: Sequence[str]) -> dict[str, Any]:
         if self.api == "tei":
@@ -115,13 +118,18 @@ class HttpReranker:
             return []
         import httpx
 
-        if self._client is None:
-            headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
-            self._client = httpx.Client(headers=headers, follow_redirects=False)
+        with self._lock:
+            if self._client is None:
+                headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
+                self._client = httpx.Client(headers=headers, follow_redirects=False)
+            client = self._client
         wait = self.timeout if timeout is None else max(0.05, min(self.timeout, timeout))
-        try:
-            response = self._client.post(f"{self.base_url}/rerank", json=self._body(query, documents), timeout=wait)
-        except httpx.TimeoutException as exc:
+        body = self._body(query, documents)
+        try:  # the whole exchange within ``wait``, however slowly a server trickles its answer
+            response = turn_deadline.call_before(
+                lambda: client.post(f"{self.base_url}/rerank", json=body, timeout=wait),
+                turn_deadline.Deadline.after(wait), "rerank")
+        except (httpx.TimeoutException, turn_deadline.DeadlineExceeded) as exc:
             raise RerankError(self.endpoint, f"no answer within {wait:.1f} s.") from exc
         except httpx.HTTPError as exc:
             raise RerankError(self.endpoint, f"unreachable ({type(exc).__name__}).") from exc
@@ -138,9 +146,10 @@ class HttpReranker:
         return self._parse(data, len(documents))
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
     def __repr__(self) -> str:
         return f"HttpReranker({self.endpoint!r}, model={self.model!r}, api={self.api!r})"
