@@ -256,7 +256,8 @@ def test_a_failing_reranker_keeps_the_fused_order(tmp_path: Path, stub: RerankSt
     outcome = idx.search(QUESTION, k=4, mode="hybrid")
     assert [(p.id, p.text) for p in outcome.passages] == [(p.id, p.text) for p in plain.passages]
     note = next(n for n in outcome.notes if "fused order" in n)
-    assert {"status": "HTTP 500", "slow": "no answer within 0.3 s", "raises": "reranker failed (RuntimeError)"}[trouble] in note
+    assert note.startswith("reranking failed (reranker ")  # the trace shows it as a warning
+    assert {"status": "HTTP 500", "slow": "no answer within 0.3 s", "raises": "broken: RuntimeError"}[trouble] in note
     assert KEY not in note
 
 
@@ -269,3 +270,23 @@ def test_no_time_left_in_the_turn_no_request(tmp_path: Path, stub: RerankStub) -
     with deadline.scope(deadline.Deadline.after(30)):
         idx.search(QUESTION, k=4, mode="keyword")
     assert len(stub.requests) == 1
+
+
+def test_the_trace_shows_reranking_and_its_failure(tmp_path: Path, stub: RerankStub) -> None:
+    from rag.deps import Deps
+    from rag.events import run_turn
+    from rag.graph import build_graph
+
+    def notices(index: BookIndex) -> list[dict[str, Any]]:
+        graph = build_graph(Deps(settings=make_settings(), llm=None, retriever=index))
+        values = list(run_turn(graph, QUESTION, thread_id="t"))[-1].values
+        assert values["passages"]
+        return [n for n in values["notices"] if "rerank" in n["message"]]
+
+    good = make(tmp_path / "good", rerank_base_url=stub.url)
+    assert [n["level"] for n in notices(good)] == ["info"]
+    stub.status = 502
+    bad = make(tmp_path / "bad", rerank_base_url=stub.url, rerank_api_key=KEY)
+    shown = notices(bad)
+    assert [n["level"] for n in shown] == ["warning"] and "HTTP 502" in shown[0]["message"]
+    assert KEY not in repr(shown)

@@ -279,9 +279,9 @@ class Retrieval:
             if len(scores) != len(docs):
                 raise RerankError(self._reranker.name, f"{len(scores)} scores for {len(docs)} documents.")
         except Exception as exc:  # noqa: BLE001 - a reranker never costs the question its passages
-            message = str(exc) if isinstance(exc, RerankError) else f"reranker failed ({type(exc).__name__})"
-            log.warning("%s; the fused order is kept", message)
-            notes.append(f"{message}; the hits keep their fused order")
+            message = str(exc) if isinstance(exc, RerankError) else f"reranker {self._reranker.name}: {type(exc).__name__}"
+            log.warning("reranking failed (%s); the fused order is kept", message)
+            notes.append(f"reranking failed ({message}); the hits keep their fused order")  # "failed": a warning
             return fused
         order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
         ranked: fusion.Fused = [(head[i][0], float(scores[i]), head[i][2]) for i in order]
