@@ -124,6 +124,16 @@ def concurrent_latency(index: Any, book_id: str, cases: list[Any], mode: str, wo
             "p95_ms": round(percentile(latencies, 0.95) * 1000, 1)}
 
 
+def depth_recall(index: Any, book_id: str, cases: list[Any], depths: tuple[int, ...] = (20, 30, 50)) -> dict[str, float]:
+    """Default hybrid chunk recall at larger k: how many questions have their evidence in the first
+    20 / 30 / 50 passages, the most a reranker over that many candidates could bring to the top 5."""
+    first: list[int | None] = []
+    for case in cases:
+        texts = [p.text for p in index.search(case.question, k=max(depths), book_id=book_id, mode="hybrid").passages]
+        first.append(next((i + 1 for i in range(len(texts)) if case.found(texts[: i + 1])), None))
+    return {f"chunk@{d}": round(sum(1 for r in first if r is not None and r <= d) / len(cases), 3) for d in depths}
+
+
 def rewrite_all(cases: list[Any], llm_url: str, model: str | None, book_title: str,
                 out_path: Path | None = None) -> dict[str, Any]:
     """The model's rewritten queries for the cases, as retrieve_local asks for them (temperature 0),
@@ -248,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rerank-url", help="RERANK_BASE_URL: rerank every row with this server (rag/index/rerank.py)")
     parser.add_argument("--rerank-model", help="RERANK_MODEL")
     parser.add_argument("--rerank-api", choices=["cohere", "tei"], default="cohere", help="RERANK_API")
+    parser.add_argument("--depths", action="store_true",
+                        help="also default recall at 20/30/50 passages (a reranker's ceiling)")
     parser.add_argument("--only", help="comma-separated row names to run (default: all)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
@@ -323,6 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     index.config = IndexConfig()
     use_keywords(index, info.id, 3)
     concurrency = {mode: concurrent_latency(index, info.id, cases, mode) for mode in ("hybrid", "keyword")}
+    depths = depth_recall(index, info.id, cases) if args.depths else {}
     rewrite: dict[str, Any] = {}
     if args.llm_url or args.rewrites:
         if args.llm_url:
@@ -349,6 +362,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print_table(rows, ["change", *[f"{g}@5" for g in GROUPS], *[f"{g}@10" for g in GROUPS], "twins@5", "english_gap@5"])
     print(f"\n4 concurrent queries: {concurrency}")
+    if depths:
+        print(f"default hybrid, evidence within the first 20 / 30 / 50 passages: {depths}")
     if embedding:
         print(f"while {embedding['other_book']} embeds in this process: {embedding}")
     if rewrite:
@@ -356,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or RESULTS / "retrieval.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"cases": str(args.cases.relative_to(ROOT)) if args.cases.is_relative_to(ROOT) else str(args.cases),
-                               "rows": rows, "concurrent": concurrency, "while_embedding": embedding,
+                               "rows": rows, "concurrent": concurrency, "while_embedding": embedding, "depths": depths,
                                "rewrite": rewrite, "chunks": info.chunks,
                                "embedder": args.embedder, "embed_engine": args.embed_engine,
                                "embed_query_int8": settings.embed_query_int8, "load": os.getloadavg()[0],
