@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -132,12 +133,8 @@ class Settings(BaseSettings):
     @field_validator("rerank_base_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
-        from urllib.parse import urlsplit
-
-        if value is not None:
-            parts = urlsplit(value.strip())
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise ValueError("must be an http(s) URL, e.g. http://localhost:8080 or https://api.jina.ai/v1")
+        if value is not None and not is_http_url(value):
+            raise ValueError("must be an http(s) URL, e.g. http://localhost:8080 or https://api.jina.ai/v1")
         return value
 
     @field_validator("allow_session_endpoints", "shared_library", mode="before")
@@ -169,6 +166,15 @@ def web_enabled(has_search: bool, max_web_rounds: int) -> bool:
     """The one definition of "answers may search the web": there is a search provider (a configured
     one for ``Settings``, an injected client for ``Deps``) and at least one web round is allowed."""
     return has_search and max_web_rounds > 0
+
+
+def is_http_url(value: str) -> bool:
+    """Whether ``value`` is an http(s) URL with a host."""
+    try:
+        parts = urlsplit(value.strip())
+        return parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        return False
 
 
 def load_settings(**overrides: object) -> Settings:

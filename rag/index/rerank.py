@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 from pydantic import SecretStr
 
 from rag import deadline as turn_deadline
+from rag.config import is_http_url
 from rag.errors import ConfigError, RagError
 
 log = logging.getLogger(__name__)
@@ -70,8 +71,7 @@ class HttpReranker:
     def __init__(self, base_url: str, *, api_key: SecretStr | None = None, model: str | None = None,
                  api: str = "cohere", timeout: float = 10.0) -> None:
         base_url = (base_url or "").strip()
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        if not is_http_url(base_url):
             raise ConfigError("RERANK_BASE_URL must be an http(s) URL, e.g. http://localhost:8080 or https://api.jina.ai/v1.")
         if api not in APIS:
             raise ConfigError(f"RERANK_API must be one of {', '.join(APIS)} (got {api!r}).")
