@@ -65,6 +65,11 @@ def use_keywords(index: Any, book_id: str, version: int) -> None:
     book._loaded = (chunks, KeywordIndex.build(texts, characters=version >= 3), {c.id: i for i, c in enumerate(chunks)})
 
 
+def first_evidence_rank(case: Any, texts: list[str]) -> int | None:
+    """The k of the first top k of ``texts`` that holds the case's evidence (None: not within them)."""
+    return next((i + 1 for i in range(len(texts)) if case.found(texts[: i + 1])), None)
+
+
 def run_cases(index: Any, book_id: str, cases: list[Any], mode: str, repeat: int,
               rewrites: dict[str, list[str]] | None = None) -> dict[str, Any]:
     k_max = max(KS)
@@ -80,7 +85,7 @@ def run_cases(index: Any, book_id: str, cases: list[Any], mode: str, repeat: int
             latencies.append(time.perf_counter() - t0)
         passages = outcome.passages
         texts = [p.text for p in passages]
-        first = next((i + 1 for i in range(len(texts)) if case.found(texts[: i + 1])), None)
+        first = first_evidence_rank(case, texts)
         chapter = next((i + 1 for i, p in enumerate(passages) if p.chapter_num in case.gold_chapters), None)
         rows.append({"id": case.id, "group": case.group, "twin": case.twin, "first_evidence_rank": first,
                      "first_gold_chapter_rank": chapter, "chars@5": sum(len(t) for t in texts[:5])})
@@ -130,7 +135,7 @@ def depth_recall(index: Any, book_id: str, cases: list[Any], depths: tuple[int, 
     first: list[int | None] = []
     for case in cases:
         texts = [p.text for p in index.search(case.question, k=max(depths), book_id=book_id, mode="hybrid").passages]
-        first.append(next((i + 1 for i in range(len(texts)) if case.found(texts[: i + 1])), None))
+        first.append(first_evidence_rank(case, texts))
     return {f"chunk@{d}": round(sum(1 for r in first if r is not None and r <= d) / len(cases), 3) for d in depths}
 
 

@@ -16,6 +16,7 @@ from rag.schemas import JudgeMode
 
 StructuredMethod = Literal["function_calling", "json_mode", "json_schema"]
 RetrievalMode = Literal["hybrid", "vector", "keyword"]
+RerankApi = Literal["cohere", "tei"]  # request formats of a reranker server (rag/index/rerank.py)
 
 
 class Settings(BaseSettings):
@@ -82,7 +83,7 @@ class Settings(BaseSettings):
     rerank_base_url: str | None = None
     rerank_api_key: SecretStr | None = None
     rerank_model: str | None = None
-    rerank_api: Literal["cohere", "tei"] = "cohere"
+    rerank_api: RerankApi = "cohere"
     rerank_candidates: int = Field(default=30, ge=1, le=100)
     rerank_timeout: float = Field(default=10.0, gt=0)
 

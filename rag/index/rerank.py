@@ -24,19 +24,18 @@ import logging
 import math
 import threading
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol, get_args
 from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
 from rag import deadline as turn_deadline
-from rag.config import is_http_url
+from rag.config import RerankApi, is_http_url
 from rag.errors import ConfigError, RagError
 
 log = logging.getLogger(__name__)
 
-RerankApi = Literal["cohere", "tei"]
-APIS: tuple[str, ...] = ("cohere", "tei")
+APIS: tuple[str, ...] = get_args(RerankApi)
 MAX_RESPONSE_BYTES = 1024 * 1024  # scores for a few dozen documents are a few KB
 
 

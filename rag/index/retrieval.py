@@ -40,7 +40,7 @@ from rag import deadline as turn_deadline
 from rag.errors import IndexError_
 from rag.index import fusion
 from rag.index.aliases import alias_queries
-from rag.index.catalog import StoredBook
+from rag.index.catalog import StoredBook, keyword_text
 from rag.index.chunking import Chunk
 from rag.index.config import IndexConfig
 from rag.index.crosslingual import chinese_terms, glossary, script_of
@@ -264,11 +264,8 @@ class Retrieval:
         assert self._reranker is not None
         by_id = {b.id: b for b in books}
         head, tail = fused[:n], fused[n:]
-        docs = []
-        for key, _, _ in head:
-            book_id, pos = key  # type: ignore[misc]
-            chunk = by_id[book_id].chunks()[pos]
-            docs.append(f"{chunk.chapter_title}\n{chunk.text}" if chunk.chapter_title else chunk.text)
+        chunks = [by_id[book_id].chunks()[pos] for (book_id, pos), _, _ in head]  # type: ignore[misc]
+        docs = [keyword_text(c) for c in chunks]  # chapter title, then the chunk's text
         current = turn_deadline.current()
         if current is not None and current.expired:
             notes.append("no time left in the turn for the reranker: the hits keep their fused order")
@@ -283,16 +280,10 @@ class Retrieval:
             log.warning("reranking failed (%s); the fused order is kept", message)
             notes.append(f"reranking failed ({message}); the hits keep their fused order")  # "failed": a warning
             return fused
-        order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
+        # best score first (ties in fused order); the chapter the question names stays first
+        order = sorted(range(len(head)), key=lambda i: (named is not None and not in_range(chunks[i], named),
+                                                        -scores[i], i))
         ranked: fusion.Fused = [(head[i][0], float(scores[i]), head[i][2]) for i in order]
-        if named is not None:  # the chapter the question names stays first
-            chunk_of = {b.id: b.chunks() for b in books}
-
-            def outside(hit: tuple) -> bool:
-                chunk = chunk_of[hit[0][0]][hit[0][1]]
-                return not in_range(chunk, named)
-
-            ranked.sort(key=outside)
         notes.append(f"reranked the first {len(head)} hits with {self._reranker.name} "
                      f"({(time.perf_counter() - started) * 1000:.0f} ms)")
         return ranked + tail
