@@ -68,8 +68,8 @@ def recheck(report: dict[str, Any], cases_file: str, corpus_dir: str | None = No
             if claimed:
                 reply = EvidenceJudgement(reason=stored["reason"].split(" [code:")[0], parts=claimed,
                                           enough=bool(stored["model_enough"]), confidence=stored["confidence"])
-                parts = check_parts(claimed, sources_of(case.passages(), (), 1200))
-                evaluation = decide(reply, parts, stored["mode"])
+                parts = check_parts(claimed, sources_of(case.passages(), (), 1200), case.question)
+                evaluation = decide(reply, parts, stored["mode"], case.question)
             else:
                 evaluation = Evaluation.model_validate(stored)
         outcomes.append(JudgeOutcome(case=case, predicted_enough=bool(evaluation and evaluation.enough),

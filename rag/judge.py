@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from rag import prompts
 from rag.errors import LLMError
-from rag.evidence import Source, split_sentences, verify_part
+from rag.evidence import Source, question_left_out, split_sentences, verify_part
 from rag.lang import book_title_marks
 from rag.llm import failure_kind, structured_invoke
 from rag.schemas import (
@@ -143,10 +143,15 @@ def judge_messages(question: str, context: str, *, mode: JudgeMode = "evidence",
     else:
         system = prompts.EVIDENCE_SYSTEM.replace("{quote_rule}", prompts.EVIDENCE_QUOTE_RULE)
         user, examples = prompts.EVIDENCE_USER, prompts.EVIDENCE_EXAMPLES
-    messages: list[BaseMessage] = [SystemMessage(system.format(web_query_rule=web_query_rule))]
+    # The web-query rule is the verdict prompt's rule 7 and the evidence prompt's step 5; the worked
+    # "not enough" example asks for a web query unless the rule says no search is possible.
+    rule = web_query_rule.replace("{web_query_step}", "7" if mode == "verdict" else "5")
+    example_query = "null" if web_query_rule == prompts.WEB_QUERY_RULE_NONE else '"mill fire year burned down"'
+    messages: list[BaseMessage] = [SystemMessage(system.format(web_query_rule=rule))]
     if few_shot:
         for q, ctx, reply in examples:
-            messages += [HumanMessage(user.format(question=q, context=ctx)), AIMessage(reply)]
+            messages += [HumanMessage(user.format(question=q, context=ctx)),
+                         AIMessage(reply.replace("{example_web_query}", example_query))]
     messages.append(HumanMessage(user.format(question=question, context=context)))
     return messages
 
@@ -192,24 +197,29 @@ class Judged:
     invalid: bool = False  # no usable reply (the evaluation is the conservative default)
 
 
-def check_parts(parts: Sequence[ClaimedPart], sources: Sequence[Source]) -> list[PartResult]:
+def check_parts(parts: Sequence[ClaimedPart], sources: Sequence[Source], question: str = "") -> list[PartResult]:
     results = []
     for claimed in parts:
-        check = verify_part(claimed.part, claimed.answer, claimed.source, claimed.quote, sources)
+        check = verify_part(claimed.part, claimed.answer, claimed.source, claimed.quote, sources, question=question)
         results.append(PartResult(part=claimed.part, answer=claimed.answer, source=claimed.source,
                                   quote=claimed.quote, status=check.status, detail=check.detail,
                                   matched_source=check.matched_source, span=check.span, origin=check.origin))
     return results
 
 
-def decide(claimed: EvidenceJudgement, parts: list[PartResult], mode: JudgeMode) -> Evaluation:
-    """The verdict code stands behind: every part verified (and, guarded, the model agreeing)."""
+def decide(claimed: EvidenceJudgement, parts: list[PartResult], mode: JudgeMode, question: str = "") -> Evaluation:
+    """The verdict code stands behind: every part verified, the parts together the whole question
+    (and, guarded, the model agreeing)."""
     verified = bool(parts) and all(p.status == "verified" for p in parts)
-    enough = verified and (claimed.enough if mode == "guarded" else True)
     missing = [f"{p.part} ({'not found' if p.status == 'not_found' else 'unverified'})"
                for p in parts if p.status != "verified"]
     if not parts:
         missing = ["(the judge named no part of the question)"]
+    left_out = question_left_out(question, [p.part for p in parts]) if question else []
+    if verified and left_out:
+        verified = False
+        missing += [f"{s} (not examined by the judge)" for s in left_out]
+    enough = verified and (claimed.enough if mode == "guarded" else True)
     reason = claimed.reason
     if claimed.enough and not verified:
         reason = f"{reason} [code: the claimed evidence did not verify]"
@@ -242,7 +252,7 @@ def judge(judge_llm: Any, question: str, passages: Sequence[Passage], web_result
     if mode == "verdict":
         return Judged(reply.model_copy(update={"mode": "verdict", "model_enough": reply.enough}), errors)
     claimed = [_resolve_ids(p, ids) for p in reply.parts] if ids else reply.parts
-    parts = check_parts(claimed, sources)
+    parts = check_parts(claimed, sources, question)
     if relevance:
         for i, p in enumerate(parts):
             if p.status == "verified":
@@ -255,4 +265,4 @@ def judge(judge_llm: Any, question: str, passages: Sequence[Passage], web_result
                     parts[i] = p.model_copy(update={"status": "unverified",
                                                     "detail": f"{p.detail}; relevance check: the quote does not "
                                                               "state the answer"})
-    return Judged(decide(reply, parts, mode), errors)
+    return Judged(decide(reply, parts, mode, question), errors)

@@ -52,6 +52,24 @@ def route_messages(question: str, book_title: str | None = None) -> list[BaseMes
             HumanMessage(prompts.ROUTE_USER.format(question=question))]
 
 
+def answer_messages(question: str, lang: str, book_context: str, web_context: str = "", *,
+                    missing: list[str] | None = None) -> list[BaseMessage]:
+    """The answer writer's prompt (shared by ``generate`` and the benchmark's prompt renderer).
+    ``missing``: None for a full answer; the judge's missing points (maybe none) for a partial one."""
+    partial_note = ""
+    if missing is not None:
+        partial_note = "\n" + prompts.GENERATE_PARTIAL_NOTE.format(
+            missing="; ".join(missing) if missing else "(not specified by the judge)",
+            missing_heading=prompts.text("missing_heading", lang))
+    return [
+        SystemMessage(prompts.GENERATE_SYSTEM.format(language=language_name(lang),
+                                                     cannot_confirm=prompts.text("cannot_confirm", lang))),
+        HumanMessage(prompts.GENERATE_USER.format(
+            question=question, book_context=book_context or prompts.text("no_book_context", lang),
+            web_context=web_context or prompts.text("no_web_context", lang), partial_note=partial_note)),
+    ]
+
+
 def web_allowed(state: GraphState, web_enabled: bool) -> bool:
     """The web may be searched for this question: it is enabled, and there is no spoiler limit or
     the user allowed web results despite it (they are then marked as possible spoilers)."""
@@ -391,21 +409,8 @@ class Nodes:
         evaluations = state.get("evaluations") or []
         last = evaluations[-1] if evaluations else None
         mode = "full" if last is not None and last.enough else "partial"
-        partial_note = ""
-        if mode == "partial":
-            missing = "; ".join(last.missing) if last and last.missing else "(not specified by the judge)"
-            partial_note = "\n" + prompts.GENERATE_PARTIAL_NOTE.format(
-                missing=missing, missing_heading=prompts.text("missing_heading", lang))
-        web_context = state.get("web_context") or ""
-        messages = [
-            SystemMessage(prompts.GENERATE_SYSTEM.format(language=language_name(lang),
-                                                         cannot_confirm=prompts.text("cannot_confirm", lang))),
-            HumanMessage(prompts.GENERATE_USER.format(
-                question=question,
-                book_context=state.get("local_context") or prompts.text("no_book_context", lang),
-                web_context=web_context or prompts.text("no_web_context", lang),
-                partial_note=partial_note)),
-        ]
+        messages = answer_messages(question, lang, state.get("local_context") or "", state.get("web_context") or "",
+                                   missing=None if mode == "full" else (last.missing if last else []))
         notices: list[Notice] = []
         try:
             streamed = self._stream_answer(messages)

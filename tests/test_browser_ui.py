@@ -260,21 +260,21 @@ def test_browser_full_flow(served):
             verify = page.locator('#rag-trace li.trace-entry[data-node="verify_answer"]')
             expect(verify.locator(".checks-summary")).to_contain_text("4 句中 2 句有来源支持")
 
-            # the answer's sentences: supported, supported, uncited, unsupported; one summary line
+            # the answer's sentences: supported, supported, unsupported, uncited; one summary line
             answer = bot_answer(page)
             kinds = answer.locator(".sent").evaluate_all("els => els.map(e => e.className)")
-            assert [k.split()[1] for k in kinds] == ["sent-supported", "sent-supported", "sent-uncited",
-                                                     "sent-unsupported"], kinds
+            assert [k.split()[1] for k in kinds] == ["sent-supported", "sent-supported", "sent-unsupported",
+                                                     "sent-uncited"], kinds
             assert "origin-book" in kinds[0] and "origin-web" in kinds[1]
             expect(answer.locator(".answer-summary")).to_have_text(
                 "⚠ 4 句中 2 句有来源支持（1 句来源不支持，1 句未注明来源）")
             unsupported = answer.locator(".sent-unsupported")
-            expect(unsupported).to_have_attribute("title", "来源不支持：所引来源中没有：100")
+            expect(unsupported).to_have_attribute("title", "来源不支持：所引来源中没有：第100")
             expect(unsupported.locator("a.cite")).to_have_class(re.compile("cite-unsupported"))
             expect(answer.locator(".sent-supported a.cite-book")).not_to_have_class(re.compile("cite-unsupported"))
             unsupported.focus()  # the reason on keyboard focus too, not only on hover
             tip = unsupported.evaluate("e => getComputedStyle(e, '::after').content")
-            assert "所引来源中没有：100" in tip, tip
+            assert "所引来源中没有：第100" in tip, tip
 
             # the copy button copies the answer as it reads, not its markup
             page.locator("#rag-chat .message-buttons button").last.click()

@@ -35,7 +35,8 @@ GOOD = [part("谁传授", "须菩提祖师", 1, "须菩提祖师半夜传授悟�
 
 def run(replies: list[Any], mode: str = "evidence", **kwargs: Any):
     model = ScriptedChatModel(replies=replies)
-    result = judge(model, QUESTION, PASSAGES, kwargs.pop("web", []), context=format_book_context(PASSAGES),
+    result = judge(model, kwargs.pop("question", QUESTION), PASSAGES, kwargs.pop("web", []),
+                   context=format_book_context(PASSAGES),
                    mode=mode, **kwargs)  # type: ignore[arg-type]
     return result, model
 
@@ -86,8 +87,8 @@ def test_verdict_mode_passes_the_model_through() -> None:
 
 
 def test_a_quote_found_in_a_web_source_counts_as_web() -> None:
-    web_part = part("第几集", "9", 3, "The 1986 series shows it in episode 9")
-    result, _ = run([evidence(True, GOOD[0], web_part)], web=WEB)
+    web_part = part("电视剧第几集演的", "9", 3, "The 1986 series shows it in episode 9")
+    result, _ = run([evidence(True, GOOD[0], web_part)], web=WEB, question="谁传授悟空筋斗云？电视剧第几集演的？")
     assert result.evaluation.enough and result.evaluation.parts[1].origin == "web"
 
 

@@ -65,7 +65,7 @@ def test_ask_json_returns_everything_about_the_answer(live):
     assert result["evaluations"][1]["model_enough"] is True and result["evaluations"][1]["mode"] == "evidence"
     assert [p["n"] for p in result["passages"]] == [1, 2] and result["passages"][0]["retriever"] == "hybrid"
     assert [w["url"] for w in result["web_sources"]][:2] == [WEB[0].url, WEB[1].url]
-    assert [c["status"] for c in result["sentence_checks"]] == ["supported", "supported", "uncited", "unsupported"]
+    assert [c["status"] for c in result["sentence_checks"]] == ["supported", "supported", "unsupported", "uncited"]
     assert [t["node"] for t in result["trace"]][-1] == "verify_answer"
 
 
@@ -107,7 +107,7 @@ def test_the_readme_example_runs_against_the_app(live):
     lines = [line for line in out.getvalue().splitlines() if not line.startswith("Loaded as API")]
     assert lines[0] == f"full {ANSWER}"
     assert lines[1:5] == [f"{s} {t}" for s, t in zip(
-        ["supported", "supported", "uncited", "unsupported"], re.findall(r"[^。]+。", ANSWER), strict=True)]
+        ["supported", "supported", "unsupported", "uncited"], re.findall(r"[^。]+。", ANSWER), strict=True)]
     assert lines[-1] == f"{len(ANSWER)} characters so far" and len(lines) > 6  # streamed in several steps
 
 

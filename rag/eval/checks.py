@@ -18,7 +18,7 @@ from typing import Any
 
 from rag.eval.cases import Case
 from rag.eval.metrics import ratio
-from rag.evidence import Source, check_answer, normalize, verify_part
+from rag.evidence import Source, check_answer, citations_of, normalize, verify_part
 from rag.judge import sources_of
 
 _CLAUSE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;]?")
@@ -74,6 +74,7 @@ def _forge_char(answer: str) -> str:
 
 _CN_NEXT = dict(zip("一二三四五六七八九", "二三四五六七八九八", strict=True))
 _LIST_MARKER = re.compile(r"^\s*\d+[.)、]\s*")
+_ITEM_MARKER = re.compile(r"^\s*(?:[-*+•]\s*)?(?:\d+[.)、]|[一二三四五六七八九十]+、)?\s*")
 
 
 def _change_number(text: str) -> str | None:
@@ -126,7 +127,7 @@ TAMPERS: dict[str, Tamper] = {"answer_char": _t_answer_char, "quote_char_in_answ
 def tamper_report(cases: Sequence[Case], max_chars: int = 1200) -> dict[str, Any]:
     """Verified baseline per answerable case, and per tampering how many flipped to not enough."""
     built = [e for e in (evidence_of(c, max_chars) for c in cases) if e is not None]
-    answers = [a for e in built for _, a, _, _ in e.parts]
+    answers = [(e.case.id, a) for e in built for _, a, _, _ in e.parts]
     baseline = [e for e in built if _all_verified(e.parts, e.sources)]
     rows: dict[str, dict[str, Any]] = {}
     failures: list[dict[str, Any]] = []
@@ -134,7 +135,7 @@ def tamper_report(cases: Sequence[Case], max_chars: int = 1200) -> dict[str, Any
         tried = flipped = 0
         for e in baseline:
             for i, part in enumerate(e.parts):
-                changed = tamper(part, [a for a in answers if a != part[1]])
+                changed = tamper(part, [a for cid, a in answers if cid != e.case.id])
                 if changed is None or changed == part:
                     continue
                 tried += 1
@@ -207,3 +208,152 @@ def seeded_report(cases: Sequence[Case], max_chars: int = 1200) -> dict[str, Any
     return {"answers": len(built), "clean_sentences": clean_sentences, "false_flags": clean_flags,
             "false_flag_rate": ratio(clean_flags, clean_sentences), "seeded": seeded,
             "flagged_rate": ratio(total_flagged, total_tried), "missed": misses}
+
+
+# --------------------------------------------------------------------------- on recorded model replies
+def _verified_case(case: Case, reply: dict[str, Any], max_chars: int) -> tuple[list[tuple[str, str, int, str]],
+                                                                              list[Source]] | None:
+    """The parts of a recorded evidence reply and the case's sources, when code verifies the case."""
+    from rag.judge import check_parts, decide
+    from rag.schemas import EvidenceJudgement
+
+    try:
+        judged = EvidenceJudgement.model_validate(reply)
+    except ValueError:
+        return None
+    sources = sources_of(case.passages(), (), max_chars)
+    results = check_parts(judged.parts, sources, case.question)
+    if not decide(judged, results, "evidence", case.question).enough:
+        return None
+    return [(p.part, p.answer, p.source or 0, p.quote) for p in judged.parts], sources
+
+
+def _still_enough(case: Case, parts: Sequence[tuple[str, str, int, str]], sources: Sequence[Source]) -> bool:
+    from rag.judge import check_parts, decide
+    from rag.schemas import ClaimedPart, EvidenceJudgement
+
+    claimed = [ClaimedPart(part=p, answer=a, source=s or None, quote=q) for p, a, s, q in parts]
+    reply = EvidenceJudgement(reason="tampered", parts=claimed, enough=True)
+    return decide(reply, check_parts(claimed, sources, case.question), "evidence", case.question).enough
+
+
+def tamper_replies(cases: Sequence[Case], replies: dict[tuple[str, str, int], Any],
+                   max_chars: int = 1200) -> dict[str, Any]:
+    """Every answerable case whose recorded evidence reply code verifies, tampered part by part (the
+    answer changed by one character in answer and quote, the quote changed inside the answer, the
+    answer swapped for another case's, a number changed): each tampered case must flip to not enough."""
+    verified = []
+    for case in cases:
+        reply = replies.get((case.id, "judge-evidence", 1))
+        if case.label_enough and isinstance(reply, dict):
+            found = _verified_case(case, reply, max_chars)
+            if found:
+                verified.append((case, *found))
+    answers = [(case.id, a) for case, parts, _ in verified for _, a, _, _ in parts]
+    rows: dict[str, dict[str, Any]] = {}
+    failures: list[dict[str, Any]] = []
+    for name, tamper in TAMPERS.items():
+        tried = flipped = 0
+        for case, parts, sources in verified:
+            for i, part in enumerate(parts):
+                if normalize(part[1]).text not in normalize(part[3]).text and name != "answer_swapped":
+                    continue  # a paraphrased answer: the in-quote tampers do not apply
+                changed = tamper(part, [a for cid, a in answers if cid != case.id])
+                if changed is None or changed == part:
+                    continue
+                tried += 1
+                if _still_enough(case, [*parts[:i], changed, *parts[i + 1:]], sources):
+                    failures.append({"case": case.id, "tamper": name, "part": changed})
+                else:
+                    flipped += 1
+        rows[name] = {"tried": tried, "flipped": flipped, "rate": ratio(flipped, tried)}
+    return {"answerable": sum(1 for c in cases if c.label_enough), "verified": len(verified),
+            "tampers": rows, "not_flipped": failures}
+
+
+_NAME_SWAPS = ("赵云", "吕布", "周瑜", "沙僧", "牛魔王", "太上老君", "司马懿", "红孩儿")
+
+
+def _seed_name(sentence: str, haystack: str) -> str | None:
+    """The sentence with a name it uses (any of the name table's) replaced by one its sources never use."""
+    from rag.checks.text import NAMES, content
+
+    norm_terms = [t for t, _ in content(sentence).terms if t in NAMES]
+    for term in norm_terms:
+        original = next((n for n in sorted(NAMES[term], key=len, reverse=True) if n in sentence), None)
+        if original is None:
+            continue
+        other = next((o for o in _NAME_SWAPS if o not in haystack and o not in NAMES.get(term, ())), None)
+        if other:
+            return sentence.replace(original, other, 1)
+    return None
+
+
+def _seed_chapter(sentence: str) -> str | None:
+    m = re.search(r"\[\d+(?:\s*[,，、-]\s*\d+)*\]", sentence)
+    cut = m.start() if m else len(sentence.rstrip("。"))
+    return f"{sentence[:cut]}（见第一百一十七回）{sentence[cut:]}"
+
+
+def seeded_answer_report(cases: Sequence[Case], replies: dict[tuple[str, str, int], Any],
+                         max_chars: int = 1200) -> dict[str, Any]:
+    """Seeded errors in recorded answers: in each supported sentence of a recorded answer, one error at
+    a time (a number changed, a name swapped for one the sources never use, a wrong chapter added, the
+    citation swapped to another source, the sentence given as the book's while citing only a web
+    page); the checker must flag the seeded sentence (unsupported or uncited)."""
+    from rag.schemas import SearchResult
+
+    kinds = ("number_changed", "name_swapped", "chapter_wrong", "citation_swapped", "web_as_book")
+    seeded: dict[str, dict[str, Any]] = {k: {"tried": 0, "flagged": 0} for k in kinds}
+    misses: list[dict[str, Any]] = []
+    clean = {"sentences": 0, "supported": 0, "unsupported": 0, "uncited": 0}
+
+    def seed(kind: str, case: Case, sentence: str, sources: Sequence[Source]) -> None:
+        seeded[kind]["tried"] += 1
+        marks = [s.status for s in check_answer(sentence, sources).sentences]
+        if marks and all(m in ("unsupported", "uncited") for m in marks):
+            seeded[kind]["flagged"] += 1
+        else:
+            misses.append({"case": case.id, "kind": kind, "sentence": sentence, "marks": marks})
+
+    for case in cases:
+        answer = replies.get((case.id, "answer", 1))
+        if not isinstance(answer, str) or not case.label_enough:
+            continue
+        sources = sources_of(case.passages(), (), max_chars)
+        checked = check_answer(answer, sources)
+        for c in checked.sentences:
+            if c.status == "no_claim":
+                continue
+            clean["sentences"] += 1
+            clean[c.status] += 1
+            if c.status != "supported" or not c.citations:
+                continue
+            # a sentence covered by a later citation is seeded with that citation made its own
+            text = _ITEM_MARKER.sub("", c.text.replace("**", ""), count=1)
+            text = text if citations_of(text) else f"{text.rstrip('。')}[{c.citations[0]}]。"
+            haystack = " ".join(s.text for s in sources)
+            changed = _change_number(re.sub(r"\[\d+\]", "", text))
+            if changed and changed != re.sub(r"\[\d+\]", "", text):
+                seed("number_changed", case, f"{changed.rstrip('。')}[{c.citations[0]}]。", sources)
+            named = _seed_name(text, haystack)
+            if named:
+                seed("name_swapped", case, named, sources)
+            seed("chapter_wrong", case, _seed_chapter(text) or text, sources)
+            others = [s.number for s in sources if s.number not in c.citations]
+            if others:
+                seed("citation_swapped", case, re.sub(r"\[\d+(?:\s*[,，、-]\s*\d+)*\]", f"[{others[0]}]", text),
+                     sources)
+            web = SearchResult(title="网页", url="https://example.org/page", snippet=re.sub(r"\[\d+\]", "", text))
+            web_sources = sources_of(case.passages(), [web], max_chars)
+            web_no = len(sources) + 1
+            body = re.sub(r"\[\d+(?:\s*[,，、-]\s*\d+)*\]", "", text).rstrip("。")
+            seed("web_as_book", case, f"书中写道，{body}[{web_no}]。", web_sources)
+    for row in seeded.values():
+        row["rate"] = ratio(row["flagged"], row["tried"])
+    tried = sum(r["tried"] for r in seeded.values())
+    flagged = sum(r["flagged"] for r in seeded.values())
+    return {"answers": sum(1 for c in cases if isinstance(replies.get((c.id, "answer", 1)), str)),
+            "faithful": clean, "supported_rate": ratio(clean["supported"], clean["sentences"]),
+            "uncited_rate": ratio(clean["uncited"], clean["sentences"]),
+            "seeded": seeded, "flagged_rate": ratio(flagged, tried), "missed": misses}

@@ -13,8 +13,11 @@ import re
 import sys
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, TextIO
+
+from pydantic import SecretStr
 
 from rag.config import Settings
 from rag.errors import LLMError, RagError
@@ -62,20 +65,57 @@ def _make_llm(settings: Settings, err: TextIO) -> Any | None:
 
 
 def _prepare(args: argparse.Namespace, settings: Settings, llm: Any | None, err: TextIO,
-             load: Callable[[], list[Any]]) -> tuple[list[Any], Settings, Any] | int:
+             load: Callable[[], list[Any]], stack: ExitStack | None = None) -> tuple[list[Any], Settings, Any] | int:
     """What every model-measuring command starts with: the cases (``load``), the settings with the
-    command line's overrides, and the model. Returns an exit code instead when one is missing."""
+    command line's overrides, and the model. Returns an exit code instead when one is missing.
+    With ``--replay FILE`` the model is a loopback server answering from that fixture; with
+    ``--record FILE`` a loopback proxy to the configured endpoint that records every reply (both
+    entered on ``stack``, so they stop when the command ends)."""
     try:
         cases = load()
     except RagError as exc:
         print(f"error: {exc}", file=err)
         return 1
     settings = _eval_settings(args, settings)
+    if stack is not None and (getattr(args, "replay", None) or getattr(args, "record", None)):
+        try:
+            settings = _reply_server(args, settings, cases, stack)
+        except (RagError, OSError) as exc:
+            print(f"error: {exc}", file=err)
+            return 1
     llm = llm if llm is not None else _make_llm(settings, err)
     if llm is None:
         return 2
     _quiet_http_logs()
     return cases, settings, llm
+
+
+def _reply_server(args: argparse.Namespace, settings: Settings, cases: list[Any], stack: ExitStack) -> Settings:
+    """Start the replay or recording server for ``cases`` and point the settings' model at it."""
+    from rag.eval.replay import RecordingServer, ReplayServer
+
+    if args.replay:
+        if not Path(args.replay).is_file():
+            raise RagError(f"reply fixture not found: {args.replay}")
+        server: Any = stack.enter_context(ReplayServer(args.replay, cases))
+        args.reply_server = server
+        return settings.model_copy(update={"llm_base_url": server.base_url, "llm_api_key": SecretStr("replay"),
+                                           "llm_model": f"replay:{Path(args.replay).stem}", "llm_max_retries": 0})
+    if not settings.llm_base_url:
+        raise RagError("--record needs the endpoint to record from: set LLM_BASE_URL (and LLM_MODEL)")
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else ""
+    header = [f"replies recorded by `rag eval {args.eval_command} --record` from model {settings.llm_model} "
+              f"(method {settings.llm_structured_method}) on {time.strftime('%Y-%m-%d')}"]
+    server = stack.enter_context(RecordingServer(args.record, cases, upstream=settings.llm_base_url, api_key=key,
+                                                 header=header, timeout=max(settings.llm_timeout, 60.0)))
+    args.reply_server = server
+    return settings.model_copy(update={"llm_base_url": server.base_url})
+
+
+def _report_misses(args: argparse.Namespace, err: TextIO) -> None:
+    server = getattr(args, "reply_server", None)
+    if server is not None and server.misses:
+        print(f"warning: {len(server.misses)} request(s) had no recorded reply, e.g. {server.misses[0]}", file=err)
 
 
 def _quiet_http_logs() -> None:
@@ -142,9 +182,16 @@ def format_binary_table(summary: dict[str, Any], positive: str, negative: str) -
 # --------------------------------------------------------------------------- commands
 def cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None = None,
               out: TextIO | None = None, err: TextIO | None = None) -> int:
-    out, err = out or sys.stdout, err or sys.stderr
+    with ExitStack() as stack:
+        code = _cmd_judge(args, settings, llm=llm, out=out or sys.stdout, err=err or sys.stderr, stack=stack)
+        _report_misses(args, err or sys.stderr)
+        return code
+
+
+def _cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None, out: TextIO, err: TextIO,
+               stack: ExitStack) -> int:
     prepared = _prepare(args, settings, llm, err, lambda: load_cases(
-        args.cases, corpus_dir=args.corpus_dir, limit=args.limit, kinds=_kinds(args), per_kind=args.per_kind))
+        args.cases, corpus_dir=args.corpus_dir, limit=args.limit, kinds=_kinds(args), per_kind=args.per_kind), stack)
     if isinstance(prepared, int):
         return prepared
     cases, settings, llm = prepared
@@ -283,11 +330,19 @@ def _book_check(args: argparse.Namespace, settings: Settings) -> tuple[Any, str 
 
 def cmd_answers(args: argparse.Namespace, settings: Settings, *, llm: Any | None = None,
                 out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Hallucination risk: the whole graph (no web) on cases whose context is not enough."""
-    out, err = out or sys.stdout, err or sys.stderr
+    """The whole graph (no web) on labelled cases: does the answer say what is missing, and are its
+    sentences supported by what they cite?"""
+    with ExitStack() as stack:
+        code = _cmd_answers(args, settings, llm=llm, out=out or sys.stdout, err=err or sys.stderr, stack=stack)
+        _report_misses(args, err or sys.stderr)
+        return code
+
+
+def _cmd_answers(args: argparse.Namespace, settings: Settings, *, llm: Any | None, out: TextIO, err: TextIO,
+                 stack: ExitStack) -> int:
     prepared = _prepare(args, settings, llm, err, lambda: load_cases(
         args.cases, corpus_dir=args.corpus_dir, kinds=_kinds(args) or ["half"], per_kind=args.per_kind,
-    )[: args.limit or None])
+    )[: args.limit or None], stack)
     if isinstance(prepared, int):
         return prepared
     cases, settings, llm = prepared
@@ -331,6 +386,8 @@ def cmd_checks(args: argparse.Namespace, settings: Settings, *, out: TextIO | No
     except RagError as exc:
         print(f"error: {exc}", file=err)
         return 1
+    if getattr(args, "replay", None):
+        return _checks_on_replies(args, settings, cases, out, err)
     tamper, seeded = tamper_report(cases, settings.max_passage_chars), seeded_report(cases, settings.max_passage_chars)
     print(f"cases {len(cases)} file={args.cases}", file=out)
     print(f"tamper: answerable {tamper['answerable']}, with evidence {tamper['with_evidence']}, "
@@ -346,6 +403,36 @@ def cmd_checks(args: argparse.Namespace, settings: Settings, *, out: TextIO | No
     _write_report(_report_path(args, settings, "checks", "no-model", "code"), report, out)
     failed = any(r["flipped"] != r["tried"] for r in tamper["tampers"].values()) or tamper["verified"] != tamper["with_evidence"]
     return 3 if failed else 0
+
+
+def _checks_on_replies(args: argparse.Namespace, settings: Settings, cases: list[Any], out: TextIO,
+                       err: TextIO) -> int:
+    """``eval checks --replay FIXTURE``: tampering and seeded errors on a model's recorded replies."""
+    from rag.eval.checks import seeded_answer_report, tamper_replies
+    from rag.eval.replay import load_fixture
+
+    try:
+        replies = load_fixture(args.replay, cases)
+    except (RagError, OSError) as exc:
+        print(f"error: {exc}", file=err)
+        return 1
+    tamper = tamper_replies(cases, replies, settings.max_passage_chars)
+    seeded = seeded_answer_report(cases, replies, settings.max_passage_chars)
+    print(f"cases {len(cases)} file={args.cases} replies={args.replay}", file=out)
+    print(f"tamper: answerable {tamper['answerable']}, verified enough {tamper['verified']}", file=out)
+    for name, row in tamper["tampers"].items():
+        print(f"  {name:<22} flipped to not enough {row['flipped']}/{row['tried']} ({fmt(row['rate'])})", file=out)
+    f = seeded["faithful"]
+    print(f"recorded answers {seeded['answers']}: claim sentences {f['sentences']}   supported {f['supported']} "
+          f"({fmt(seeded['supported_rate'])})   unsupported {f['unsupported']}   uncited {f['uncited']} "
+          f"({fmt(seeded['uncited_rate'])})", file=out)
+    print(f"seeded errors flagged {fmt(seeded['flagged_rate'])}", file=out)
+    for name, row in seeded["seeded"].items():
+        print(f"  {name:<22} flagged {row['flagged']}/{row['tried']} ({fmt(row['rate'])})", file=out)
+    report = {"command": "checks", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
+              "replies": str(args.replay), "tamper": tamper, "seeded": seeded}
+    _write_report(_report_path(args, settings, "checks", Path(args.replay).stem, "replies"), report, out)
+    return 3 if any(r["flipped"] != r["tried"] for r in tamper["tampers"].values()) else 0
 
 
 def cmd_log(args: argparse.Namespace, settings: Settings, *, out: TextIO | None = None,
@@ -373,6 +460,11 @@ def _common(p: argparse.ArgumentParser, *, judge_cases: bool = True) -> None:
     p.add_argument("--limit", type=int, help="only the first N cases")
     p.add_argument("--quiet", action="store_true", help="no per-case progress lines")
     if judge_cases:
+        replies = p.add_mutually_exclusive_group()
+        replies.add_argument("--replay", metavar="FILE", help="answer from recorded replies (a fixture, see "
+                                                              "rag/eval/replay.py) served over loopback HTTP")
+        replies.add_argument("--record", metavar="FILE", help="record every reply of the configured endpoint "
+                                                              "(LLM_BASE_URL) into FILE as a fixture")
         p.add_argument("--corpus-dir", help="directory of the corpus files that references point into "
                                             "(default: ../shared/corpus next to the repository, or $EVAL_CORPUS_DIR)")
         p.add_argument("--kinds", help=f"comma-separated case kinds to keep ({', '.join(KINDS)})")
@@ -413,6 +505,8 @@ def add_commands(subparsers: Any) -> None:
     checks.add_argument("--corpus-dir", help="directory of the corpus files that references point into")
     checks.add_argument("--limit", type=int, help="only the first N cases")
     checks.add_argument("--report", help="where to write the JSON report (default: DATA_DIR/eval/...)")
+    checks.add_argument("--replay", metavar="FILE", help="tamper with and seed errors into a model's recorded "
+                                                         "replies (a fixture) instead of evidence built from the cases")
     checks.set_defaults(func=cmd_checks)
 
     log = sub.add_parser("log", help="summarise the evaluation log")

@@ -319,7 +319,8 @@ class AnswerOutcome:
                 "judged_enough": self.judged_enough, "states_missing": self.states_missing,
                 "asserted_missing_facts": self.asserted, "unsupported_numbers": self.unsupported,
                 "at_risk": self.at_risk,
-                "sentences": [{"status": c.status, "citations": c.citations, "reason": c.reason} for c in self.checks],
+                "sentences": [{"status": c.status, "citations": c.citations, "reason": c.reason, "text": c.text}
+                              for c in self.checks],
                 "latency_s": round(self.latency_s, 4), "error": self.error, "answer": self.answer}
 
 

@@ -23,7 +23,7 @@ HOSTILE = "<img src=x onerror=alert(1)>"
 # URL in Chinese brackets), unsupported (chapter 100 is not in [1]).
 LIST_URL = "https://tv.example.net/xiyouji/list"
 ANSWER = ("三打白骨精发生在原著第二十七回[1]。在1986年央视版电视剧《西游记》中，这一情节是第11集《三打白骨精》[3][4]。"
-          f"分集列表见（{LIST_URL}）。另见原著第一百回[1]，悟空在此回被逐回花果山。")
+          f"另见原著第一百回[1]，悟空在此回被逐回花果山。分集列表见（{LIST_URL}），悟空后来还拜访了东海龙王。")
 FOLLOW_UP = "他后来去了哪里？"
 FOLLOW_UP_REWRITE = "孙悟空被唐僧赶走后去了哪里？"
 FOLLOW_UP_ANSWER = "他回到了花果山[2]。"

@@ -1,0 +1,94 @@
+"""Prompts for a capable model to answer, and its replies packed as a fixture (rag/eval/replay.py).
+
+    python bench/replies.py render --cases FILE [--cases FILE ...] --out PROMPTS.jsonl
+        # the prompts the project renders for each case: the judge in evidence and verdict mode,
+        # the router, and (answerable cases) the answer writer; one {case, call, messages} per line.
+        # They hold the book's text: keep them out of the repository.
+    python bench/replies.py pack --cases FILE [...] --header "how the replies were made" RAW.jsonl [...] --out FIXTURE
+        # raw replies {case, call, reply} (written by whoever played the model) as a fixture:
+        # novel text stored as span references, a header saying how the replies were made.
+
+The replies are then replayed through the real HTTP path: ``python -m rag eval judge --replay FIXTURE``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from rag import prompts  # noqa: E402
+from rag.eval.cases import ENOUGH_KINDS, Case, jsonl_records, load_cases  # noqa: E402
+from rag.eval.replay import fixture_record, write_fixture  # noqa: E402
+from rag.judge import format_book_context, judge_messages  # noqa: E402
+from rag.lang import detect_lang  # noqa: E402
+from rag.nodes import answer_messages, route_messages  # noqa: E402
+
+MAX_CHARS = 1200
+
+
+def _as_dicts(messages: list[Any]) -> list[dict[str, str]]:
+    roles = {"system": "system", "human": "user", "ai": "assistant"}
+    return [{"role": roles[m.type], "content": str(m.content)} for m in messages]
+
+
+def render(cases: list[Case]) -> list[dict[str, Any]]:
+    rows = []
+    for case in cases:
+        context = format_book_context(case.passages(), MAX_CHARS)
+        calls: dict[str, list[Any]] = {
+            "judge-evidence": judge_messages(case.question, context, mode="evidence"),
+            "judge-verdict": judge_messages(case.question, context, mode="verdict"),
+            "route": route_messages(case.question),
+        }
+        if case.kind in ENOUGH_KINDS:
+            calls["answer"] = answer_messages(case.question, detect_lang(case.question), context)
+        for call, messages in calls.items():
+            rows.append({"case": case.id, "call": call, "structured": call != "answer",
+                         "messages": _as_dicts(messages)})
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("render")
+    r.add_argument("--cases", action="append", required=True)
+    r.add_argument("--out", required=True)
+    p = sub.add_parser("pack")
+    p.add_argument("--cases", action="append", required=True)
+    p.add_argument("--header", action="append", default=[])
+    p.add_argument("--out", required=True)
+    p.add_argument("raw", nargs="+")
+    args = parser.parse_args(argv)
+    cases = [c for f in args.cases for c in load_cases(f)]
+    if args.command == "render":
+        rows = render(cases)
+        Path(args.out).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        print(f"{len(rows)} prompts for {len(cases)} cases -> {args.out}")
+        return 0
+    by_id = {c.id: c for c in cases}
+    records, seen = [], set()
+    for raw in args.raw:
+        for _, row in jsonl_records(Path(raw)):
+            case = by_id.get(str(row.get("case")))
+            if case is None or (case.id, row["call"]) in seen:
+                continue
+            seen.add((case.id, row["call"]))
+            reply = row["reply"]
+            if isinstance(reply, str) and row["call"] != "answer":
+                reply = json.loads(reply, strict=False)
+            records.append(fixture_record(case, row["call"], reply))
+    write_fixture(args.out, args.header, records)
+    print(f"{len(records)} replies -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

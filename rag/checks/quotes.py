@@ -1,0 +1,381 @@
+"""Quotes the judge copied, found in the sources, and the parts of the question they answer.
+
+A part is verified when (``verify_part``):
+1. it is a part of the user's question (shares a content term with it: an echoed worked example or an
+   invented sub-question is refused);
+2. its quote is in a source (verbatim after normalisation, as pieces, or one long fuzzy run), in the
+   passage's text or its chapter heading (for questions about where something happens);
+3. its answer is a short fact and the quote's sentence states it: every name and number of the answer
+   is there (in one of its forms: 关羽 / 关公 / 云长, 五百 / 500), a short answer as a whole, and a longer,
+   paraphrased answer by most of its content (classical and modern forms alike: 喝 / 饮, 说 / 曰);
+4. the quote's sentence is about the part: it shares a content term with the part other than the
+   answer's own names and numbers ("孙悟空被压在山下多少年 → 五百年" is not verified by "与五百年前又大不同").
+Pure: no model, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Literal
+
+from rag.checks.text import (
+    NAMES,
+    Content,
+    Norm,
+    contains,
+    content,
+    content_weight,
+    coverage,
+    found_in,
+    is_han,
+    normalize,
+    shared_terms,
+)
+
+# --------------------------------------------------------------------------- quote matching
+MIN_QUOTE_WEIGHT = 4.0  # at least 4 Han or 12 Latin characters after normalisation
+# The prompt asks for one short span: a long quote does not show which words state the answer (a
+# capable model's quotes: at most 37 characters on the dev sets; a 1.5B model's: a median of 28, 10% over 83).
+MAX_QUOTE_WEIGHT = 60.0
+FUZZY_RATIO = 0.85  # a fuzzy quote needs one contiguous run covering this share of it
+_PIECE_SPLIT = re.compile(r"(?:\.\.\.|…+|⋯+|……)")
+_CLAUSE_SPLIT = re.compile(r"[，,；;。.!！?？:：、\n]+")
+
+
+@dataclass(frozen=True)
+class QuoteMatch:
+    """Where a quote was found: normalised span(s) in the passage and the original-text span."""
+
+    exact: bool
+    ratio: float  # 1.0 when exact; share of the quote covered by the matched run(s)
+    norm_spans: tuple[tuple[int, int], ...]  # spans in the passage's normalised text
+    span: tuple[int, int]  # covering span in the passage's original text
+
+    def region(self, passage: Norm) -> str:
+        """The normalised passage text that the quote matched (what the answer is checked against)."""
+        return "".join(passage.text[a:b] for a, b in self.norm_spans)
+
+
+def _find_exact(needle: str, hay: str) -> tuple[int, int] | None:
+    pos = hay.find(needle)
+    return (pos, pos + len(needle)) if pos >= 0 and needle else None
+
+
+def match_quote(quote: str, passage: Norm) -> QuoteMatch | None:
+    """Find ``quote`` in ``passage``: verbatim after normalisation; or as verbatim pieces (a quote
+    joined with … or made of clauses each found in the passage); or as one contiguous run covering
+    at least ``FUZZY_RATIO`` of it (copying slips). ``None`` when too short or not found."""
+    q = normalize(quote).text
+    if content_weight(q) < MIN_QUOTE_WEIGHT or not passage.text:
+        return None
+    exact = _find_exact(q, passage.text)
+    if exact:
+        return QuoteMatch(True, 1.0, (exact,), passage.original_span(*exact))
+    # Verbatim pieces: every piece with real content found (in any order).
+    for splitter in (_PIECE_SPLIT, _CLAUSE_SPLIT):
+        pieces = [normalize(p).text for p in splitter.split(quote)]
+        pieces = [p for p in pieces if p]
+        if len(pieces) < 2 or any(content_weight(p) < 2 for p in pieces):
+            continue
+        spans = [_find_exact(p, passage.text) for p in pieces]
+        if all(spans):
+            found = tuple(sorted(s for s in spans if s))
+            return QuoteMatch(False, 1.0, found, (passage.original_span(*found[0])[0],
+                                                 passage.original_span(*found[-1])[1]))
+    # One contiguous fuzzy run.
+    matcher = SequenceMatcher(None, q, passage.text, autojunk=False)
+    block = matcher.find_longest_match(0, len(q), 0, len(passage.text))
+    ratio = block.size / len(q)
+    if ratio >= FUZZY_RATIO:
+        # Extend the run to the quote's length around it, so the region covers what the quote meant.
+        start = max(0, block.b - block.a)
+        end = min(len(passage.text), start + len(q))
+        return QuoteMatch(False, ratio, ((start, end),), passage.original_span(start, end))
+    return None
+
+
+
+# --------------------------------------------------------------------------- sources
+@dataclass(frozen=True)
+class Source:
+    """One numbered source as the judge saw it: [number] text, from the book or the web."""
+
+    number: int
+    text: str
+    origin: Literal["book", "web"] = "book"
+    label: str = ""  # chapter title or page title: a sentence may cite it too
+
+    @property
+    def norm(self) -> Norm:
+        return norm_cached(self.text)
+
+    @property
+    def label_norm(self) -> Norm:
+        return norm_cached(self.label)
+
+
+_NORM_CACHE: dict[str, Norm] = {}
+
+
+def norm_cached(text: str) -> Norm:
+    norm = _NORM_CACHE.get(text)
+    if norm is None:
+        if len(_NORM_CACHE) > 2048:
+            _NORM_CACHE.clear()
+        norm = _NORM_CACHE[text] = normalize(text)
+    return norm
+
+
+# --------------------------------------------------------------------------- answers and parts
+PartStatus = Literal["verified", "unverified", "not_found"]
+NOT_FOUND = {"notfound", "none", "null", "na", "无", "没有", "未找到", "找不到", "无法找到", "未提及", "没有提到",
+             "notstated", "notmentioned", "unknown", "不详", "未说明", "没有说明", "原文未提及"}
+_LIST_SPLIT = re.compile(r"\s*(?:[、，,;；/]|\band\b|\bor\b|和|与|及|以及|或)\s*")
+_YES_NO = ("是的", "是", "否", "对", "不对", "不是", "有", "没有", "没", "无", "会", "不会", "能", "不能", "可以",
+           "不可以", "未", "不", "yes", "no", "true", "false", "correct", "incorrect")
+_YES_NO_NORM = sorted({normalize(w, numerals=False).text for w in _YES_NO}, key=len, reverse=True)
+MAX_ANSWER_WEIGHT = 40.0  # an answer is a short fact, not a copy of the passage (Han chars; Latin 1/3)
+SHORT_ANSWER = 6  # content characters up to which an answer (a name, a thing) must be in the quote whole
+ANSWER_COVERAGE = 0.5  # share of a longer answer's content terms the quote's sentence must state
+_SENTENCE_END = re.compile(r"[。！？!?；;\n]")
+_QUESTION_END = re.compile(r"(?<=[？?！!。；;])")
+MIN_BEFORE = 20  # characters of context before the quote that its sentence window reaches back to
+WINDOW = 60  # the quote's sentence and the one before, at most this many characters before the quote
+
+
+def says_not_found(value: str | None) -> bool:
+    return value is None or normalize(value, numerals=False).text in NOT_FOUND
+
+
+def yes_no_rest(answer: str) -> tuple[bool, str]:
+    """(whether ``answer`` is a yes/no answer, what follows the yes/no word): "没有喝，他让酒先斟下"
+    is (True, "他让酒先斟下"); "是" is (True, ""); "柳条" is (False, "柳条")."""
+    norm = normalize(answer, numerals=False).text
+    for word in _YES_NO_NORM:
+        if norm == word:
+            return True, ""
+    head = re.split(r"[，,。.;；：:!！]", answer.strip(), maxsplit=1)
+    first = normalize(head[0], numerals=False).text
+    if len(head) > 1 and first in _YES_NO_NORM:
+        return True, head[1]
+    return False, answer
+
+
+def is_yes_no(answer: str) -> bool:
+    return yes_no_rest(answer)[0] and not yes_no_rest(answer)[1].strip()
+
+
+def answer_pieces(answer: str) -> list[str]:
+    """A list answer ('马超、庞德、马岱') as normalised pieces; a single fact as one piece."""
+    pieces = [normalize(p).text for p in _LIST_SPLIT.split(answer.strip())]
+    pieces = [p for p in pieces if p]
+    return pieces or ([normalize(answer).text] if normalize(answer).text else [])
+
+
+def hard_facts(answer: str) -> list[tuple[str, frozenset[str]]]:
+    """The terms of an answer that must be in the quote as they are: its numbers (with their unit) and
+    the names it uses (each in any of its forms)."""
+    return [(t, forms) for t, forms in content(answer).terms if t[0].isdigit() or t in NAMES]
+
+
+def _piece_found(piece: str, region: str) -> bool:
+    """A short answer piece in the region: as written, or as one of its names' other forms."""
+    return contains(region, piece) or (piece in NAMES and found_in(NAMES[piece], region))
+
+
+_GLOSS = re.compile(r"[（(][^（）()]*[）)]")
+
+
+def main_answer(answer: str) -> str:
+    """The answer without its glosses in brackets ("观音（菩萨）" -> "观音"), unless that leaves nothing."""
+    bare = _GLOSS.sub("", answer).strip()
+    return bare if normalize(bare).text else answer
+
+
+def answer_supported(answer: str, region: str, passage: str = "", part: str = "",
+                     quoted: str = "") -> tuple[bool, str]:
+    """Whether the quote states ``answer`` (see the module docstring). ``quoted``: the passage text the
+    quote matched; ``region``: the quote's sentence; ``passage``: the source's whole text (all
+    normalised). Numbers must be in the quoted text, names in the passage; a short answer in the quoted
+    text, or in the passage when the quoted text holds part of it (须菩提祖师 for "祖师便传他筋斗云"); a
+    longer one, or a paraphrase, by its content in the quote's sentence."""
+    answer = main_answer(answer)
+    passage = passage or region
+    quoted = quoted or region
+    yes_no, rest = yes_no_rest(answer)
+    if yes_no:
+        # a yes/no answer is as good as the quote's bearing on the part (about_the_part, strictly);
+        # what follows the yes or no ("没有喝，他让酒先斟下") is stated by the quote like any answer
+        if not normalize(rest).text:
+            return True, "yes/no answer"
+        ok, why = answer_supported(rest, region, passage, "", quoted)
+        return ok, f"yes/no answer; {why}"
+    answer_norm = normalize(answer).text
+    if part and not is_yes_no(answer):
+        own = content(answer).terms
+        if own and all(contains(normalize(part).text, t) for t, _ in own):
+            return False, "the answer only repeats the question"
+    if not answer_norm:
+        return False, "empty answer"
+    if content_weight(answer_norm) > MAX_ANSWER_WEIGHT:
+        return False, f"the answer is not a short fact ({len(answer_norm)} characters)"
+    missing = [t for t, forms in hard_facts(answer)
+               if not found_in(forms, quoted if t[0].isdigit() else passage)]
+    if missing:
+        return False, f"answer not in the quoted passage text: {', '.join(missing)}"
+    pieces = answer_pieces(answer)
+    terms = content(answer).terms
+    if all(len(p) <= SHORT_ANSWER for p in pieces):
+        absent = [p for p in pieces if not _piece_found(p, quoted)
+                  and not (_piece_found(p, passage) and coverage(content(p), quoted) >= ANSWER_COVERAGE / 2)]
+        if not absent:
+            return True, "answer found in the quoted passage text"
+        # a short paraphrase (酒还是温的 for 其酒尚温) is judged by its content like a long one; a name
+        # the quote does not hold is not an answer the quote states, whatever the sentence around it says
+        names = [t for t, forms in terms if t in NAMES and not found_in(forms, quoted)]
+        if names or all(t in NAMES for t, _ in terms):
+            return False, f"answer not in the quoted passage text: {', '.join(absent)}"
+    stated = coverage(Content(terms), region)
+    if stated >= ANSWER_COVERAGE:
+        return True, f"the quote states the answer ({stated:.0%} of its content)"
+    return False, f"answer not in the quoted passage text: only {stated:.0%} of its content"
+
+
+def about_the_part(part: str, answer: str, region: str, question: str = "") -> tuple[bool, list[str]]:
+    """Whether the quote's sentence (``region``) speaks of ``part``: it states a term of what the part
+    asks (other than its names, and other than the answer's own names and numbers), and more than one
+    character's worth of the part (山 of 落伽山 alone for 五行山, 王 of 大王 for 国王, is too little),
+    unless it states half of what the part asks. A part that asks nothing but a name is held to the
+    name. An English part on a Chinese passage must name something the quote's sentence says, as the
+    book writes it (rag.index.crosslingual); a part with nothing to compare is not held to it."""
+    facts = "".join(t for t, _ in hard_facts(answer))
+    # a part that is a fragment of the question ("多远") asks what its sentence of the question asks
+    asked = next((q for q in _QUESTION_END.split(question) if normalize(part).text in normalize(q).text), "")
+    terms = [(t, forms) for t, forms in content(f"{part} {asked}").terms if not (facts and t in facts)]
+    if not any(is_han(ch) for ch in region) or not terms:
+        return True, []
+    if not any(is_han(t[0]) for t, _ in terms):
+        # an English part on a Chinese book: its words as the book writes them (CC-CEDICT, pinyin names)
+        from rag.index.crosslingual import BookText, chinese_terms, glossary
+
+        found = chinese_terms(part, BookText([region]), glossary())
+        return bool(found), found
+    shared = shared_terms(Content(tuple(terms)), region)
+    asks = [(t, forms) for t, forms in terms if t not in NAMES]
+    if not asks:
+        return bool(shared), shared
+    asked = [t for t in shared if t not in NAMES]
+    if is_yes_no(answer):  # a bare yes or no says nothing itself: the quote must speak of the part
+        return len(shared) >= 2 and bool(asked), shared
+    enough_of_it = sum(len(t) for t in shared) >= 2 or coverage(Content(tuple(asks)), region) >= 0.5
+    return bool(asked) and enough_of_it, shared
+
+
+def part_of_question(part: str, question: str) -> bool:
+    """Whether ``part`` is a part of ``question``: it shares a content term with it (any script, any
+    form), or has no content of its own to compare."""
+    terms = content(part)
+    if not terms.terms or not question.strip():
+        return True
+    return bool(shared_terms(terms, normalize(question).text))
+
+
+@dataclass(frozen=True)
+class PartCheck:
+    """The code's verdict on one part of the question the judge claimed to cover."""
+
+    part: str
+    answer: str | None
+    source: int | None  # the number the judge cited
+    quote: str | None
+    status: PartStatus
+    detail: str
+    matched_source: int | None = None  # where the quote was actually found (may differ from ``source``)
+    span: tuple[int, int] | None = None  # the quote's span in that source's text (for highlighting)
+    origin: Literal["book", "web"] | None = None
+
+
+def sentence_around(norm: Norm, text: str, match: QuoteMatch) -> str:
+    """The normalised text of the sentence the quote lies in and the one before it (where its "he" and
+    "it" are named), at most ``WINDOW`` characters before the quote and ``WINDOW // 2`` after it."""
+    a, b = match.span
+    start = max(0, a - WINDOW)
+    before = [m.end() for m in _SENTENCE_END.finditer(text, start, a)]
+    # back to the sentence before the quote's, further when those are short (a list of one-line items)
+    earlier = [p for p in before[:-1] if a - p >= MIN_BEFORE] if len(before) >= 2 else []
+    start = earlier[-1] if earlier else (before[0] if before and a - before[0] >= MIN_BEFORE else start)
+    after = _SENTENCE_END.search(text, b, min(len(text), b + WINDOW // 2))
+    end = after.start() if after else min(len(text), b + WINDOW // 2)
+    return normalize(text[start:end]).text
+
+
+def verify_part(part: str, answer: str | None, source: int | None, quote: str | None,
+                sources: Sequence[Source], *, question: str = "") -> PartCheck:
+    """Verify one claimed part (see the module docstring): the cited source first, then any other."""
+    if says_not_found(quote) or says_not_found(answer):
+        return PartCheck(part, answer, source, quote, "not_found", "the judge found no evidence for this part")
+    assert quote is not None and answer is not None
+    if question and not part_of_question(part, question):
+        return PartCheck(part, answer, source, quote, "unverified", "this part is not a part of the question")
+    quote_norm = normalize(quote).text
+    if content_weight(quote_norm) < MIN_QUOTE_WEIGHT:
+        return PartCheck(part, answer, source, quote, "unverified", "quote too short to verify")
+    if content_weight(quote_norm) > MAX_QUOTE_WEIGHT:
+        return PartCheck(part, answer, source, quote, "unverified",
+                         f"quote too long to show what states the answer ({len(quote_norm)} characters)")
+    if len(quote_norm) > 30 and normalize(main_answer(answer)).text == quote_norm:
+        return PartCheck(part, answer, source, quote, "unverified", "the answer only repeats the quote")
+    ordered = sorted(sources, key=lambda s: (s.number != source, s.number))
+    reasons = []
+    for src in ordered:
+        for norm, text, in_label in ((src.norm, src.text, False), (src.label_norm, src.label, True)):
+            match = match_quote(quote, norm)
+            if match is None:
+                continue
+            region = norm.text if in_label else sentence_around(norm, text, match)
+            ok, why = answer_supported(answer, region, f"{src.label_norm.text}{src.norm.text}", question or part,
+                                       match.region(norm))
+            if ok and not match.exact:
+                # A quote that matched only approximately must carry the answer as the book writes it: an
+                # answer copied into the quote but not in the book, or an answer the book states that the
+                # quote changed, is a different fact, not a copying slip.
+                pieces = answer_pieces(main_answer(answer))
+                if any(contains(quote_norm, p) != contains(region, p) for p in pieces):
+                    ok, why = False, "the answer differs from what the quote says"
+            if ok:
+                about, _ = about_the_part(part, answer, f"{region}{src.label_norm.text}" if in_label else region,
+                                          question)
+                if not about:
+                    ok, why = False, "the quote's sentence does not speak of this part of the question"
+            if ok:
+                where = "" if src.number == source else f" (cited [{source}], found in [{src.number}])"
+                kind = "verbatim" if match.exact else f"matched {match.ratio:.2f}"
+                kind += " in the chapter heading" if in_label else ""
+                return PartCheck(part, answer, source, quote, "verified", f"quote {kind}; {why}{where}",
+                                 matched_source=src.number, span=None if in_label else match.span,
+                                 origin=src.origin)
+            reasons.append(f"[{src.number}]: {why}")
+            break
+    detail = "; ".join(reasons) if reasons else "quote not found in any source"
+    return PartCheck(part, answer, source, quote, "unverified", detail)
+
+
+QUESTION_SHARE = 0.25  # of each sentence of the question, the share of content terms the parts must mention
+
+
+def question_left_out(question: str, parts: Sequence[str]) -> list[str]:
+    """The sentences of ``question`` (a two-part question is often two) whose content the judge's
+    ``parts`` hardly mention (under ``QUESTION_SHARE`` of their terms, in any form): a judge that names
+    only the parts it can answer has not shown that the rest is covered."""
+    if not parts:
+        return []
+    said = normalize(" ".join(parts)).text
+    left = []
+    for sentence in _QUESTION_END.split(question):
+        terms = content(sentence).terms
+        if terms and coverage(Content(terms), said) < QUESTION_SHARE:
+            left.append(sentence.strip())
+    return left

@@ -1,0 +1,298 @@
+"""Answer sentences checked against the sources they cite, the way models cite.
+
+- Sentences end at 。！？!? and line breaks, never inside quoted speech (“…。…” / 「…」); a ；
+  does not end one. Citations right after the punctuation ("…。[2]") stay with their sentence.
+- A citation closing a paragraph or a run of sentences covers them back to the previous citation;
+  a short direct answer ("是的。", "柳条。") followed by a cited sentence is covered by its citation.
+  "Uncited" stays the mark for a claim with no citation in reach.
+- A cited sentence is supported when its facts (numbers, chapter numbers, quoted speech, names in any
+  of their forms) are in its cited sources (chapter headings included) and most of its content is
+  (classical and modern forms alike: rag.checks.text), with no run of its content the sources lack
+  ("赵云" where the source says 张飞). A sentence that calls the book its source while citing only web
+  pages is flagged.
+Pure: no model, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rag.checks.quotes import Source
+from rag.checks.text import NAMES, cn_to_int, contains, content, found_in, is_han, normalize
+
+SentenceStatus = Literal["supported", "unsupported", "uncited", "no_claim"]
+_CITATION = re.compile(r"\[(\d+(?:\s*[,，、-]\s*\d+)*)\]")
+_TRAILING_CITES = re.compile(r"[ \t]*(?:\[\d+(?:\s*[,，、-]\s*\d+)*\][ \t]*)+")
+_LIST_MARKER = re.compile(r"^\s*(?:\d+[.)、]|[一二三四五六七八九十]+、|[-*+•])\s*")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_QUOTED = re.compile(r"[“\"「『]([^”\"」』]{2,40})[”\"」』]")
+_CHAPTER = re.compile(r"第\s*([0-9零〇一二两三四五六七八九十百千]+)\s*[回章节集]|\b(?:chapter|episode)\s+(\d+)", re.I)
+_BOOK_WORDS = ("书中", "原著", "本书", "原文", "小说中", "导读", "the book", "the novel", "the guide", "book sources")
+_HEDGES = ("无法确认", "无法从资料中确认", "不能确认", "未能确认", "没有提到", "未提及", "尚缺", "缺少", "没有找到",
+           "没有说明", "未说明", "没有记载", "未记载", "资料中没有", "来源中没有", "无从",
+           "cannot confirm", "can't confirm", "could not be confirmed", "cannot be confirmed", "not covered",
+           "not mentioned", "no source", "missing", "not stated", "does not say", "do not say")
+_LIST_NUMBER = re.compile(r"^\s*(?:[-*+•]\s*)?(?:\*\*)?\d+\.$")  # "1." opening a numbered line is not a sentence
+_HEDGE_PATTERN = re.compile(r"(?:无法|不能|未能|没法)[^，。！？]{0,10}(?:确认|确定|证实|判断)|(?:没有|未)[^，。！？]{0,6}(?:提到|提及|说明|记载|写明|出现)")
+_OPEN_QUOTES = {"“": "”", "「": "」", "『": "』", "‘": "’"}
+_ENDS = "。！？!?"
+MIN_COVERAGE = 0.6  # share of a cited sentence's content terms its cited sources state
+SHORT_CLAIM = 12  # content characters up to which an uncited sentence before a cited one is covered by it
+NOVEL_RUN = 4  # this many adjacent content characters, none in the cited sources: something they do not say
+
+
+@dataclass(frozen=True)
+class SentenceCheck:
+    text: str  # the sentence as written (citations included)
+    start: int  # offset in the answer
+    end: int
+    citations: tuple[int, ...]  # its own, or those of the citation that closes its run
+    status: SentenceStatus
+    reason: str
+    origin: Literal["book", "web", "both"] | None = None  # where its support is
+
+
+@dataclass(frozen=True)
+class AnswerCheck:
+    sentences: tuple[SentenceCheck, ...] = field(default_factory=tuple)
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence (see the module docstring)."""
+    spans: list[tuple[int, int]] = []
+    start, i, closing = 0, 0, [] if text else []
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if closing and ch == closing[-1]:
+            closing.pop()
+        elif ch in _OPEN_QUOTES:
+            closing.append(_OPEN_QUOTES[ch])
+        elif ch == "\n":
+            closing.clear()  # a quote never runs over a line break
+            spans.append((start, i))
+            start = i + 1
+        elif not closing and (ch in _ENDS or (ch == "." and (i + 1 == n or text[i + 1].isspace())
+                                              and not _LIST_NUMBER.match(text[text.rfind("\n", 0, i) + 1:i + 1]))):
+            end = i + 1
+            while end < n and text[end] in _ENDS + "”」』’\"*":
+                end += 1
+            tail = _TRAILING_CITES.match(text, end)
+            if tail and tail.group(0).strip():
+                end = tail.end()
+            spans.append((start, end))
+            start = end
+            i = end
+            continue
+        i += 1
+    if start < n:
+        spans.append((start, n))
+    out = []
+    for a, b in spans:
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if b > a and normalize(text[a:b], numerals=False).text:
+            out.append((a, b))
+    return out
+
+
+def citations_of(sentence: str) -> tuple[int, ...]:
+    found: list[int] = []
+    for group in _CITATION.findall(sentence):
+        for token in re.split(r"\s*[,，、]\s*", group):
+            if "-" in token:
+                a, _, b = token.partition("-")
+                if a.strip().isdigit() and b.strip().isdigit() and int(b) - int(a) < 20:
+                    found.extend(range(int(a), int(b) + 1))
+            elif token.strip().isdigit():
+                found.append(int(token))
+    return tuple(dict.fromkeys(found))
+
+
+def _facts(sentence: str) -> list[str]:
+    """Checkable facts in a sentence, normalised: chapter numbers, other numbers (Chinese numerals
+    included) with the Han character that follows them (三百六十岁 -> 360岁, so a number that occurs
+    elsewhere in the source for something else does not count), and quoted speech."""
+    body = _LIST_MARKER.sub("", _CITATION.sub(" ", sentence))
+    facts = []
+    for m in _CHAPTER.finditer(body):
+        raw = m.group(1) or m.group(2)
+        value = cn_to_int(raw)
+        facts.append(f"第{value if value is not None else raw}")
+    chapters = {f[1:] for f in facts}
+    norm_body = normalize(body).text
+    for m in _NUMBER.finditer(norm_body):
+        if m.group(0) in chapters:
+            continue
+        nxt = norm_body[m.end():m.end() + 1]
+        facts.append(m.group(0) + nxt if nxt and is_han(nxt) else m.group(0))
+    facts += [normalize(q).text for q in _QUOTED.findall(body)]
+    return [f for f in facts if f]
+
+
+def _fact_in(fact: str, haystack: str) -> bool:
+    """A fact of ``_facts`` in the cited sources: a chapter number as a chapter ("第7", in a heading or
+    the text), anything else as written (a number as a whole number)."""
+    if fact.startswith("第") and fact[1:].isdigit():
+        return re.search(rf"(?:第|chapter|episode){fact[1:]}(?!\d)", haystack) is not None
+    return contains(haystack, fact)
+
+
+def _is_hedge(sentence: str) -> bool:
+    low = sentence.lower()
+    return any(h in low for h in _HEDGES) or bool(_HEDGE_PATTERN.search(sentence))
+
+
+def _is_heading(sentence: str) -> bool:
+    stripped = sentence.strip().strip("#*>-:： ").strip()
+    return not stripped or (len(normalize(stripped).text) <= 12 and not _NUMBER.search(stripped)
+                            and not _CITATION.search(sentence) and sentence.rstrip().endswith((":", "：", "**")))
+
+
+_URL = re.compile(r"https?://[^\s)）>\]]+")
+
+
+def _claims(sentence: str) -> bool:
+    body = _CITATION.sub(" ", sentence)
+    if _URL.search(body) and len(content(_URL.sub(" ", body)).terms) <= 5 and not _facts(_URL.sub(" ", body)):
+        return False  # a pointer to a page ("分集列表见（URL）"), not a claim
+    return not (_is_heading(sentence) or _is_hedge(sentence)
+                or (len(content(body).terms) < 3 and not _facts(sentence)))
+
+
+def _novel_run(sentence: str, haystack: str) -> str | None:
+    """The first run of ``NOVEL_RUN`` adjacent Han content terms none of which ``haystack`` states."""
+    run: list[str] = []
+    for term, forms in content(_CITATION.sub(" ", sentence)).terms:
+        if is_han(term[0]) and not found_in(forms, haystack):
+            run.append(term)
+            if len(run) >= NOVEL_RUN:
+                return "".join(run)
+        else:
+            run = []
+    return None
+
+
+def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, ...] | None = None,
+                   ) -> tuple[SentenceStatus, str, str | None]:
+    """One sentence against ``cites`` (default: its own citations)."""
+    cites = citations_of(sentence) if cites is None else cites
+    if _is_hedge(sentence):
+        return "no_claim", "says what the sources do not confirm", None
+    if not _claims(sentence):
+        return "no_claim", "no factual claim", None
+    if not cites:
+        return "uncited", "states facts without citing a source", None
+    unknown = [c for c in cites if c not in sources]
+    if unknown:
+        return "unsupported", f"cites a source that does not exist: {', '.join(f'[{c}]' for c in unknown)}", None
+    cited = [sources[c] for c in cites]
+    origins = {s.origin for s in cited}
+    origin = "both" if len(origins) > 1 else next(iter(origins))
+    body = _CITATION.sub(" ", sentence)
+    haystack = normalize(" ".join(f"{s.label} {s.text}" for s in cited)).text
+    missing = [f for f in _facts(sentence) if not _fact_in(f, haystack)]
+    missing += [t for t, forms in content(body).terms if t in NAMES and not found_in(forms, haystack)]
+    if missing:
+        return "unsupported", f"not in the cited sources: {', '.join(dict.fromkeys(missing))}", origin
+    if "web" in origins and "book" not in origins and any(w in body.lower() for w in _BOOK_WORDS):
+        return "unsupported", "attributes to the book what only a web source says", origin
+    # Compare content within one script: a Chinese sentence citing an English page is checked by its facts.
+    has_han = any(is_han(ch) for ch in haystack)
+    # numbers are facts, checked above; the words are compared within the sources' script
+    terms = [(t, f) for t, f in content(body).terms if is_han(t[0]) == has_han and not t[0].isdigit()]
+    if terms:
+        stated = sum(1 for _, forms in terms if found_in(forms, haystack)) / len(terms)
+        if stated < MIN_COVERAGE:
+            return "unsupported", f"only {stated:.0%} of its words are in the cited sources", origin
+        run = _novel_run(sentence, haystack) if has_han else None
+        if run:
+            return "unsupported", f"not in the cited sources: {run}", origin
+    return "supported", "its facts are in the cited sources", origin
+
+
+_HEADING_LINE = re.compile(r"^\s*(?:#+\s*.+|\*\*[^*]+\*\*[:：]?|(?:[一二三四五六七八九十]+、|\d+[.)、])\s*\*\*[^*]+\*\*[:：]?)\s*$")
+_NOTE = re.compile(r"^\s*[（(][^（）()]*[）)]\s*[。.]?\s*$")
+
+
+def _kind(answer: str, a: int, b: int) -> str:
+    """heading (a line that is only a title), leadin (ends with a colon), note (a whole sentence in
+    brackets: "（见第五十九回）"), item (a list item) or text."""
+    line_start = answer.rfind("\n", 0, a) + 1
+    line_end = answer.find("\n", b)
+    line = answer[line_start:len(answer) if line_end < 0 else line_end]
+    sentence = _CITATION.sub("", answer[a:b]).strip()
+    if line.strip() == answer[a:b].strip() and _HEADING_LINE.match(sentence):
+        return "heading"
+    if sentence.rstrip("*").endswith((":", "：")):
+        return "leadin"
+    if _NOTE.match(sentence):
+        return "note"
+    if _LIST_MARKER.match(answer[line_start:a + 3]) and line_start <= a <= line_start + 4:
+        return "item"
+    return "text"
+
+
+def _covering(answer: str, spans: list[tuple[int, int]], own: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """The citations each sentence is checked against: its own; else those of the citation that closes
+    its run in its paragraph; a lead-in's, those of what it leads into; a list item's, its lead-in's; a
+    note's, its neighbour's; a short first sentence (a direct answer), those of the sentence after it."""
+    kinds = [_kind(answer, a, b) for a, b in spans]
+    covering = list(own)
+    n = len(spans)
+
+    def same_paragraph(i: int, j: int) -> bool:
+        return "\n" not in answer[spans[i][1]:spans[j][0]]
+
+    for i in range(n - 1, -1, -1):  # runs closed by a citation, back to the previous one
+        if (not own[i] and i + 1 < n and covering[i + 1] and kinds[i] in ("text", "item")
+                and kinds[i + 1] in ("text", "note") and same_paragraph(i, i + 1)):
+            covering[i] = covering[i + 1]
+    leadin: tuple[int, ...] = ()
+    for i in range(n):
+        if kinds[i] == "heading":
+            leadin = ()
+        elif kinds[i] == "leadin":
+            leadin = own[i]
+            if not own[i]:
+                nxt = next((j for j in range(i + 1, n) if kinds[j] == "heading" or own[j]), None)
+                if nxt is not None and kinds[nxt] != "heading":
+                    covering[i] = own[nxt]
+        elif kinds[i] == "item":
+            if not covering[i] and leadin:
+                covering[i] = leadin
+        elif kinds[i] == "note" and not own[i]:
+            before = next((covering[j] for j in range(i - 1, -1, -1) if covering[j]), ())
+            after = next((covering[j] for j in range(i + 1, n) if covering[j]), ())
+            covering[i] = before or after
+        else:
+            leadin = ()
+    first = next((i for i in range(n) if kinds[i] not in ("heading",)), None)
+    if (first is not None and not covering[first] and first + 1 < n and covering[first + 1]
+            and len(content(_CITATION.sub(" ", answer[spans[first][0]:spans[first][1]])).terms) <= SHORT_CLAIM):
+        covering[first] = covering[first + 1]
+    return [() if k == "heading" else c for k, c in zip(kinds, covering, strict=True)]
+
+
+def check_answer(answer: str, sources: Sequence[Source]) -> AnswerCheck:
+    """Mark every sentence of ``answer`` against the sources it cites (numbers as in the prompt)."""
+    by_number = {s.number: s for s in sources}
+    spans = split_sentences(answer)
+    texts = [answer[a:b] for a, b in spans]
+    own = [citations_of(t) for t in texts]
+    covering = _covering(answer, spans, own)
+    checks = []
+    for (a, b), text, cites, mine in zip(spans, texts, covering, own, strict=True):
+        if not cites and _HEADING_LINE.match(_CITATION.sub("", text).strip()):
+            checks.append(SentenceCheck(text, a, b, mine, "no_claim", "no factual claim"))
+            continue
+        status, reason, origin = check_sentence(text, by_number, cites)
+        if cites and not mine and status != "no_claim":
+            reason = f"{reason} (covered by the citation that closes its run)"
+        checks.append(SentenceCheck(text, a, b, cites if status != "no_claim" else mine, status, reason, origin))
+    return AnswerCheck(tuple(checks))

@@ -1,0 +1,309 @@
+"""Text as the checks compare it: one normalisation (NFKC, lower case, Chinese numerals as digits,
+no whitespace or punctuation) with a map back to the original, and the content a text carries
+(its Han characters and Latin words, function words aside) with the older forms classical prose
+uses for the words a modern reader writes (``variants``). Pure; no model, no I/O."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# --------------------------------------------------------------------------- normalisation
+_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_CN_SMALL_UNITS = {"十": 10, "百": 100, "千": 1000}
+_CN_BIG_UNITS = {"万": 10_000, "亿": 100_000_000}
+_CN_NUMERAL = re.compile("[零〇一二两三四五六七八九十百千万亿]+")
+# Idioms and words in which a numeral character is not a number (kept as written).
+_NOT_NUMBERS = ("一起", "一样", "一直", "一定", "一些", "一切", "一般", "统一", "万一", "千万", "一心", "一点")
+
+
+_CHAPTER_UNITS = tuple("回章节集卷篇")  # 第一回: a lone 一 that is a chapter number
+
+
+def cn_to_int(text: str) -> int | None:
+    """'五十四' -> 54, '十万八千' -> 108000, '一二三' -> 123 (digit by digit); None if not a number."""
+    if not text or any(ch not in _CN_DIGITS and ch not in _CN_SMALL_UNITS and ch not in _CN_BIG_UNITS
+                       for ch in text):
+        return None
+    if all(ch in _CN_DIGITS for ch in text):  # 一九八六 -> 1986
+        return int("".join(str(_CN_DIGITS[ch]) for ch in text)) if len(text) > 1 else _CN_DIGITS[text]
+    total, section, digit = 0, 0, None
+    for ch in text:
+        if ch in _CN_DIGITS:
+            digit = _CN_DIGITS[ch]
+        elif ch in _CN_SMALL_UNITS:
+            section += (1 if digit is None else digit) * _CN_SMALL_UNITS[ch]
+            digit = None
+        else:  # 万 / 亿
+            section += digit or 0
+            total += (section or 1) * _CN_BIG_UNITS[ch]
+            section, digit = 0, None
+    return total + section + (digit or 0)
+
+
+def _is_content(ch: str) -> bool:
+    """Letters, digits and CJK ideographs count; whitespace, punctuation and symbols do not."""
+    cat = unicodedata.category(ch)
+    return cat[0] in ("L", "N")
+
+
+def is_han(ch: str) -> bool:
+    return "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf" or "\uf900" <= ch <= "\ufaff"
+
+
+@dataclass(frozen=True)
+class Norm:
+    """Normalised text with, per character, the [start, end) span of the original it came from."""
+
+    text: str
+    spans: tuple[tuple[int, int], ...]
+
+    def original_span(self, start: int, end: int) -> tuple[int, int]:
+        """The original text's span covered by normalised characters [start, end)."""
+        if not self.spans or end <= start:
+            return (0, 0)
+        return (self.spans[start][0], self.spans[end - 1][1])
+
+
+def normalize(text: str, *, numerals: bool = True) -> Norm:
+    """See the module docstring. Deterministic; ``normalize(normalize(x).text).text == normalize(x).text``."""
+    out: list[str] = []
+    spans: list[tuple[int, int]] = []
+    protected = _protected_ranges(text) if numerals else []
+    i = 0
+    n = len(text)
+    while i < n:
+        if numerals and text[i] in _CN_NUMERAL.pattern:
+            m = _CN_NUMERAL.match(text, i)
+            if m and not any(a <= i < b for a, b in protected):
+                run = m.group(0)
+                value = cn_to_int(run)
+                # A lone 一 / 万 etc. inside words is common; convert runs that read as numbers.
+                if value is not None and (len(run) > 1 or run not in "一万亿" or (i > 0 and text[i - 1] == "第" and text[m.end():m.end() + 1] in _CHAPTER_UNITS)):
+                    for digit in str(value):
+                        out.append(digit)
+                        spans.append((i, m.end()))
+                    i = m.end()
+                    continue
+        for ch in unicodedata.normalize("NFKC", text[i]).lower():
+            if _is_content(ch):
+                out.append(ch)
+                spans.append((i, i + 1))
+        i += 1
+    return Norm("".join(out), tuple(spans))
+
+
+def _protected_ranges(text: str) -> list[tuple[int, int]]:
+    ranges = []
+    for word in _NOT_NUMBERS:
+        start = text.find(word)
+        while start != -1:
+            ranges.append((start, start + len(word)))
+            start = text.find(word, start + 1)
+    return ranges
+
+
+def content_weight(norm_text: str) -> float:
+    """Han characters count 1, Latin letters and digits 1/3: 4 Han == 12 Latin (the minimum quote)."""
+    return sum(1.0 if is_han(ch) else 1 / 3 for ch in norm_text)
+
+
+
+def contains(haystack: str, needle: str) -> bool:
+    """``needle`` in ``haystack`` (both normalised), a number only as a whole number: 108 is not in 108000."""
+    if not needle:
+        return False
+    start = haystack.find(needle)
+    while start != -1:
+        end = start + len(needle)
+        before_ok = not (needle[0].isdigit() and start > 0 and haystack[start - 1].isdigit())
+        after_ok = not (needle[-1].isdigit() and end < len(haystack) and haystack[end].isdigit())
+        if before_ok and after_ok:
+            return True
+        start = haystack.find(needle, start + 1)
+    return False
+
+
+# --------------------------------------------------------------------------- content and its older forms
+# Function characters: they do not make two texts "about the same thing", in modern or classical prose.
+STOP_HAN = frozenset("的了是在和有不也就都而及与之其这那个们被把为以于中上下一吗呢吧啊么什怎谁哪几多少"
+                     "着过得地很还又再才却便即乃则矣也焉哉乎耶欤兮曰云道言说问答将")
+STOP_EN = frozenset({
+    "the", "a", "an", "of", "in", "on", "at", "to", "is", "are", "was", "were", "be", "and", "or", "for",
+    "by", "with", "does", "did", "do", "what", "which", "who", "whom", "how", "when", "where", "why",
+    "that", "this", "it", "its", "as", "from", "his", "her", "their", "he", "she", "they",
+    "long", "many", "much", "far", "old", "whose", "there", "been", "has", "have", "had", "into", "not",
+    "yes", "no", "him", "them", "then", "after", "before", "so", "but", "if", "would", "could", "should",
+})
+
+# A modern word -> the forms older prose writes it in (西游记, 三国演义 and their kind). A reader asks
+# "他喝了酒再去的吗"; the book says "酒且斟下，某去便来". Used in both directions by ``same_content``.
+_VARIANT_TABLE = """
+喝:饮,酌,吃 吃:食,啖,餐,吞 说:曰,言,道,云,谓 告诉:告,谓,言 问:询,问 回答:答,对 叫:唤,呼,名,号,称
+去:往,赴,之,行 来:至,到,来 到:至,抵,达,到 地方:处,地,所,方 回来:归,还,回 回去:归,还 离开:去,辞,别 走:行,去,奔 跑:奔,走,驰 逃:走,遁,奔,逃
+看:见,视,观,望,览 看见:见,睹 听:闻,听 知道:知,晓,识 认识:识 想:思,念,欲 要:欲,要,须 想要:欲
+能:能,可 可以:可 会:能 让:令,使,教,遣,命 派:遣,差,使 命令:令,命 带:引,领,率,携,将 领:引,率
+拿:执,持,取,提,拿 抓:擒,捉,拿,获,执 抓住:擒,拿,获 放:置,放,纵 给:与,予,赐,授,付 送:送,赠,献
+用:以,使,用 打:击,打,攻,鞭,殴 杀:斩,诛,杀,戮 杀死:斩,诛,杀 死:亡,卒,薨,殁,崩,丧,死 去世:卒,薨,亡,殁,崩,丧
+打败:败,破,胜 战胜:胜,克,破 赢:胜 投降:降,归顺 攻打:攻,伐,击,讨 追:追,赶,逐 救:救,援 收服:收,降,伏,缚,服 降服:降,伏,缚 帮:助,佐 帮助:助
+烧:焚,烧,火 等:候,待,俟 找:寻,觅,求 寻找:寻,觅 住:居,住,宿 睡:寝,卧,眠 坐:坐 站:立 骑:乘,骑
+哭:泣,哭,啼 笑:笑,哂 骂:骂,叱,詈,辱 生气:怒,恼 高兴:喜,悦 害怕:惧,畏,恐,怕 担心:忧,虑 相信:信
+穿:著,着,披,穿 写:书,题,写 读:读,诵 念:诵,念 变:化,变 变成:化,变 成为:为,作 做:为,作
+他:其,彼,之 她:其,彼 它:其 你:汝,尔,君,卿 我:吾,余,予,某,俺 我们:吾等,我等 他们:其,彼等,众
+这:此,是,斯 这个:此 那:彼 那个:彼 什么:何 为什么:何故,为何,因何 怎么:如何,何以,怎 怎样:如何 哪里:何处,安
+没有:未,无,不,没 没:未,无 不是:非 是:乃,为,即 都:皆,俱,尽,悉 也:亦 又:复,又 再:复,再 只:惟,唯,但,只
+已经:已,既 还:尚,犹,仍 一起:同,共,俱 如果:若,如,倘 因为:因,以 所以:故 但是:然,但 就:便,即,乃
+马上:即,便,遂 立刻:即,遂,便 后来:后,遂 最后:终,遂,竟 开始:始,初 当时:时,是时 时候:时
+很:甚,极,颇 非常:甚,极 多:多,众 少:寡,少 大:大,巨 小:小,细 头:首,头 眼睛:目,眼 脸:面
+衣服:衣 房子:屋,宅,舍 家:家,宅 朋友:友 父母:父,母,爹,娘,儿子,养,生 父亲:父 母亲:母 儿子:子 女儿:女 妻子:妻 丈夫:夫
+皇帝:帝,天子 大臣:臣 士兵:兵,军,卒 军队:军,兵 将军:将 船:舟 路:道,途 钱:金,银
+原来:本,原,乃 称号:称,号,封,名号 名号:名,号,称,名为 丈夫:夫,妻,夫君 妻子:妻,夫,娘子 年纪:年,岁 岁数:岁,寿 寿命:寿,年 酒:酒 温:温,暖,热 热:热,温 冷:寒,冷 天:日 晚上:夜,晚 早上:晨,旦
+"""
+def _norm_forms(forms: list[str]) -> frozenset[str]:
+    """Table entries as the checks see text (三藏 is 3藏 once numerals are digits); a name ending in 儿
+    also without it (红孩儿, 红孩)."""
+    out = set()
+    for form in forms:
+        norm = normalize(form).text
+        out.add(norm)
+        if len(norm) > 2 and norm.endswith("儿"):
+            out.add(norm[:-1])
+    return frozenset(out)
+
+
+VARIANTS: dict[str, frozenset[str]] = {}
+for _entry in _VARIANT_TABLE.split():
+    _word, _, _forms = _entry.partition(":")
+    VARIANTS[normalize(_word).text] = _norm_forms([_word, *_forms.split(",")])
+_MAX_WORD = max(len(w) for w in VARIANTS)
+# Modern function and question words: matched whole (so their characters are not read as content),
+# but they are not content themselves.
+FUNCTION_WORDS = frozenset(["什么", "为什么", "怎么", "怎样", "哪里", "这", "这个", "那", "那个", "他", "她", "它", "你", "我", "我们", "他们", "没有", "没", "不是", "是", "都", "也", "又", "再", "只", "已经", "还", "一起", "如果", "因为", "所以", "但是", "就", "马上", "立刻", "后来", "最后", "开始", "当时", "时候", "很", "非常", "多少", "哪个", "哪些", "是否", "是不是", "可以", "能", "会", "要", "想要", "结果", "然后", "于是", "最终", "东西", "事情", "资料", "说明", "根据", "据", "此外", "另外", "另据", "记载", "提到", "书中", "原文", "文中", "其中", "之前", "之后", "以后", "以前", "这段", "这里", "那里", "一共", "总共", "分别", "同时", "需要", "也就是", "就是", "即为", "原著", "发生", "情节", "故事", "小说", "描写", "讲述", "写道", "写到", "提及", "这一", "此回", "该回", "本回"])
+FUNCTION_WORDS = frozenset(normalize(w).text for w in FUNCTION_WORDS)
+for _w in FUNCTION_WORDS:
+    VARIANTS.setdefault(_w, frozenset({_w}))
+
+# Common other names of the people of the classical novels this app is read with (a reader writes 关羽,
+# the book writes 关公 or 云长). The book's own introductions add more (rag.index.aliases).
+_NAME_TABLE = """
+刘备:玄德,刘玄德,先主,刘皇叔 关羽:云长,关公,关云长,寿亭侯 张飞:翼德,张翼德,益德 诸葛亮:孔明,诸葛孔明,卧龙,武侯
+曹操:孟德,曹孟德,曹公,阿瞒,魏王 孙权:仲谋,孙仲谋,吴侯 周瑜:公瑾,周公瑾,周郎 赵云:子龙,赵子龙 吕布:奉先,吕奉先,温侯
+董卓:仲颖,董仲颖 袁绍:本初,袁本初 司马懿:仲达,司马仲达 马超:孟起,马孟起 黄忠:汉升 鲁肃:子敬 孙策:伯符,孙郎
+刘禅:后主 姜维:伯约 庞统:士元,凤雏 徐庶:元直,单福 魏延:文长 典韦:典韦 许褚:仲康,虎痴 夏侯惇:元让 孟获:蛮王
+孙悟空:悟空,行者,孙行者,大圣,齐天大圣,美猴王,猴王,石猴,弼马温,泼猴 猪八戒:八戒,悟能,猪悟能,天蓬元帅,猪刚鬣
+沙僧:沙和尚,悟净,沙悟净,卷帘大将 唐僧:三藏,唐三藏,玄奘,金蝉子,御弟,圣僧 如来:佛祖,如来佛祖,世尊,我佛
+观音:菩萨,观世音,观音菩萨,南海观音 玉帝:玉皇大帝,玉皇,天尊 太上老君:老君,李老君 二郎神:二郎,杨戬,显圣
+牛魔王:大力王,牛王 铁扇公主:罗刹女,铁扇仙 红孩儿:圣婴大王,善财童子 白龙马:小白龙,龙马,玉龙三太子
+"""
+NAMES: dict[str, frozenset[str]] = {}
+for _entry in _NAME_TABLE.split():
+    _name, _, _others = _entry.partition(":")
+    _group = _norm_forms([_name, *_others.split(",")])
+    for _n in _group:
+        NAMES[_n] = NAMES.get(_n, frozenset()) | _group
+_MAX_NAME = max(len(n) for n in NAMES)
+
+
+@dataclass(frozen=True)
+class Content:
+    """What a text says, as the checks compare it: its content terms, each with the set of forms any
+    of which counts as the same term in another text (a Han word or character with its older forms
+    and other names; a Latin word; a number with its unit)."""
+
+    terms: tuple[tuple[str, frozenset[str]], ...]
+    starts: tuple[int, ...] = ()  # where each term starts in the normalised text (when known)
+
+    @property
+    def words(self) -> list[str]:
+        return [t for t, _ in self.terms]
+
+
+_LATIN_WORD = re.compile(r"[a-z][a-z0-9'-]*|\d+(?:\.\d+)?")
+
+
+def content(text: str) -> Content:
+    """The content terms of ``text`` (see ``Content``): names and modern words found by the longest
+    match in the tables, then single Han characters that are not function characters; numbers with
+    the Han unit after them (500年); Latin words of 3+ letters that are not stop words."""
+    norm = normalize(text).text
+    terms: list[tuple[str, frozenset[str]]] = []
+    starts: list[int] = []
+    i = 0
+    while i < len(norm):
+        ch = norm[i]
+        if ch.isdigit():
+            j = i
+            while j < len(norm) and (norm[j].isdigit() or norm[j] == "."):
+                j += 1
+            unit = norm[j] if j < len(norm) and is_han(norm[j]) and norm[j] not in STOP_HAN else ""
+            number = norm[i:j]
+            terms.append((number + unit, frozenset({number + unit})))
+            starts.append(i)
+            i = j + len(unit)
+            continue
+        if not is_han(ch):
+            j = i
+            while j < len(norm) and not is_han(norm[j]) and not norm[j].isdigit():
+                j += 1
+            for word in _LATIN_WORD.findall(norm[i:j]):
+                if len(word) >= 3 and word not in STOP_EN:
+                    terms.append((word, frozenset({word})))
+                    starts.append(i)
+            i = j
+            continue
+        for size in range(min(max(_MAX_NAME, _MAX_WORD), len(norm) - i), 1, -1):
+            piece = norm[i:i + size]
+            forms = NAMES.get(piece) or VARIANTS.get(piece)
+            if forms is not None:
+                if piece not in FUNCTION_WORDS:
+                    terms.append((piece, forms))
+                    starts.append(i)
+                i += size
+                break
+        else:
+            if ch not in STOP_HAN and ch not in FUNCTION_WORDS:
+                terms.append((ch, VARIANTS.get(ch, frozenset({ch}))))
+                starts.append(i)
+            i += 1
+    return Content(tuple(terms), tuple(starts))
+
+
+def found_in(forms: frozenset[str], haystack: str) -> bool:
+    """Any of ``forms`` in ``haystack`` (normalised text); numbers as whole numbers."""
+    return any(contains(haystack, f) for f in forms)
+
+
+def shared_terms(a: Content, haystack: str) -> list[str]:
+    """The terms of ``a`` that ``haystack`` (normalised) states in one of their forms."""
+    return [t for t, forms in a.terms if found_in(forms, haystack)]
+
+
+def coverage(a: Content, haystack: str) -> float:
+    """The share of ``a``'s terms found in ``haystack``; 1.0 when ``a`` has none."""
+    if not a.terms:
+        return 1.0
+    return len(shared_terms(a, haystack)) / len(a.terms)
+
+
+def phrases(c: Content, *, names: bool = False) -> list[tuple[str, list[frozenset[str]]]]:
+    """The units of ``c`` that say more than one character does: each word of the tables (a name only
+    with ``names``) and each pair of adjacent single Han characters, as (text, the forms of each piece)."""
+    out: list[tuple[str, list[frozenset[str]]]] = []
+    for k, (term, forms) in enumerate(c.terms):
+        if len(term) > 1 and is_han(term[0]) and (names or term not in NAMES):
+            out.append((term, [forms]))
+        if k + 1 < len(c.terms) and c.starts:
+            nxt, nxt_forms = c.terms[k + 1]
+            if (len(term) == 1 and len(nxt) == 1 and is_han(term) and is_han(nxt)
+                    and c.starts[k + 1] == c.starts[k] + 1):
+                out.append((term + nxt, [forms, nxt_forms]))
+    return out
+
+
+def phrase_found(pieces: list[frozenset[str]], haystack: str) -> bool:
+    """A unit of ``phrases`` in ``haystack``: a word in any of its forms; a pair as adjacent forms."""
+    if len(pieces) == 1:
+        return found_in(pieces[0], haystack)
+    first, second = pieces
+    return any(a + b in haystack for a in first for b in second)
