@@ -23,6 +23,7 @@ from typing import Literal
 
 from rag.checks.text import (
     NAMES,
+    STOP_HAN,
     Content,
     Norm,
     contains,
@@ -69,7 +70,7 @@ def match_quote(quote: str, passage: Norm) -> QuoteMatch | None:
     joined with … or made of clauses each found in the passage); or as one contiguous run covering
     at least ``FUZZY_RATIO`` of it (copying slips). ``None`` when too short or not found."""
     q = normalize(quote).text
-    if content_weight(q) < MIN_QUOTE_WEIGHT or not passage.text:
+    if content_weight(normalize(quote, numerals=False).text) < MIN_QUOTE_WEIGHT or not passage.text:
         return None
     exact = _find_exact(q, passage.text)
     if exact:
@@ -137,7 +138,7 @@ _LIST_SPLIT = re.compile(r"\s*(?:[、，,;；/]|\band\b|\bor\b|和|与|及|以�
 _YES_NO = ("是的", "是", "否", "对", "不对", "不是", "有", "没有", "没", "无", "会", "不会", "能", "不能", "可以",
            "不可以", "未", "不", "yes", "no", "true", "false", "correct", "incorrect")
 _YES_NO_NORM = sorted({normalize(w, numerals=False).text for w in _YES_NO}, key=len, reverse=True)
-MAX_ANSWER_WEIGHT = 40.0  # an answer is a short fact, not a copy of the passage (Han chars; Latin 1/3)
+MAX_ANSWER_WEIGHT = 60.0  # an answer is a short fact, not a copy of the passage (Han chars; Latin 1/3)
 SHORT_ANSWER = 6  # content characters up to which an answer (a name, a thing) must be in the quote whole
 ANSWER_COVERAGE = 0.5  # share of a longer answer's content terms the quote's sentence must state
 _SENTENCE_END = re.compile(r"[。！？!?；;\n]")
@@ -202,7 +203,13 @@ def answer_supported(answer: str, region: str, passage: str = "", part: str = ""
     normalised). Numbers must be in the quoted text, names in the passage; a short answer in the quoted
     text, or in the passage when the quoted text holds part of it (须菩提祖师 for "祖师便传他筋斗云"); a
     longer one, or a paraphrase, by its content in the quote's sentence."""
-    answer = main_answer(answer)
+    gloss = "".join(_GLOSS.findall(answer))
+    if gloss and main_answer(answer) != answer:
+        ok, why = answer_supported(main_answer(answer), region, passage, part, quoted)
+        if ok or not any(is_han(ch) for ch in gloss) or any(is_han(ch) for ch in main_answer(answer)):
+            return ok, why
+        # an English answer with the book's words in brackets ("burning incense (焚香操琴)"): those words
+        return answer_supported(gloss.strip("（）()"), region, passage, part, quoted)
     passage = passage or region
     quoted = quoted or region
     yes_no, rest = yes_no_rest(answer)
@@ -235,16 +242,39 @@ def answer_supported(answer: str, region: str, passage: str = "", part: str = ""
             return True, "answer found in the quoted passage text"
         # a short paraphrase (酒还是温的 for 其酒尚温) is judged by its content like a long one; a name
         # the quote does not hold is not an answer the quote states, whatever the sentence around it says
-        names = [t for t, forms in terms if t in NAMES and not found_in(forms, quoted)]
-        if names or all(t in NAMES for t, _ in terms):
+        if all(t in NAMES for t, _ in terms):
             return False, f"answer not in the quoted passage text: {', '.join(absent)}"
+    copied = _copy_slip(answer_norm, region)
+    if copied:
+        return False, f"the answer copies the passage but changes it: {copied}"
     stated = coverage(Content(terms), region)
-    if stated >= ANSWER_COVERAGE:
+    # a short answer is one fact: every term of it must be stated (金平府的国王 is not 金平府's 大王)
+    if stated >= (1.0 if len(answer_norm) <= SHORT_ANSWER else ANSWER_COVERAGE):
         return True, f"the quote states the answer ({stated:.0%} of its content)"
     return False, f"answer not in the quoted passage text: only {stated:.0%} of its content"
 
 
-def about_the_part(part: str, answer: str, region: str, question: str = "") -> tuple[bool, list[str]]:
+def _copy_slip(answer_norm: str, region: str) -> str:
+    """An answer copied almost word for word from the quote's sentence (85% or more of it in runs of
+    3+ characters) whose other characters are content the sentence does not have: a changed fact, not
+    a paraphrase. Returns those characters ("" when the answer is not such a copy)."""
+    if len(answer_norm) < 8:
+        return ""
+    matcher = SequenceMatcher(None, answer_norm, region, autojunk=False)
+    covered = [False] * len(answer_norm)
+    for block in matcher.get_matching_blocks():
+        if block.size >= 3:
+            for k in range(block.a, block.a + block.size):
+                covered[k] = True
+    if sum(covered) < 0.85 * len(answer_norm) or all(covered):
+        return ""
+    extra = "".join(ch for ch, ok in zip(answer_norm, covered, strict=True)
+                    if not ok and is_han(ch) and ch not in STOP_HAN and ch not in region)
+    return extra
+
+
+def about_the_part(part: str, answer: str, region: str, question: str = "", passage: str = "",
+                   quoted: str = "") -> tuple[bool, list[str]]:
     """Whether the quote's sentence (``region``) speaks of ``part``: it states a term of what the part
     asks (other than its names, and other than the answer's own names and numbers), and more than one
     character's worth of the part (山 of 落伽山 alone for 五行山, 王 of 大王 for 国王, is too little),
@@ -252,24 +282,30 @@ def about_the_part(part: str, answer: str, region: str, question: str = "") -> t
     name. An English part on a Chinese passage must name something the quote's sentence says, as the
     book writes it (rag.index.crosslingual); a part with nothing to compare is not held to it."""
     facts = "".join(t for t, _ in hard_facts(answer))
-    # a part that is a fragment of the question ("多远") asks what its sentence of the question asks
-    asked = next((q for q in _QUESTION_END.split(question) if normalize(part).text in normalize(q).text), "")
+    # a part asks what its sentence of the question asks ("多远" is "一个筋斗能翻多远"): the sentence of the
+    # question that shares most with the part
+    asked = max(_QUESTION_END.split(question), key=lambda q: len(shared_terms(content(part), normalize(q).text)),
+                default="") if question else ""
     terms = [(t, forms) for t, forms in content(f"{part} {asked}").terms if not (facts and t in facts)]
     if not any(is_han(ch) for ch in region) or not terms:
         return True, []
     if not any(is_han(t[0]) for t, _ in terms):
-        # an English part on a Chinese book: its words as the book writes them (CC-CEDICT, pinyin names)
+        # an English part on a Chinese book: its words as the book writes them (CC-CEDICT, pinyin names
+        # found in the passage, with their other names: Guan Yu -> 关羽 -> 云长)
         from rag.index.crosslingual import BookText, chinese_terms, glossary
 
-        found = chinese_terms(part, BookText([region]), glossary())
+        words = chinese_terms(part, BookText([passage or region]), glossary())
+        forms = {f for w in words for f in NAMES.get(normalize(w).text, frozenset({normalize(w).text}))}
+        found = sorted(f for f in forms if f in region and (len(f) >= 2 or f not in STOP_HAN))
         return bool(found), found
     shared = shared_terms(Content(tuple(terms)), region)
     asks = [(t, forms) for t, forms in terms if t not in NAMES]
     if not asks:
         return bool(shared), shared
     asked = [t for t in shared if t not in NAMES]
-    if is_yes_no(answer):  # a bare yes or no says nothing itself: the quote must speak of the part
-        return len(shared) >= 2 and bool(asked), shared
+    if is_yes_no(answer):  # a bare yes or no says nothing itself: the quote itself must speak of the part
+        own = shared_terms(Content(tuple(terms)), quoted or region)
+        return len(own) >= 2 and any(t not in NAMES for t in own), own
     enough_of_it = sum(len(t) for t in shared) >= 2 or coverage(Content(tuple(asks)), region) >= 0.5
     return bool(asked) and enough_of_it, shared
 
@@ -321,7 +357,7 @@ def verify_part(part: str, answer: str | None, source: int | None, quote: str | 
     if question and not part_of_question(part, question):
         return PartCheck(part, answer, source, quote, "unverified", "this part is not a part of the question")
     quote_norm = normalize(quote).text
-    if content_weight(quote_norm) < MIN_QUOTE_WEIGHT:
+    if content_weight(normalize(quote, numerals=False).text) < MIN_QUOTE_WEIGHT:  # 重八十二斤 is five characters
         return PartCheck(part, answer, source, quote, "unverified", "quote too short to verify")
     if content_weight(quote_norm) > MAX_QUOTE_WEIGHT:
         return PartCheck(part, answer, source, quote, "unverified",
@@ -335,7 +371,8 @@ def verify_part(part: str, answer: str | None, source: int | None, quote: str | 
             match = match_quote(quote, norm)
             if match is None:
                 continue
-            region = norm.text if in_label else sentence_around(norm, text, match)
+            # a quote from the chapter heading: the heading and the chapter's passage say where it happens
+            region = f"{norm.text}{src.norm.text}" if in_label else sentence_around(norm, text, match)
             ok, why = answer_supported(answer, region, f"{src.label_norm.text}{src.norm.text}", question or part,
                                        match.region(norm))
             if ok and not match.exact:
@@ -346,8 +383,8 @@ def verify_part(part: str, answer: str | None, source: int | None, quote: str | 
                 if any(contains(quote_norm, p) != contains(region, p) for p in pieces):
                     ok, why = False, "the answer differs from what the quote says"
             if ok:
-                about, _ = about_the_part(part, answer, f"{region}{src.label_norm.text}" if in_label else region,
-                                          question)
+                about, _ = about_the_part(part, answer, region, question, f"{src.label}\n{src.text}",
+                                          match.region(norm))
                 if not about:
                     ok, why = False, "the quote's sentence does not speak of this part of the question"
             if ok:
@@ -363,6 +400,9 @@ def verify_part(part: str, answer: str | None, source: int | None, quote: str | 
     return PartCheck(part, answer, source, quote, "unverified", detail)
 
 
+_CLAUSE = re.compile(r"[，,；;：:]")
+_ASKS = re.compile(r"什么|谁|哪|几|多少|多久|多远|多大|多重|吗|么|如何|怎|为何|为什么|何|是否|是不是|有没有|\?|？|"
+                   r"\b(?:what|who|whom|whose|which|where|when|why|how|did|does|is|was|were)\b", re.I)
 QUESTION_SHARE = 0.25  # of each sentence of the question, the share of content terms the parts must mention
 
 
@@ -375,7 +415,9 @@ def question_left_out(question: str, parts: Sequence[str]) -> list[str]:
     said = normalize(" ".join(parts)).text
     left = []
     for sentence in _QUESTION_END.split(question):
-        terms = content(sentence).terms
+        # what a sentence asks is in its clauses that ask (a question word); the rest sets the scene
+        clauses = [c for c in _CLAUSE.split(sentence) if _ASKS.search(c)] or [sentence]
+        terms = content(" ".join(clauses)).terms
         if terms and coverage(Content(terms), said) < QUESTION_SHARE:
             left.append(sentence.strip())
     return left

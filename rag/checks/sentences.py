@@ -35,6 +35,10 @@ _HEDGES = ("无法确认", "无法从资料中确认", "不能确认", "未能�
            "没有说明", "未说明", "没有记载", "未记载", "资料中没有", "来源中没有", "无从",
            "cannot confirm", "can't confirm", "could not be confirmed", "cannot be confirmed", "not covered",
            "not mentioned", "no source", "missing", "not stated", "does not say", "do not say")
+_TITLE = re.compile(r"《[^》]{1,30}》")
+# Units a number is read with (三百六十岁 is 360岁, so a 360 that counts something else does not match);
+# a number followed by anything else is checked as a number.
+_UNITS = frozenset("年月日天岁回章集卷里丈尺寸斤两钱石斗升亩顷万千百")
 _LIST_NUMBER = re.compile(r"^\s*(?:[-*+•]\s*)?(?:\*\*)?\d+\.$")  # "1." opening a numbered line is not a sentence
 _HEDGE_PATTERN = re.compile(r"(?:无法|不能|未能|没法)[^，。！？]{0,10}(?:确认|确定|证实|判断)|(?:没有|未)[^，。！？]{0,6}(?:提到|提及|说明|记载|写明|出现)")
 _OPEN_QUOTES = {"“": "”", "「": "」", "『": "』", "‘": "’"}
@@ -118,7 +122,7 @@ def _facts(sentence: str) -> list[str]:
     """Checkable facts in a sentence, normalised: chapter numbers, other numbers (Chinese numerals
     included) with the Han character that follows them (三百六十岁 -> 360岁, so a number that occurs
     elsewhere in the source for something else does not count), and quoted speech."""
-    body = _LIST_MARKER.sub("", _CITATION.sub(" ", sentence))
+    body = _TITLE.sub(" ", _LIST_MARKER.sub("", _CITATION.sub(" ", sentence)))  # 《三国演义》 is a title, not 3
     facts = []
     for m in _CHAPTER.finditer(body):
         raw = m.group(1) or m.group(2)
@@ -130,16 +134,21 @@ def _facts(sentence: str) -> list[str]:
         if m.group(0) in chapters:
             continue
         nxt = norm_body[m.end():m.end() + 1]
-        facts.append(m.group(0) + nxt if nxt and is_han(nxt) else m.group(0))
+        small = int(float(m.group(0))) < 10  # 一/二/三 count anything: read a small number with its word
+        facts.append(m.group(0) + nxt if nxt and (nxt in _UNITS or (small and is_han(nxt))) else m.group(0))
     facts += [normalize(q).text for q in _QUOTED.findall(body)]
     return [f for f in facts if f]
 
 
 def _fact_in(fact: str, haystack: str) -> bool:
     """A fact of ``_facts`` in the cited sources: a chapter number as a chapter ("第7", in a heading or
-    the text), anything else as written (a number as a whole number)."""
+    the text); a number of 10 or more as a whole number whatever its unit (classical and modern prose
+    count differently: 二十名 / 二十人); anything else as written."""
     if fact.startswith("第") and fact[1:].isdigit():
         return re.search(rf"(?:第|chapter|episode){fact[1:]}(?!\d)", haystack) is not None
+    number = _NUMBER.match(fact)
+    if number and int(float(number.group(0))) >= 10 and contains(haystack, number.group(0)):
+        return True
     return contains(haystack, fact)
 
 
@@ -196,14 +205,15 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
     origin = "both" if len(origins) > 1 else next(iter(origins))
     body = _CITATION.sub(" ", sentence)
     haystack = normalize(" ".join(f"{s.label} {s.text}" for s in cited)).text
-    missing = [f for f in _facts(sentence) if not _fact_in(f, haystack)]
+    has_han = any(is_han(ch) for ch in haystack)
+    missing = [f for f in _facts(sentence) if not _fact_in(f, haystack)
+               and (f[0].isdigit() or f.startswith("第") or any(is_han(ch) for ch in f) == has_han)]
     missing += [t for t, forms in content(body).terms if t in NAMES and not found_in(forms, haystack)]
     if missing:
         return "unsupported", f"not in the cited sources: {', '.join(dict.fromkeys(missing))}", origin
     if "web" in origins and "book" not in origins and any(w in body.lower() for w in _BOOK_WORDS):
         return "unsupported", "attributes to the book what only a web source says", origin
     # Compare content within one script: a Chinese sentence citing an English page is checked by its facts.
-    has_han = any(is_han(ch) for ch in haystack)
     # numbers are facts, checked above; the words are compared within the sources' script
     terms = [(t, f) for t, f in content(body).terms if is_han(t[0]) == has_han and not t[0].isdigit()]
     if terms:

@@ -219,7 +219,7 @@ class Content:
         return [t for t, _ in self.terms]
 
 
-_LATIN_WORD = re.compile(r"[a-z][a-z0-9'-]*|\d+(?:\.\d+)?")
+_LATIN_WORD = re.compile(r"[a-z][a-z0-9'-]*")
 
 
 def content(text: str) -> Content:
@@ -242,15 +242,8 @@ def content(text: str) -> Content:
             starts.append(i)
             i = j + len(unit)
             continue
-        if not is_han(ch):
-            j = i
-            while j < len(norm) and not is_han(norm[j]) and not norm[j].isdigit():
-                j += 1
-            for word in _LATIN_WORD.findall(norm[i:j]):
-                if len(word) >= 3 and word not in STOP_EN:
-                    terms.append((word, frozenset({word})))
-                    starts.append(i)
-            i = j
+        if not is_han(ch):  # Latin words are read from the text with its spaces (below)
+            i += 1
             continue
         for size in range(min(max(_MAX_NAME, _MAX_WORD), len(norm) - i), 1, -1):
             piece = norm[i:i + size]
@@ -266,6 +259,12 @@ def content(text: str) -> Content:
                 terms.append((ch, VARIANTS.get(ch, frozenset({ch}))))
                 starts.append(i)
             i += 1
+    offset = len(norm)
+    for word in _LATIN_WORD.findall(unicodedata.normalize("NFKC", text).lower()):
+        if len(word) >= 3 and word not in STOP_EN and not word[0].isdigit():
+            terms.append((word, frozenset({word})))
+            starts.append(offset)
+            offset += 2  # never adjacent to anything (phrases are Han only)
     return Content(tuple(terms), tuple(starts))
 
 

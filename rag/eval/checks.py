@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rag.checks.quotes import main_answer
 from rag.eval.cases import Case
 from rag.eval.metrics import ratio
 from rag.evidence import Source, check_answer, citations_of, normalize, verify_part
@@ -258,6 +259,7 @@ def tamper_replies(cases: Sequence[Case], replies: dict[tuple[str, str, int], An
             for i, part in enumerate(parts):
                 if normalize(part[1]).text not in normalize(part[3]).text and name != "answer_swapped":
                     continue  # a paraphrased answer: the in-quote tampers do not apply
+                part = (part[0], main_answer(part[1]), part[2], part[3])  # a gloss in brackets is not checked
                 changed = tamper(part, [a for cid, a in answers if cid != case.id])
                 if changed is None or changed == part:
                     continue
@@ -289,10 +291,13 @@ def _seed_name(sentence: str, haystack: str) -> str | None:
     return None
 
 
-def _seed_chapter(sentence: str) -> str | None:
+def _seed_chapter(sentence: str, sources: Sequence[Source]) -> str:
+    """The sentence with a chapter reference added that none of its sources is from or names."""
+    labels = normalize(" ".join(f"{s.label} {s.text}" for s in sources)).text
+    chapter = next(n for n in ("一百一十七", "八十三", "二百零一", "九百九十九") if f"第{normalize(n).text}" not in labels)
     m = re.search(r"\[\d+(?:\s*[,，、-]\s*\d+)*\]", sentence)
     cut = m.start() if m else len(sentence.rstrip("。"))
-    return f"{sentence[:cut]}（见第一百一十七回）{sentence[cut:]}"
+    return f"{sentence[:cut]}（见第{chapter}回）{sentence[cut:]}"
 
 
 def seeded_answer_report(cases: Sequence[Case], replies: dict[tuple[str, str, int], Any],
@@ -311,7 +316,7 @@ def seeded_answer_report(cases: Sequence[Case], replies: dict[tuple[str, str, in
     def seed(kind: str, case: Case, sentence: str, sources: Sequence[Source]) -> None:
         seeded[kind]["tried"] += 1
         marks = [s.status for s in check_answer(sentence, sources).sentences]
-        if marks and all(m in ("unsupported", "uncited") for m in marks):
+        if any(m in ("unsupported", "uncited") for m in marks):  # the part that holds the error is flagged
             seeded[kind]["flagged"] += 1
         else:
             misses.append({"case": case.id, "kind": kind, "sentence": sentence, "marks": marks})
@@ -339,7 +344,7 @@ def seeded_answer_report(cases: Sequence[Case], replies: dict[tuple[str, str, in
             named = _seed_name(text, haystack)
             if named:
                 seed("name_swapped", case, named, sources)
-            seed("chapter_wrong", case, _seed_chapter(text) or text, sources)
+            seed("chapter_wrong", case, _seed_chapter(text, sources), sources)
             others = [s.number for s in sources if s.number not in c.citations]
             if others:
                 seed("citation_swapped", case, re.sub(r"\[\d+(?:\s*[,，、-]\s*\d+)*\]", f"[{others[0]}]", text),

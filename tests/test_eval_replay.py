@@ -1,0 +1,162 @@
+"""Recorded model replies: fixtures without the book's text, served over real HTTP keyed by case and
+call (not by prompt), recorded through a loopback proxy, and replayed through ``rag eval``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+from openai_stub import OpenAIStub, request_kind
+
+from rag.cli import main
+from rag.eval.cases import load_cases
+from rag.eval.replay import (
+    RecordingServer,
+    ReplayServer,
+    call_of,
+    decode_spans,
+    encode_spans,
+    fixture_record,
+    load_fixture,
+    write_fixture,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+GUIDE = REPO / "assets" / "eval" / "guide_cases.jsonl"
+FIXTURES = REPO / "bench" / "fixtures" / "replies"
+
+
+def _cases():
+    return load_cases(GUIDE, limit=3)  # g01, g02, g03 (full)
+
+
+def _chat(base: str, body: dict) -> dict:
+    return httpx.post(f"{base}/chat/completions", json=body, timeout=10).json()
+
+
+def test_copied_text_is_stored_as_spans_and_restored() -> None:
+    context = "须菩提祖师半夜传授悟空长生之道。祖师便传他筋斗云：一个筋斗能翻十万八千里。"
+    reply = "答案是十万八千里，见“一个筋斗能翻十万八千里”。"
+    encoded = encode_spans(reply, context)
+    assert "一个筋斗能翻" not in encoded and "⟦" in encoded
+    assert decode_spans(encoded, context) == reply
+    assert encode_spans("完全无关的话", context) == "完全无关的话"
+
+
+def test_calls_are_told_apart_by_schema_or_prompt() -> None:
+    assert call_of({"tools": [{"function": {"name": "EvidenceJudgement"}}], "messages": []}) == "judge-evidence"
+    assert call_of({"response_format": {"type": "json_schema", "json_schema": {"name": "Evaluation"}},
+                    "messages": []}) == "judge-verdict"
+    from rag import prompts
+
+    system = prompts.GENERATE_SYSTEM.format(language="Chinese", cannot_confirm="x")
+    assert call_of({"messages": [{"role": "system", "content": system}]}) == "answer"
+    assert call_of({"messages": [{"role": "system", "content": "something else"}]}) == "unknown"
+
+
+def test_replay_answers_by_case_and_call_whatever_the_prompt(tmp_path) -> None:
+    cases = _cases()
+    g01 = cases[0]
+    reply = {"reason": "r", "parts": [{"part": "能翻多远", "answer": "十万八千里", "source": 1,
+                                       "quote": "一个筋斗能翻十万八千里"}], "enough": True, "confidence": 0.9}
+    fixture = tmp_path / "f.jsonl"
+    write_fixture(fixture, ["made by the test"], [fixture_record(g01, "judge-evidence", reply)])
+    assert "一个筋斗能翻十万八千里" not in fixture.read_text(encoding="utf-8")  # no book text in the fixture
+    assert load_fixture(fixture, cases)[("g01", "judge-evidence", 1)] == reply
+    # an edited prompt: other wording, the question and the passage still in it
+    user = f"Q: {g01.question}\n\n{g01.context[0].text}\n\nedited instructions"
+    body = {"tools": [{"type": "function", "function": {"name": "EvidenceJudgement", "parameters": {}}}],
+            "messages": [{"role": "system", "content": "any system prompt"}, {"role": "user", "content": user}]}
+    with ReplayServer(fixture, cases) as server:
+        got = _chat(server.base_url, body)
+        args = json.loads(got["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"])
+        assert args == reply
+        # another case's prompt has no recorded reply: HTTP 404, counted
+        other = dict(body, messages=[body["messages"][0], {"role": "user", "content": cases[1].question
+                                                             + cases[1].context[0].text}])
+        assert httpx.post(f"{server.base_url}/chat/completions", json=other, timeout=10).status_code == 404
+        assert len(server.misses) == 1 and "g02" in server.misses[0]
+
+
+def test_recording_proxy_writes_a_fixture_and_the_prompts_apart(tmp_path) -> None:
+    cases = _cases()
+
+    def upstream(body):
+        return {"reason": "route", "strategy": "complex"} if request_kind(body) == "RouteDecision" else "text"
+
+    out = tmp_path / "rec.jsonl"
+    with OpenAIStub(upstream) as real, RecordingServer(out, cases, upstream=real.base_url, header=["test"]) as rec:
+        body = {"model": "m", "tools": [{"type": "function", "function": {"name": "RouteDecision", "parameters": {}}}],
+                "messages": [{"role": "user", "content": f"Question: {cases[1].question}"}]}
+        got = _chat(rec.base_url, body)
+        assert json.loads(got["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"])["strategy"] == "complex"
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "# test" and json.loads(lines[1])["case"] == "g02" and json.loads(lines[1])["call"] == "route"
+    assert (tmp_path / "rec.jsonl.prompts.jsonl").is_file()
+
+
+def test_rag_eval_judge_replays_the_committed_capable_fixture(tmp_path, capsys) -> None:
+    """The whole path: the recorded replies over loopback HTTP through ``rag eval judge``, decided by code."""
+    code = main(["eval", "judge", "--cases", str(GUIDE), "--kinds", "full", "--mode", "evidence", "--quiet",
+                 "--replay", str(FIXTURES / "capable.jsonl"), "--report", str(tmp_path / "r.json")])
+    assert code == 0
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert report["model"] == "replay:capable" and report["summary"]["n"] == 7
+    assert report["summary"]["call_errors"] == 0 and report["summary"]["answerable_enough"] >= 6
+    assert "no recorded reply" not in capsys.readouterr().err
+
+
+def test_a_missing_fixture_is_one_clear_error(tmp_path, capsys) -> None:
+    code = main(["eval", "judge", "--cases", str(GUIDE), "--replay", str(tmp_path / "none.jsonl")])
+    assert code == 1 and "reply fixture not found" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- the figures, as targets
+def _judge(fixture: str, cases_file: Path, tmp_path: Path, mode: str = "evidence") -> dict:
+    report = tmp_path / f"{fixture}-{cases_file.stem}-{mode}.json"
+    assert main(["eval", "judge", "--cases", str(cases_file), "--mode", mode, "--quiet",
+                 "--replay", str(FIXTURES / f"{fixture}.jsonl"), "--report", str(report)]) == 0
+    return json.loads(report.read_text(encoding="utf-8"))["summary"]
+
+
+SETS = [REPO / "assets" / "eval" / f for f in ("guide_cases.jsonl", "xiyouji_refs.jsonl", "sanguo_refs.jsonl")]
+
+
+@pytest.mark.corpus
+def test_recorded_replies_meet_the_evidence_targets(tmp_path) -> None:
+    """The issue's targets on all three dev sets, replayed: a capable model's correct work accepted
+    (answerable -> enough >= 95%, no false "enough", every "enough" code-verified) and the 1.5B
+    model's claims refused (false "enough" <= 4% of the not-enough cases)."""
+    capable = [_judge("capable", f, tmp_path) for f in SETS]
+    answerable = sum(s["answerable_enough"] for s in capable) / sum(
+        s["per_kind"].get("full", {}).get("n", 0) + s["per_kind"].get("multihop_both", {}).get("n", 0) for s in capable)
+    assert answerable >= 0.95
+    assert sum(s["false_enough"] for s in capable) == 0
+    assert all(s["enough_with_verified_evidence"] == s["enough_verdicts"] for s in capable)
+    small = [_judge("qwen1.5b", f, tmp_path) for f in SETS]
+    not_enough = sum(s["n"] - sum(s["per_kind"].get(k, {}).get("n", 0) for k in ("full", "multihop_both"))
+                     for s in small)
+    assert sum(s["false_enough"] for s in small) <= 0.04 * not_enough
+
+
+@pytest.mark.corpus
+def test_recorded_answers_meet_the_sentence_targets(tmp_path, capsys) -> None:
+    """Faithful answers of the capable model: >= 90% of claim sentences supported, <= 5% uncited;
+    seeded errors >= 90% flagged; every tampered verified case flips."""
+    totals = {"sentences": 0, "supported": 0, "uncited": 0}
+    tried = flagged = 0
+    for cases_file in SETS:
+        report = tmp_path / f"checks-{cases_file.stem}.json"
+        code = main(["eval", "checks", "--cases", str(cases_file), "--replay", str(FIXTURES / "capable.jsonl"),
+                     "--report", str(report)])
+        data = json.loads(report.read_text(encoding="utf-8"))
+        assert code == 0, data["tamper"]["not_flipped"]  # exit 3 when a tampered case stays enough
+        for key in totals:
+            totals[key] += data["seeded"]["faithful"][key]
+        tried += sum(r["tried"] for r in data["seeded"]["seeded"].values())
+        flagged += sum(r["flagged"] for r in data["seeded"]["seeded"].values())
+    assert totals["supported"] >= 0.9 * totals["sentences"]
+    assert totals["uncited"] <= 0.05 * totals["sentences"]
+    assert flagged >= 0.9 * tried
