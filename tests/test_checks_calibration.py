@@ -143,3 +143,14 @@ def test_seeded_errors_in_a_faithful_sentence_are_flagged() -> None:
     assert marks("那大圣在山下压了六百年[2]。") == ["unsupported"]  # a number changed
     assert marks("云长提华雄之头，掷于地上（见第九回）[1]。") == ["unsupported"]  # a chapter no source is from
     assert marks("云长提华雄之头，掷于地上[2]。") == ["unsupported"]  # the citation swapped
+
+
+def test_the_trace_says_what_verified_means() -> None:
+    from rag.schemas import Evaluation, PartResult
+    from rag.ui.render import evaluation_html
+
+    ev = Evaluation(reason="r", enough=True, missing=[], web_query=None, confidence=0.9, mode="evidence",
+                    model_enough=True, parts=[PartResult(part="他用什么打的", answer="柳条", source=1,
+                                                         quote="攀下柳条", status="verified", detail="quote verbatim")])
+    assert "不是对事实本身的担保" in evaluation_html(ev, 1, "zh")
+    assert "not a guarantee of the fact itself" in evaluation_html(ev, 1, "en")

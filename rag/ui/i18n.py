@@ -202,6 +202,12 @@ STRINGS: dict[str, dict[str, str]] = {
     "part_verified": {"zh": "已核实", "en": "verified"},
     "part_unverified": {"zh": "未核实", "en": "unverified"},
     "part_not_found": {"zh": "未找到", "en": "not found"},
+    "verified_means": {
+        "zh": "“已核实”指：代码在来源原文（或其章回标题）里找到了这段引文，引文所在的句子说的正是这一部分，"
+              "并且写出了这个答案（人名、数字逐字相同，其余内容大部分相符，文言白话视同）。它不是对事实本身的担保。",
+        "en": "\"Verified\" means: code found the quote in the source's text (or its chapter heading), the quote's "
+              "sentence speaks of this part, and it states the answer (names and numbers as written, most of the "
+              "rest too, classical or modern wording alike). It is not a guarantee of the fact itself."},
     "model_verdict": {"zh": "模型自己的判断", "en": "The model says"},
     "code_verdict": {"zh": "代码核实后的结论", "en": "The code decides"},
     "judge_evidence": {"zh": "证据模式", "en": "evidence mode"},
@@ -393,6 +399,19 @@ _ZH_MESSAGES: tuple[tuple[str, str], ...] = (
     (r"yes/no answer", "是非题答案"),
     (r"(?P<n>\d+) content term\(s\) shared with the part", "与问题部分共有 {n} 个实词"),
     (r"\[(?P<n>\d+)\]: (?P<detail>.*)", "[{n}]：{detail}"),
+    (r"this part is not a part of the question", "这一部分并不是用户问题的一部分"),
+    (r"quote too long to show what states the answer \((?P<n>\d+) characters\)", "引文太长（{n} 字），看不出是哪句说出了答案"),
+    (r"the answer only repeats the quote", "答案只是重复了引文"),
+    (r"the answer only repeats the question", "答案只是重复了问题"),
+    (r"the answer is not a short fact \((?P<n>\d+) characters\)", "答案不是一个简短的事实（{n} 字）"),
+    (r"the answer copies the passage but changes it: (?P<x>.*)", "答案照抄原文却改动了其中的字：{x}"),
+    (r"the quote's sentence does not speak of this part of the question", "引文所在的句子没有说到问题的这一部分"),
+    (r"the quote states the answer \((?P<p>\d+%) of its content\)", "引文说出了答案（内容相符 {p}）"),
+    (r"answer not in the quoted passage text: only (?P<p>\d+%) of its content", "引文所在的原文没有说出答案（内容只相符 {p}）"),
+    (r"quote (?:verbatim|matched [\d.]+) in the chapter heading", "引文见于章回标题"),
+    (r"says what the sources do not confirm", "说明了来源无法确认的内容"),
+    (r"(?P<detail>.*) \(covered by the citation that closes its run\)", "{detail}（由段末的引用标注覆盖）"),
+    (r"(?P<s>.*) \(not examined by the judge\)", "{s}（评判没有检查这一问）"),
     (r"relevance check: the quote does not state the answer", "相关性检查：引文并没有说出答案"),
 )
 _ZH_COMPILED = tuple((re.compile(pattern, re.S), template) for pattern, template in _ZH_MESSAGES)

@@ -442,7 +442,8 @@ def evaluation_html(evaluation: Evaluation, round_no: int | None, lang: str) -> 
         )
         if evaluation.parts:
             items = "".join(_part_html(p, lang) for p in evaluation.parts)
-            out.append(f'<div class="kv parts-title">{esc(t(lang, "parts_title"))}</div><ul class="parts">{items}</ul>')
+            out.append(f'<div class="kv parts-title">{esc(t(lang, "parts_title"))}</div>'
+                       f'<div class="parts-legend">{esc(t(lang, "verified_means"))}</div><ul class="parts">{items}</ul>')
     out.append(f'<pre class="eval-json" data-round="{esc(round_no)}">{esc(_eval_json_of(evaluation))}</pre>')
     return "".join(out)
 

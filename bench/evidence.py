@@ -1,0 +1,112 @@
+"""The evidence figures on recorded model replies (bench/fixtures/replies/), replayed over loopback HTTP.
+
+    python bench/evidence.py [--out bench/results/evidence] [--fixture capable --fixture qwen1.5b]
+
+For each reply set and dev set: the judge in each mode (accuracy, answerable -> enough, false-enough,
+"enough" verdicts code-verified), and, for replies with recorded answers, the sentence marks of the
+faithful answers, seeded errors flagged and tampering flips (``rag eval checks --replay``). Writes one
+report per run and ``summary.json``, and prints a Markdown table. Needs the corpus (../shared/corpus).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from rag.cli import main as rag_main  # noqa: E402
+from rag.eval.metrics import fmt  # noqa: E402
+
+SETS = ("guide_cases", "xiyouji_refs", "sanguo_refs")
+FIXTURES = REPO / "bench" / "fixtures" / "replies"
+
+
+def _run(argv: list[str]) -> int:
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        return rag_main(argv)
+
+
+def judge_rows(fixture: str, out: Path) -> list[dict[str, Any]]:
+    rows = []
+    for cases in SETS:
+        for mode in ("evidence", "guarded", "verdict"):
+            report = out / f"judge-{fixture}-{cases}-{mode}.json"
+            code = _run(["eval", "judge", "--cases", str(REPO / "assets" / "eval" / f"{cases}.jsonl"), "--mode", mode,
+                         "--quiet", "--replay", str(FIXTURES / f"{fixture}.jsonl"), "--report", str(report)])
+            if code != 0 or not report.is_file():
+                continue
+            s = json.loads(report.read_text(encoding="utf-8"))["summary"]
+            answerable = sum(s["per_kind"].get(k, {}).get("n", 0) for k in ("full", "multihop_both"))
+            rows.append({"fixture": fixture, "cases": cases, "mode": mode, "n": s["n"],
+                         "accuracy": s["metrics"]["accuracy"], "answerable": answerable,
+                         "answerable_enough": s["answerable_enough"], "not_enough_cases": s["n"] - answerable,
+                         "false_enough": s["false_enough"], "enough_verdicts": s["enough_verdicts"],
+                         "enough_code_verified": s["enough_with_verified_evidence"],
+                         "no_reply": s["cases_without_valid_reply"] + s["call_errors"]})
+    return rows
+
+
+def check_rows(fixture: str, out: Path) -> list[dict[str, Any]]:
+    rows = []
+    for cases in SETS:
+        report = out / f"checks-{fixture}-{cases}.json"
+        _run(["eval", "checks", "--cases", str(REPO / "assets" / "eval" / f"{cases}.jsonl"),
+              "--replay", str(FIXTURES / f"{fixture}.jsonl"), "--report", str(report)])
+        if not report.is_file():
+            continue
+        data = json.loads(report.read_text(encoding="utf-8"))
+        seeded, tamper = data["seeded"], data["tamper"]
+        rows.append({"fixture": fixture, "cases": cases, "answers": seeded["answers"], **seeded["faithful"],
+                     "seeded_tried": sum(r["tried"] for r in seeded["seeded"].values()),
+                     "seeded_flagged": sum(r["flagged"] for r in seeded["seeded"].values()),
+                     "seeded": {k: f"{r['flagged']}/{r['tried']}" for k, r in seeded["seeded"].items()},
+                     "tampered": sum(r["tried"] for r in tamper["tampers"].values()),
+                     "flipped": sum(r["flipped"] for r in tamper["tampers"].values())})
+    return rows
+
+
+def table(judges: list[dict[str, Any]], checks: list[dict[str, Any]]) -> str:
+    lines = ["| replies | cases | mode | accuracy | answerable -> enough | false-enough | enough code-verified |",
+             "|---|---|---|---|---|---|---|"]
+    for r in judges:
+        lines.append(f"| {r['fixture']} | {r['cases']} | {r['mode']} | {fmt(r['accuracy'], 2)} | "
+                     f"{r['answerable_enough']}/{r['answerable']} | {r['false_enough']}/{r['not_enough_cases']} | "
+                     f"{r['enough_code_verified']}/{r['enough_verdicts']} |")
+    lines += ["", "| replies | cases | answers | claim sentences | supported | unsupported | uncited | "
+                  "seeded errors flagged | tampered cases flipped |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in checks:
+        if not r["answers"]:
+            continue
+        lines.append(f"| {r['fixture']} | {r['cases']} | {r['answers']} | {r['sentences']} | {r['supported']} | "
+                     f"{r['unsupported']} | {r['uncited']} | {r['seeded_flagged']}/{r['seeded_tried']} | "
+                     f"{r['flipped']}/{r['tampered']} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(REPO / "bench" / "results" / "evidence"))
+    parser.add_argument("--fixture", action="append", help="reply sets (default: capable and qwen1.5b)")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    judges, checks = [], []
+    for fixture in args.fixture or ["capable", "qwen1.5b"]:
+        judges += judge_rows(fixture, out)
+        checks += check_rows(fixture, out)
+    (out / "summary.json").write_text(json.dumps({"judge": judges, "checks": checks}, ensure_ascii=False, indent=1)
+                                      + "\n", encoding="utf-8")
+    print(table(judges, checks))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
