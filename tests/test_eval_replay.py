@@ -136,9 +136,11 @@ def test_recorded_replies_meet_the_evidence_targets(tmp_path) -> None:
     assert sum(s["false_enough"] for s in capable) == 0
     assert all(s["enough_with_verified_evidence"] == s["enough_verdicts"] for s in capable)
     small = [_judge("qwen1.5b", f, tmp_path) for f in SETS]
-    not_enough = sum(s["n"] - sum(s["per_kind"].get(k, {}).get("n", 0) for k in ("full", "multihop_both"))
-                     for s in small)
-    assert sum(s["false_enough"] for s in small) <= 0.04 * not_enough
+    # the not-enough cases the small model gave a reply for (a case it was not recorded on proves nothing)
+    replied = sum(row["n"] - row["invalid"] for s in small for kind, row in s["per_kind"].items()
+                  if kind not in ("full", "multihop_both"))
+    assert replied >= 60
+    assert sum(s["false_enough"] for s in small) <= 0.04 * replied
 
 
 @pytest.mark.corpus

@@ -180,12 +180,18 @@ def format_binary_table(summary: dict[str, Any], positive: str, negative: str) -
 
 
 # --------------------------------------------------------------------------- commands
-def cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None = None,
-              out: TextIO | None = None, err: TextIO | None = None) -> int:
+def _with_replies(command: Callable[..., int], args: argparse.Namespace, settings: Settings, llm: Any | None,
+                  out: TextIO | None, err: TextIO | None) -> int:
+    """Run a model-measuring command with its replay or recording server (if any) up around it."""
     with ExitStack() as stack:
-        code = _cmd_judge(args, settings, llm=llm, out=out or sys.stdout, err=err or sys.stderr, stack=stack)
+        code = command(args, settings, llm=llm, out=out or sys.stdout, err=err or sys.stderr, stack=stack)
         _report_misses(args, err or sys.stderr)
         return code
+
+
+def cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None = None,
+              out: TextIO | None = None, err: TextIO | None = None) -> int:
+    return _with_replies(_cmd_judge, args, settings, llm, out, err)
 
 
 def _cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None, out: TextIO, err: TextIO,
@@ -332,10 +338,7 @@ def cmd_answers(args: argparse.Namespace, settings: Settings, *, llm: Any | None
                 out: TextIO | None = None, err: TextIO | None = None) -> int:
     """The whole graph (no web) on labelled cases: does the answer say what is missing, and are its
     sentences supported by what they cite?"""
-    with ExitStack() as stack:
-        code = _cmd_answers(args, settings, llm=llm, out=out or sys.stdout, err=err or sys.stderr, stack=stack)
-        _report_misses(args, err or sys.stderr)
-        return code
+    return _with_replies(_cmd_answers, args, settings, llm, out, err)
 
 
 def _cmd_answers(args: argparse.Namespace, settings: Settings, *, llm: Any | None, out: TextIO, err: TextIO,

@@ -205,12 +205,26 @@ def write_fixture(path: str | Path, header: Iterable[str], records: Iterable[dic
 
 # --------------------------------------------------------------------------- servers
 class _Keyed:
-    """Shared by replay and record: the request's call, case candidates and attempt."""
+    """Shared by replay and record: the request's call, case candidates and attempt, and the loopback
+    server (``self.stub``, set by the subclass) as a context manager."""
+
+    stub: OpenAIStub
 
     def __init__(self, cases: Sequence[Case]) -> None:
         self.matcher = CaseMatcher(cases)
         self.lock = threading.Lock()
         self.misses: list[str] = []
+
+    @property
+    def base_url(self) -> str:
+        return self.stub.base_url
+
+    def __enter__(self) -> Any:
+        self.stub.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stub.__exit__(*exc)
 
     def key(self, body: dict[str, Any]) -> tuple[str, list[Case], int]:
         call = call_of(body)
@@ -242,16 +256,6 @@ class ReplayServer(_Keyed):
             self.misses.append(what)
         return (404, f"no recorded reply: {what}")
 
-    @property
-    def base_url(self) -> str:
-        return self.stub.base_url
-
-    def __enter__(self) -> ReplayServer:
-        self.stub.__enter__()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stub.__exit__(*exc)
 
 
 def reply_of(response: dict[str, Any]) -> Any:
@@ -308,14 +312,6 @@ class RecordingServer(_Keyed):
                                     ensure_ascii=False) + "\n")
         return reply
 
-    @property
-    def base_url(self) -> str:
-        return self.stub.base_url
-
-    def __enter__(self) -> RecordingServer:
-        self.stub.__enter__()
-        return self
-
     def __exit__(self, *exc: Any) -> None:
-        self.stub.__exit__(*exc)
+        super().__exit__(*exc)
         self.client.close()
