@@ -4,8 +4,9 @@
 
 For each reply set and dev set: the judge in each mode (accuracy, answerable -> enough, false-enough,
 "enough" verdicts code-verified), and, for replies with recorded answers, the sentence marks of the
-faithful answers, seeded errors flagged and tampering flips (``rag eval checks --replay``). Writes one
-report per run and ``summary.json``, and prints a Markdown table. Needs the corpus (../shared/corpus).
+faithful answers, seeded errors flagged and tampering flips (``rag eval checks --replay``). Writes
+``summary.json`` (figures only) to ``--out`` and the per-run reports, which quote the book, to
+``--runs`` (a temporary directory by default); prints a Markdown table. Needs the corpus (../shared/corpus).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import contextlib
 import io
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -94,14 +96,17 @@ def table(judges: list[dict[str, Any]], checks: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "evidence"))
+    parser.add_argument("--runs", help="where the per-run reports go (they quote the book: not for the repository)")
     parser.add_argument("--fixture", action="append", help="reply sets (default: capable and qwen1.5b)")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    runs = Path(args.runs) if args.runs else Path(tempfile.mkdtemp(prefix="evidence-runs-"))
+    runs.mkdir(parents=True, exist_ok=True)
     judges, checks = [], []
     for fixture in args.fixture or ["capable", "qwen1.5b"]:
-        judges += judge_rows(fixture, out)
-        checks += check_rows(fixture, out)
+        judges += judge_rows(fixture, runs)
+        checks += check_rows(fixture, runs)
     (out / "summary.json").write_text(json.dumps({"judge": judges, "checks": checks}, ensure_ascii=False, indent=1)
                                       + "\n", encoding="utf-8")
     print(table(judges, checks))
