@@ -212,11 +212,6 @@ class Content:
     and other names; a Latin word; a number with its unit)."""
 
     terms: tuple[tuple[str, frozenset[str]], ...]
-    starts: tuple[int, ...] = ()  # where each term starts in the normalised text (when known)
-
-    @property
-    def words(self) -> list[str]:
-        return [t for t, _ in self.terms]
 
 
 _LATIN_WORD = re.compile(r"[a-z][a-z0-9'-]*")
@@ -228,7 +223,6 @@ def content(text: str) -> Content:
     the Han unit after them (500年); Latin words of 3+ letters that are not stop words."""
     norm = normalize(text).text
     terms: list[tuple[str, frozenset[str]]] = []
-    starts: list[int] = []
     i = 0
     while i < len(norm):
         ch = norm[i]
@@ -239,7 +233,6 @@ def content(text: str) -> Content:
             unit = norm[j] if j < len(norm) and is_han(norm[j]) and norm[j] not in STOP_HAN else ""
             number = norm[i:j]
             terms.append((number + unit, frozenset({number + unit})))
-            starts.append(i)
             i = j + len(unit)
             continue
         if not is_han(ch):  # Latin words are read from the text with its spaces (below)
@@ -251,21 +244,16 @@ def content(text: str) -> Content:
             if forms is not None:
                 if piece not in FUNCTION_WORDS:
                     terms.append((piece, forms))
-                    starts.append(i)
                 i += size
                 break
         else:
             if ch not in STOP_HAN and ch not in FUNCTION_WORDS:
                 terms.append((ch, VARIANTS.get(ch, frozenset({ch}))))
-                starts.append(i)
             i += 1
-    offset = len(norm)
     for word in _LATIN_WORD.findall(unicodedata.normalize("NFKC", text).lower()):
-        if len(word) >= 3 and word not in STOP_EN and not word[0].isdigit():
+        if len(word) >= 3 and word not in STOP_EN:
             terms.append((word, frozenset({word})))
-            starts.append(offset)
-            offset += 2  # never adjacent to anything (phrases are Han only)
-    return Content(tuple(terms), tuple(starts))
+    return Content(tuple(terms))
 
 
 def found_in(forms: frozenset[str], haystack: str) -> bool:
@@ -284,25 +272,3 @@ def coverage(a: Content, haystack: str) -> float:
         return 1.0
     return len(shared_terms(a, haystack)) / len(a.terms)
 
-
-def phrases(c: Content, *, names: bool = False) -> list[tuple[str, list[frozenset[str]]]]:
-    """The units of ``c`` that say more than one character does: each word of the tables (a name only
-    with ``names``) and each pair of adjacent single Han characters, as (text, the forms of each piece)."""
-    out: list[tuple[str, list[frozenset[str]]]] = []
-    for k, (term, forms) in enumerate(c.terms):
-        if len(term) > 1 and is_han(term[0]) and (names or term not in NAMES):
-            out.append((term, [forms]))
-        if k + 1 < len(c.terms) and c.starts:
-            nxt, nxt_forms = c.terms[k + 1]
-            if (len(term) == 1 and len(nxt) == 1 and is_han(term) and is_han(nxt)
-                    and c.starts[k + 1] == c.starts[k] + 1):
-                out.append((term + nxt, [forms, nxt_forms]))
-    return out
-
-
-def phrase_found(pieces: list[frozenset[str]], haystack: str) -> bool:
-    """A unit of ``phrases`` in ``haystack``: a word in any of its forms; a pair as adjacent forms."""
-    if len(pieces) == 1:
-        return found_in(pieces[0], haystack)
-    first, second = pieces
-    return any(a + b in haystack for a in first for b in second)
