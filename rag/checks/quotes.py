@@ -166,7 +166,9 @@ def yes_no_rest(answer: str) -> tuple[bool, str]:
 
 
 def is_yes_no(answer: str) -> bool:
-    return yes_no_rest(answer)[0] and not yes_no_rest(answer)[1].strip()
+    """A bare yes or no ("是", "没有"), with nothing after it."""
+    yes_no, rest = yes_no_rest(answer)
+    return yes_no and not rest.strip()
 
 
 def answer_pieces(answer: str) -> list[str]:
@@ -221,7 +223,7 @@ def answer_supported(answer: str, region: str, passage: str = "", part: str = ""
         ok, why = answer_supported(rest, region, passage, "", quoted)
         return ok, f"yes/no answer; {why}"
     answer_norm = normalize(answer).text
-    if part and not is_yes_no(answer):
+    if part:  # (a yes/no answer returned above)
         own = content(answer).terms
         if own and all(contains(normalize(part).text, t) for t, _ in own):
             return False, "the answer only repeats the question"

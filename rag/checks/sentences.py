@@ -67,7 +67,8 @@ class AnswerCheck:
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence (see the module docstring)."""
     spans: list[tuple[int, int]] = []
-    start, i, closing = 0, 0, [] if text else []
+    start, i = 0, 0
+    closing: list[str] = []
     n = len(text)
     while i < n:
         ch = text[i]
@@ -174,10 +175,10 @@ def _claims(sentence: str) -> bool:
                 or (len(content(body).terms) < 3 and not _facts(sentence)))
 
 
-def _novel_run(sentence: str, haystack: str) -> str | None:
+def _novel_run(terms: Sequence[tuple[str, frozenset[str]]], haystack: str) -> str | None:
     """The first run of ``NOVEL_RUN`` adjacent Han content terms none of which ``haystack`` states."""
     run: list[str] = []
-    for term, forms in content(_CITATION.sub(" ", sentence)).terms:
+    for term, forms in terms:
         if is_han(term[0]) and not found_in(forms, haystack):
             run.append(term)
             if len(run) >= NOVEL_RUN:
@@ -208,19 +209,20 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
     has_han = any(is_han(ch) for ch in haystack)
     missing = [f for f in _facts(sentence) if not _fact_in(f, haystack)
                and (f[0].isdigit() or f.startswith("第") or any(is_han(ch) for ch in f) == has_han)]
-    missing += [t for t, forms in content(body).terms if t in NAMES and not found_in(forms, haystack)]
+    body_terms = content(body).terms
+    missing += [t for t, forms in body_terms if t in NAMES and not found_in(forms, haystack)]
     if missing:
         return "unsupported", f"not in the cited sources: {', '.join(dict.fromkeys(missing))}", origin
     if "web" in origins and "book" not in origins and any(w in body.lower() for w in _BOOK_WORDS):
         return "unsupported", "attributes to the book what only a web source says", origin
     # Compare content within one script: a Chinese sentence citing an English page is checked by its facts.
     # numbers are facts, checked above; the words are compared within the sources' script
-    terms = [(t, f) for t, f in content(body).terms if is_han(t[0]) == has_han and not t[0].isdigit()]
+    terms = [(t, f) for t, f in body_terms if is_han(t[0]) == has_han and not t[0].isdigit()]
     if terms:
         stated = sum(1 for _, forms in terms if found_in(forms, haystack)) / len(terms)
         if stated < MIN_COVERAGE:
             return "unsupported", f"only {stated:.0%} of its words are in the cited sources", origin
-        run = _novel_run(sentence, haystack) if has_han else None
+        run = _novel_run(body_terms, haystack) if has_han else None
         if run:
             return "unsupported", f"not in the cited sources: {run}", origin
     return "supported", "its facts are in the cited sources", origin
