@@ -36,9 +36,9 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     sys.path.insert(0, str(Path(argv[0]).resolve()))
+    from rag.agent.judge import check_parts, decide, sources_of
+    from rag.checks import check_answer
     from rag.eval.cases import jsonl_records, load_cases
-    from rag.evidence import check_answer
-    from rag.judge import check_parts, decide, sources_of
     from rag.schemas import EvidenceJudgement
 
     out: dict[str, Any] = {}

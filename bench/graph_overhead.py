@@ -18,12 +18,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from rag.agent.deps import Deps  # noqa: E402
+from rag.agent.events import TurnFinished, run_turn  # noqa: E402
+from rag.agent.graph import build_graph  # noqa: E402
 from rag.config import Settings  # noqa: E402
-from rag.deps import Deps  # noqa: E402
-from rag.events import TurnFinished, run_turn  # noqa: E402
-from rag.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel  # noqa: E402
-from rag.graph import build_graph  # noqa: E402
 from rag.schemas import Passage, SearchResult  # noqa: E402
+from rag.testing.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel  # noqa: E402
 
 PASSAGES = [Passage(id=f"p{i}", text="白骨精三戏唐三藏。" * 40, book_title="导读", chapter_num=27,
                     chapter_title="第二十七回", score=1 - i / 10) for i in range(6)]
@@ -67,9 +67,9 @@ def book_for(path: str, passages: list[Passage]) -> FakeRetriever:
 
 def show_paths(settings: Settings) -> None:
     """The node events of one question on each path (for the docs and the issue note)."""
+    from rag.agent.events import NodeFinished, NodeStarted, Token
     from rag.cli import describe_update
     from rag.errors import SearchError
-    from rag.events import NodeFinished, NodeStarted, Token
 
     cases = [(name, ScriptedChatModel(responder=responder(strategy, verdicts), chunk_chars=8),
               book_for(name, PASSAGES[:2]), FakeWebSearch(WEB[:2])) for name, (strategy, verdicts) in PATHS.items()]

@@ -50,9 +50,9 @@ def table(reports: list[dict[str, Any]]) -> str:
 def recheck(report: dict[str, Any], cases_file: str, corpus_dir: str | None = None) -> dict[str, Any]:
     """The report with every stored part verified again by today's code and the verdicts, summary
     and mode figures recomputed: the same model replies, today's checks."""
+    from rag.agent.judge import check_parts, decide, sources_of
     from rag.eval.cases import load_cases
     from rag.eval.runner import CallStats, JudgeOutcome, summarize_judge
-    from rag.judge import check_parts, decide, sources_of
     from rag.schemas import ClaimedPart, Evaluation, EvidenceJudgement
 
     cases = {c.id: c for c in load_cases(cases_file, corpus_dir=corpus_dir)}

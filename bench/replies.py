@@ -23,11 +23,11 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from rag.agent.judge import format_book_context, judge_messages  # noqa: E402
+from rag.agent.nodes import answer_messages, route_messages  # noqa: E402
 from rag.eval.cases import ENOUGH_KINDS, Case, jsonl_records, load_cases  # noqa: E402
 from rag.eval.replay import fixture_record, write_fixture  # noqa: E402
-from rag.judge import format_book_context, judge_messages  # noqa: E402
 from rag.lang import detect_lang  # noqa: E402
-from rag.nodes import answer_messages, route_messages  # noqa: E402
 
 MAX_CHARS = 1200
 

@@ -144,9 +144,9 @@ def rewrite_all(cases: list[Any], llm_url: str, model: str | None, book_title: s
     """The model's rewritten queries for the cases, as retrieve_local asks for them (temperature 0),
     with each call's seconds: ``{"queries": {id: [...]}, "seconds": {id: s}, "errors": {id: msg}}``,
     saved to ``out_path`` after every call (a slow shared server may take minutes)."""
+    from rag.agent.rewrite import QueryRewriter
     from rag.config import Settings
     from rag.llm import judge_model, make_chat_model
-    from rag.rewrite import QueryRewriter
 
     settings = Settings(_env_file=None, llm_base_url=llm_url, llm_model=model, llm_api_key="none", llm_timeout=300)
     rewriter = QueryRewriter(judge_model(make_chat_model(settings)))

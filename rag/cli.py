@@ -10,10 +10,8 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from rag.config import Settings, load_settings
-from rag.errors import ConfigError, RagError, filesystem_problem
-from rag.events import NodeFinished, Token, TurnFailed, TurnFinished, run_turn
-from rag.names import (
+from rag.agent.events import NodeFinished, Token, TurnFailed, TurnFinished, run_turn
+from rag.agent.names import (
     ANSWER_NODES,
     DIRECT_ANSWER,
     EVALUATE,
@@ -24,6 +22,8 @@ from rag.names import (
     VERIFY,
     WEB_SEARCH,
 )
+from rag.config import Settings, load_settings
+from rag.errors import ConfigError, RagError, filesystem_problem
 from rag.scope import chapter_arg, chapter_range_arg
 
 logger = logging.getLogger(__name__)
@@ -111,8 +111,8 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    from rag.graph import build_graph
-    from rag.wiring import make_deps
+    from rag.agent.graph import build_graph
+    from rag.agent.wiring import make_deps
 
     index = None
     book_id = args.book_id

@@ -1,4 +1,4 @@
-"""A turn's deadline (``TURN_TIMEOUT``). ``rag.events.run_turn`` sets one for the thread that runs
+"""A turn's deadline (``TURN_TIMEOUT``). ``rag.agent.events.run_turn`` sets one for the thread that runs
 the graph; model calls (``rag.llm``) and web searches ask for the time left, start nothing once it
 is over, and stop waiting when it runs out. Without a deadline (a graph run outside ``run_turn``,
 an evaluation) every call behaves as before.

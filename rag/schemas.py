@@ -147,7 +147,7 @@ class ClaimedPart(BaseModel):
 
 class EvidenceJudgement(BaseModel):
     """The judge's structured output in evidence and guarded modes: the parts with their quotes
-    first, then its own verdict (code decides what counts; see ``rag.judge``)."""
+    first, then its own verdict (code decides what counts; see ``rag.agent.judge``)."""
 
     reason: Reason = Field(description="Short justification: which parts the sources answer and which not.")
     parts: Annotated[list[ClaimedPart], BeforeValidator(_short_list(MAX_PARTS))] = Field(

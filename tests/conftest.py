@@ -148,7 +148,7 @@ def evidence_for(verdict: Any, prompt: str) -> Any:
     already has parts) is passed through."""
     if not isinstance(verdict, dict) or "parts" in verdict or "enough" not in verdict:
         return verdict
-    from rag.evidence import MIN_QUOTE_WEIGHT, content_weight, normalize
+    from rag.checks import MIN_QUOTE_WEIGHT, content_weight, normalize
 
     parts: list[dict[str, Any]] = []
     if verdict["enough"]:

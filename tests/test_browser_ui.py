@@ -1,4 +1,4 @@
-"""The real app (rag.ui.build_app + rag.graph) with a scripted model and a fake web search,
+"""The real app (rag.ui.build_app + rag.agent.graph) with a scripted model and a fake web search,
 served on a loopback port and driven by Playwright in headless Chromium (found by
 conftest.find_chromium: $CHROMIUM_PATH, Debian's /usr/bin/chromium or Playwright's own), used the
 way a new user would: issue 13 (the chat as people use it) and the page side of issue 14 (evidence
@@ -37,10 +37,10 @@ from fixtures_ui.live import (
     make_index,
     scripted_responder,
 )
-from openai_stub import OpenAIStub
 
-from rag.deps import Deps
-from rag.fakes import FakeRetriever, FakeWebSearch
+from rag.agent.deps import Deps
+from rag.testing.fakes import FakeRetriever, FakeWebSearch
+from rag.testing.openai_stub import OpenAIStub
 
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 
@@ -445,18 +445,18 @@ def test_browser_books_language_settings_and_reload(served, monkeypatch):
     conversation survive a reload, keys only when the user opts in."""
     from playwright.sync_api import expect, sync_playwright
 
-    import rag.events
+    import rag.agent.events
 
     url, deps, index, tmp_path = served
     scopes: list[dict[str, Any]] = []
-    original = rag.events.run_turn
+    original = rag.agent.events.run_turn
 
     def run_turn(graph, question, *, thread_id, book_id=None, chapters=None, read_up_to=None,
                  allow_web_spoilers=False):  # run_turn as the back end extends it
         scopes.append({"chapters": chapters, "read_up_to": read_up_to, "allow_web_spoilers": allow_web_spoilers})
         return original(graph, question, thread_id=thread_id, book_id=book_id)
 
-    monkeypatch.setattr(rag.events, "run_turn", run_turn)
+    monkeypatch.setattr(rag.agent.events, "run_turn", run_turn)
     with sync_playwright() as pw:
         browser = launch_chromium(pw)
         try:
@@ -697,8 +697,8 @@ def test_browser_model_that_cannot_be_reached(tmp_path: Path):
     with that reason, a live one offers its models as choices."""
     from playwright.sync_api import expect, sync_playwright
 
+    from rag.agent.wiring import make_deps
     from rag.ui import build_app
-    from rag.wiring import make_deps
 
     dead = f"http://127.0.0.1:{free_port()}/v1"
     settings = make_settings(llm_base_url=dead, llm_model="some-model", llm_max_retries=0, llm_timeout=5,

@@ -47,7 +47,7 @@ def test_importing_the_package_does_no_io_and_creates_no_clients():
         "import sys, socket\n"
         "def deny(*a, **k): raise AssertionError('network at import')\n"
         "socket.socket.connect = deny\n"
-        "import rag, rag.graph, rag.nodes, rag.cli, rag.wiring, rag.events, rag.config\n"
+        "import rag, rag.agent.graph, rag.agent.nodes, rag.cli, rag.agent.wiring, rag.agent.events, rag.config\n"
         "assert 'chromadb' not in sys.modules and 'gradio' not in sys.modules and 'openai' not in sys.modules, "
         "[m for m in ('chromadb','gradio','openai') if m in sys.modules]\n"
         "print('ok')\n"

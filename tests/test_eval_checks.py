@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rag.checks import check_answer
 from rag.eval.cases import load_cases
 from rag.eval.checks import evidence_of, faithful_answer, seeded_report, tamper_report
-from rag.evidence import check_answer
 
 CASES = Path(__file__).resolve().parents[1] / "assets" / "eval" / "guide_cases.jsonl"
 

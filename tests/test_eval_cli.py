@@ -13,17 +13,17 @@ from typing import Any
 
 import pytest
 from conftest import make_settings
-from openai_stub import OpenAIStub, request_kind
 
+from rag.agent.judge import format_book_context, judge_messages
+from rag.agent.nodes import route_messages
 from rag.cli import main
 from rag.eval.cases import load_cases
 from rag.eval.checks import evidence_of
 from rag.eval.cli import cmd_answers
 from rag.eval.runner import StaticRetriever
-from rag.fakes import ScriptedChatModel
-from rag.judge import format_book_context, judge_messages
-from rag.nodes import route_messages
 from rag.schemas import Passage, Retriever
+from rag.testing.fakes import ScriptedChatModel
+from rag.testing.openai_stub import OpenAIStub, request_kind
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDE = REPO / "assets" / "eval" / "guide_cases.jsonl"

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from conftest import ev, make_settings, responder
 
+from rag.agent.deps import Deps
+from rag.agent.evallog import JsonlEvalLog
+from rag.agent.graph import build_graph
 from rag.cli import main
-from rag.deps import Deps
 from rag.errors import RagError
 from rag.eval.logsummary import format_summary, summarize_log
-from rag.evallog import JsonlEvalLog
-from rag.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
-from rag.graph import build_graph
 from rag.schemas import Passage, SearchResult
+from rag.testing.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 
 
 def _record(round_no: int, enough: bool, qhash: str, invalid: bool = False, latency: float = 1.0,

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from openai_stub import OpenAIStub, request_kind
 
 from rag.cli import main
 from rag.eval.cases import load_cases
@@ -22,6 +21,7 @@ from rag.eval.replay import (
     load_fixture,
     write_fixture,
 )
+from rag.testing.openai_stub import OpenAIStub, request_kind
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDE = REPO / "assets" / "eval" / "guide_cases.jsonl"
@@ -49,7 +49,7 @@ def test_calls_are_told_apart_by_schema_or_prompt() -> None:
     assert call_of({"tools": [{"function": {"name": "EvidenceJudgement"}}], "messages": []}) == "judge-evidence"
     assert call_of({"response_format": {"type": "json_schema", "json_schema": {"name": "Evaluation"}},
                     "messages": []}) == "judge-verdict"
-    from rag import prompts
+    from rag.agent import prompts
 
     system = prompts.GENERATE_SYSTEM.format(language="Chinese", cannot_confirm="x")
     assert call_of({"messages": [{"role": "system", "content": system}]}) == "answer"

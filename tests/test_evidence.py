@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.evidence import (
+from rag.checks import (
     Source,
     answer_supported,
     check_answer,

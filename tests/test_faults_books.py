@@ -245,7 +245,7 @@ def test_app_start_with_a_refused_data_dir_is_one_line(tmp_path: Path, monkeypat
 
 
 def test_eval_log_on_an_unusable_data_dir_warns_once_and_never_raises(tmp_path: Path, caplog) -> None:
-    from rag.evallog import JsonlEvalLog
+    from rag.agent.evallog import JsonlEvalLog
 
     blocker = tmp_path / "blocker"
     blocker.write_text("x")

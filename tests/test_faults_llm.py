@@ -13,16 +13,16 @@ import uuid
 import pytest
 from conftest import make_settings
 from langchain_core.messages import HumanMessage
-from openai_stub import OpenAIStub, request_kind
 
-from rag.deps import Deps
+from rag.agent.deps import Deps
+from rag.agent.evallog import JsonlEvalLog
+from rag.agent.events import run_turn
+from rag.agent.graph import build_graph
 from rag.errors import LLMError, LLMOutputError, LLMUnavailable
-from rag.evallog import JsonlEvalLog
-from rag.events import run_turn
-from rag.fakes import FakeRetriever
-from rag.graph import build_graph
 from rag.llm import failure_kind, make_chat_model, structured_invoke
 from rag.schemas import Evaluation, Passage
+from rag.testing.fakes import FakeRetriever
+from rag.testing.openai_stub import OpenAIStub, request_kind
 
 KEY = "sk-live-SECRET-0a1b2c3d4e5f"
 

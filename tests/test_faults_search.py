@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 import pytest
 from conftest import ev, make_settings, responder
 
-from rag.deps import Deps
+from rag.agent.deps import Deps
+from rag.agent.events import TurnFinished, run_turn
+from rag.agent.graph import build_graph
 from rag.errors import SearchError
-from rag.events import TurnFinished, run_turn
-from rag.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
-from rag.graph import build_graph
 from rag.logs import RedactingFilter, redact, secrets_of
 from rag.schemas import Passage
 from rag.search import (
@@ -30,6 +29,7 @@ from rag.search import (
     SearchTimeout,
     SearxngSearch,
 )
+from rag.testing.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 
 JSON_OK = b'{"results": [{"url": "https://example.org/a", "title": "A", "content": "alpha"}]}'
 USER, PASSWORD = "admin", "hunter2-Pa55word"

@@ -22,17 +22,17 @@ from typing import Any
 import pytest
 from conftest import REPO, ev, evidence_for, judge_prompt, make_settings, responder
 from langchain_core.messages import AIMessageChunk, HumanMessage
-from openai_stub import HANG, OpenAIStub, Trickle, request_kind
 
 from rag import deadline as turn_deadline
-from rag import events
-from rag.deps import Deps
+from rag.agent import events
+from rag.agent.deps import Deps
+from rag.agent.events import Token, TurnFailed, TurnFinished, run_turn
+from rag.agent.graph import build_graph
 from rag.errors import LLMUnavailable
-from rag.events import Token, TurnFailed, TurnFinished, run_turn
-from rag.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
-from rag.graph import build_graph
 from rag.llm import DeadlineBound, failure_kind, make_chat_model, structured_invoke
 from rag.schemas import Evaluation, Passage, SearchResult
+from rag.testing.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
+from rag.testing.openai_stub import HANG, OpenAIStub, Trickle, request_kind
 
 KEY = "sk-live-SECRET-turn-0a1b2c"
 HOUR = 3600.0  # LLM_TIMEOUT in these tests: only the turn's own limits can end a call in time

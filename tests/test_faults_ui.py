@@ -18,7 +18,7 @@ from fixtures_index.books import make_epub
 from fixtures_ui.live import make_index, served_app
 from gradio_client import Client, handle_file
 
-from rag.deps import Deps
+from rag.agent.deps import Deps
 from rag.ui.blocks import build_app
 
 SEARXNG = "https://admin:hunter2-Pa55word@searx.internal.example:8443"

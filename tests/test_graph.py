@@ -10,12 +10,12 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from rag.deps import Deps
+from rag.agent.deps import Deps
+from rag.agent.events import NodeFinished, NodeStarted, Token, TurnFailed, TurnFinished, run_turn
+from rag.agent.graph import build_graph
 from rag.errors import SearchError
-from rag.events import NodeFinished, NodeStarted, Token, TurnFailed, TurnFinished, run_turn
-from rag.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
-from rag.graph import build_graph
 from rag.schemas import Passage, SearchResult
+from rag.testing.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 
 QUESTION = "孙悟空三打白骨精发生在原著第几回？这一情节在1986年央视版电视剧《西游记》中是第几集？"
 
@@ -69,7 +69,7 @@ def test_a_simple_question_naming_what_the_book_uses_goes_to_the_book():
 
 
 def test_without_a_web_query_the_web_search_asks_for_the_parts_not_covered():
-    from rag.nodes import web_query_for
+    from rag.agent.nodes import web_query_for
     from rag.schemas import Evaluation, PartResult
 
     parts = [PartResult(part="三打白骨精是第几回", status="verified"), PartResult(part="电视剧第几集", status="not_found")]
@@ -313,7 +313,7 @@ def test_unexpected_exception_in_a_node_becomes_turn_failed():
 
 
 def test_long_conversations_keep_a_bounded_history():
-    from rag.nodes import KEEP_MESSAGES
+    from rag.agent.nodes import KEEP_MESSAGES
 
     model = ScriptedChatModel(responder=responder(route="simple", answer="ok"))
     graph, _ = build(model)

@@ -273,9 +273,9 @@ def test_no_time_left_in_the_turn_no_request(tmp_path: Path, stub: RerankStub) -
 
 
 def test_the_trace_shows_reranking_and_its_failure(tmp_path: Path, stub: RerankStub) -> None:
-    from rag.deps import Deps
-    from rag.events import run_turn
-    from rag.graph import build_graph
+    from rag.agent.deps import Deps
+    from rag.agent.events import run_turn
+    from rag.agent.graph import build_graph
 
     def notices(index: BookIndex) -> list[dict[str, Any]]:
         graph = build_graph(Deps(settings=make_settings(), llm=None, retriever=index))

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from rag import prompts
-from rag.fakes import ScriptedChatModel
-from rag.judge import format_book_context, judge, judge_messages, sources_of
+from rag.agent import prompts
+from rag.agent.judge import format_book_context, judge, judge_messages, sources_of
 from rag.schemas import Passage, SearchResult
+from rag.testing.fakes import ScriptedChatModel
 
 PASSAGES = [
     Passage(id="a", text="须菩提祖师半夜传授悟空长生之道。祖师便传他筋斗云：一个筋斗能翻十万八千里。",
@@ -135,8 +135,8 @@ def test_sources_are_numbered_as_the_prompt_numbers_them() -> None:
 
 
 def test_book_titles_get_their_marks_once() -> None:
+    from rag.agent.nodes import book_clause
     from rag.lang import book_title_marks
-    from rag.nodes import book_clause
 
     assert [book_title_marks(t) for t in ("西游记", "《西游记》", "《西游记》阅读指南", "")] == \
         ["《西游记》", "《西游记》", "《西游记》阅读指南", ""]

@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 from conftest import REPO, ev, evidence_for, judge_prompt, make_settings
 from fixtures_index.books import guide_chapters
-from openai_stub import OpenAIStub, request_kind
 
-from rag.deps import Deps
+from rag.agent.deps import Deps
+from rag.agent.events import NodeFinished, Token, TurnFinished, run_turn
+from rag.agent.graph import build_graph
 from rag.errors import ConfigError
-from rag.events import NodeFinished, Token, TurnFinished, run_turn
-from rag.fakes import FakeRetriever, FakeWebSearch
-from rag.graph import build_graph
 from rag.llm import make_chat_model, parse_json_text, resolve_endpoint
 from rag.schemas import Passage, SearchResult
+from rag.testing.fakes import FakeRetriever, FakeWebSearch
+from rag.testing.openai_stub import OpenAIStub, request_kind
 
 SECRET = "sk-test-SECRET-0123456789"
 PASSAGES = [Passage(id="p1", text="第二十七回，白骨精三次变化，被悟空识破。", book_title="导读", chapter_num=27,

@@ -12,11 +12,11 @@ import pytest
 from conftest import CORPUS, REPO, make_settings
 from index_fakes import BigramEmbedder, MemoryVectors
 
-from rag.deps import Deps
+from rag.agent.deps import Deps
+from rag.agent.events import run_turn
+from rag.agent.graph import build_graph
 from rag.eval.cases import CaseError, Corpus, span_sha
 from rag.eval.retrieval_cases import check_cases, load_cases
-from rag.events import run_turn
-from rag.graph import build_graph
 from rag.index import BookIndex
 from rag.scope import limit_chapters
 

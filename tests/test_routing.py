@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag.routing import book_terms
+from rag.agent.routing import book_terms
 from rag.schemas import Passage
 
 BOOK = [Passage(id=str(i), text=t) for i, t in enumerate([

@@ -10,10 +10,9 @@ import uuid
 import pytest
 from conftest import ev, make_settings, responder
 
-from rag.deps import Deps
-from rag.events import NodeFinished, TurnFinished, run_turn
-from rag.fakes import FakeRetriever, ScriptedChatModel
-from rag.graph import build_graph
+from rag.agent.deps import Deps
+from rag.agent.events import NodeFinished, TurnFinished, run_turn
+from rag.agent.graph import build_graph
 from rag.schemas import Passage
 from rag.search import (
     BochaSearch,
@@ -26,7 +25,8 @@ from rag.search import (
     SessionSearch,
     make_web_search,
 )
-from rag.search.testing import BochaStubServer, bocha_page
+from rag.testing.fakes import FakeRetriever, ScriptedChatModel
+from rag.testing.search_stubs import BochaStubServer, bocha_page
 
 KEY = "sk-loopback-7f3e9a1b2c4d"
 

@@ -26,7 +26,7 @@ from rag.search import (
     SearchTimeout,
     make_provider,
 )
-from rag.search.testing import bocha_page, bocha_response
+from rag.testing.search_stubs import bocha_page, bocha_response
 
 BOCHA_KEY = "sk-bocha-0123456789abcdef"
 TAVILY_KEY = "tvly-dev-0123456789abcdef"

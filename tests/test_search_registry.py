@@ -22,7 +22,7 @@ from rag.search import (
     SessionSearch,
     make_web_search,
 )
-from rag.search.testing import bocha_page, bocha_response
+from rag.testing.search_stubs import bocha_page, bocha_response
 
 BOCHA_URL = "https://api.bochaai.com/v1/web-search"
 TAVILY_URL = "https://api.tavily.com/search"
@@ -108,7 +108,7 @@ def test_importing_builds_no_client_and_loads_no_ddgs():
         "def init(self, *a, **k):\n"
         "    made.append(1); orig(self, *a, **k)\n"
         "httpx.Client.__init__ = init\n"
-        "import rag.search, rag.search.testing\n"
+        "import rag.search, rag.testing.search_stubs\n"
         "print(len(made), 'ddgs.ddgs' in sys.modules)\n"
         "from rag.config import Settings\n"
         "rag.search.make_web_search(Settings(_env_file=None, search_provider='bocha', bocha_api_key='k-123456'))\n"

@@ -14,14 +14,14 @@ from fixtures_index.books import guide_chapters, make_epub
 from fixtures_index.embedders import HashEmbedder
 from index_fakes import BigramEmbedder, MemoryVectors, write_book
 
-from rag.deps import Deps
-from rag.events import NodeFinished, TurnFinished, run_turn
-from rag.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
-from rag.graph import build_graph
+from rag.agent.deps import Deps
+from rag.agent.events import NodeFinished, TurnFinished, run_turn
+from rag.agent.graph import build_graph
+from rag.agent.rewrite import QueryRewriter, parse_queries
 from rag.index import BookIndex, IndexConfig, open_index
-from rag.rewrite import QueryRewriter, parse_queries
 from rag.schemas import Passage, SearchResult
 from rag.scope import limit_chapters, parse_chapter_range
+from rag.testing.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 
 PASSAGES = [Passage(id=f"p{n}", text=f"第{n}回的段落，孙悟空在这里做了第{n}件事。", book_id="b1", book_title="西游记",
                     chapter_num=n, chapter_title=f"第{n}回", score=1.0 - n / 100, source="hybrid") for n in range(1, 11)]
@@ -159,7 +159,7 @@ def test_a_failed_rewrite_searches_the_question_alone() -> None:
 
 
 def test_make_deps_builds_the_rewriter_only_with_a_model_and_the_setting() -> None:
-    from rag.wiring import make_deps
+    from rag.agent.wiring import make_deps
 
     model = ScriptedChatModel(replies=[])
     assert isinstance(make_deps(make_settings(), llm=model).rewriter, QueryRewriter)

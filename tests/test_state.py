@@ -12,14 +12,14 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 
+from rag.agent.deps import Deps
+from rag.agent.events import NodeFinished, Token, TurnFinished, run_turn
+from rag.agent.graph import build_graph
+from rag.agent.names import ANSWER_NODES, EVALUATE, NODES, RETRIEVAL_ONLY, RETRIEVE, ROUTE, WEB_SEARCH
+from rag.agent.state import RESET, InputState, Reset, add_items, add_web_results, split_reset
 from rag.cli import describe_update
-from rag.deps import Deps
-from rag.events import NodeFinished, Token, TurnFinished, run_turn
-from rag.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
-from rag.graph import build_graph
-from rag.names import ANSWER_NODES, EVALUATE, NODES, RETRIEVAL_ONLY, RETRIEVE, ROUTE, WEB_SEARCH
 from rag.schemas import Evaluation, Passage, SearchResult
-from rag.state import RESET, InputState, Reset, add_items, add_web_results, split_reset
+from rag.testing.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 from rag.ui.i18n import NODE_TITLES, node_title
 from rag.ui.render import NODE_ICONS
 from rag.ui.translate import UiState, apply_event, apply_events, start_turn

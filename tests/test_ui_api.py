@@ -22,8 +22,8 @@ from fixtures_ui.live import (
 )
 from gradio_client import Client
 
-from rag.deps import Deps
-from rag.fakes import FakeRetriever, FakeWebSearch
+from rag.agent.deps import Deps
+from rag.testing.fakes import FakeRetriever, FakeWebSearch
 from rag.ui.blocks import build_app
 
 
@@ -70,17 +70,17 @@ def test_ask_json_returns_everything_about_the_answer(live):
 
 
 def test_the_scope_reaches_run_turn_when_it_takes_it(live, monkeypatch):
-    import rag.events
+    import rag.agent.events
 
     seen: list[dict] = []
-    original = rag.events.run_turn
+    original = rag.agent.events.run_turn
 
     def run_turn(graph, question, *, thread_id, book_id=None, chapters=None, read_up_to=None,
                  allow_web_spoilers=False):
         seen.append({"chapters": chapters, "read_up_to": read_up_to, "allow_web_spoilers": allow_web_spoilers})
         return original(graph, question, thread_id=thread_id, book_id=book_id)
 
-    monkeypatch.setattr(rag.events, "run_turn", run_turn)
+    monkeypatch.setattr(rag.agent.events, "run_turn", run_turn)
     client = Client(live, verbose=False)
     client.predict(QUESTION, "", 5, 3, 4, True, api_name="/ask_json")
     client.predict(QUESTION, api_name="/ask_json")

@@ -14,8 +14,8 @@ from fixtures_index.books import guide_chapters, make_epub
 from fixtures_index.embedders import HashEmbedder
 from pydantic import SecretStr
 
-from rag.deps import Deps
-from rag.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
+from rag.agent.deps import Deps
+from rag.testing.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 from rag.ui.blocks import Session, _apply_settings, _mode_of, _per_session_deps, build_app
 from rag.ui.serve import server_host, start_sample_ingest
 

@@ -18,13 +18,13 @@ import pytest
 from conftest import ev, make_settings, responder
 from fixtures_ui.live import free_port
 from fixtures_ui.turn import PASSAGES, QUESTION, scripted_turn
-from openai_stub import OpenAIStub
 
-from rag.deps import Deps
-from rag.events import NodeStarted, Token, run_turn
-from rag.fakes import FakeRetriever, ScriptedChatModel
-from rag.graph import build_graph
+from rag.agent.deps import Deps
+from rag.agent.events import NodeStarted, Token, run_turn
+from rag.agent.graph import build_graph
 from rag.schemas import Passage
+from rag.testing.fakes import FakeRetriever, ScriptedChatModel
+from rag.testing.openai_stub import OpenAIStub
 from rag.ui.api import chapter_range, scope_kwargs
 from rag.ui.blocks import EtaTracker, SettingsError, _apply_settings, _probe_target, _stage_text, eta_seconds
 from rag.ui.i18n import STRINGS, message, t

@@ -13,12 +13,12 @@ import uuid
 from conftest import ev, make_settings, responder
 from fixtures_ui.turn import CHECKS, PASSAGES, QUESTION, WEB, scripted_turn
 
-from rag.deps import Deps
-from rag.events import NodeFinished, NodeStarted, run_turn
-from rag.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
-from rag.graph import build_graph
-from rag.judge import sources_of
+from rag.agent.deps import Deps
+from rag.agent.events import NodeFinished, NodeStarted, run_turn
+from rag.agent.graph import build_graph
+from rag.agent.judge import sources_of
 from rag.schemas import Evaluation, PartResult, SearchResult, SentenceResult
+from rag.testing.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 from rag.ui.render import (
     answer_summary,
     chat_messages,

@@ -9,7 +9,7 @@ import re
 import pytest
 from fixtures_ui.turn import PASSAGES, QUESTION, WEB, scripted_turn
 
-from rag.events import NodeStarted, TurnFailed
+from rag.agent.events import NodeStarted, TurnFailed
 from rag.schemas import SearchResult
 from rag.ui.i18n import STRINGS, pick_language, t
 from rag.ui.render import (

@@ -9,10 +9,10 @@ import uuid
 from conftest import ev, make_settings, responder
 from fixtures_ui.turn import E1, E2, PASSAGES, QUESTION, WEB, scripted_turn
 
-from rag.deps import Deps
-from rag.events import NodeFinished, NodeStarted, Token, TurnFailed, run_turn
-from rag.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
-from rag.graph import build_graph
+from rag.agent.deps import Deps
+from rag.agent.events import NodeFinished, NodeStarted, Token, TurnFailed, run_turn
+from rag.agent.graph import build_graph
+from rag.testing.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 from rag.ui.translate import UiState, apply_event, apply_events, start_turn, trace_model
 
 

@@ -1,3 +1,39 @@
-"""Evidence that code checks: text normalisation (``text``), the judge's quotes and parts
-(``quotes``), the answer's sentences (``sentences``). Pure: no model, no I/O, so the judge's verdict
-and the answer's marks can be tested exactly and cannot be talked into "enough"."""
+"""Evidence that code checks, pure: quotes verified against the passages they claim to come from
+sentences checked against the sources they cite (``rag.checks.sentences``), on text normalised
+one way (``rag.checks.text``)."""
+
+from rag.checks.quotes import (
+    MIN_QUOTE_WEIGHT,
+    NOT_FOUND,
+    PartCheck,
+    PartStatus,
+    QuoteMatch,
+    Source,
+    about_the_part,
+    answer_pieces,
+    answer_supported,
+    is_yes_no,
+    match_quote,
+    part_of_question,
+    question_left_out,
+    says_not_found,
+    verify_part,
+)
+from rag.checks.sentences import (
+    AnswerCheck,
+    SentenceCheck,
+    SentenceStatus,
+    check_answer,
+    check_sentence,
+    citations_of,
+    split_sentences,
+)
+from rag.checks.text import Norm, cn_to_int, contains, content, content_weight, coverage, is_han, normalize
+
+__all__ = [
+    "MIN_QUOTE_WEIGHT", "NOT_FOUND", "AnswerCheck", "Norm", "PartCheck", "PartStatus", "QuoteMatch",
+    "SentenceCheck", "SentenceStatus", "Source", "about_the_part", "answer_pieces", "answer_supported",
+    "check_answer", "check_sentence", "citations_of", "cn_to_int", "contains", "content", "content_weight",
+    "coverage", "is_han", "is_yes_no", "match_quote", "normalize", "part_of_question", "question_left_out",
+    "says_not_found", "split_sentences", "verify_part",
+]

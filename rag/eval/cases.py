@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rag.checks import cn_to_int
 from rag.errors import RagError
-from rag.evidence import cn_to_int
 from rag.schemas import Passage
 
 KINDS: tuple[str, ...] = ("full", "half", "related_not_containing", "unrelated", "multihop_both", "multihop_one")

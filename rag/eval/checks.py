@@ -16,11 +16,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rag.agent.judge import sources_of
+from rag.checks import Source, check_answer, citations_of, normalize, verify_part
 from rag.checks.quotes import main_answer
 from rag.eval.cases import Case
 from rag.eval.metrics import ratio
-from rag.evidence import Source, check_answer, citations_of, normalize, verify_part
-from rag.judge import sources_of
 
 _CLAUSE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;]?")
 _DIGIT_RUN = re.compile(r"\d+")
@@ -215,7 +215,7 @@ def seeded_report(cases: Sequence[Case], max_chars: int = 1200) -> dict[str, Any
 def _verified_case(case: Case, reply: dict[str, Any], max_chars: int) -> tuple[list[tuple[str, str, int, str]],
                                                                               list[Source]] | None:
     """The parts of a recorded evidence reply and the case's sources, when code verifies the case."""
-    from rag.judge import check_parts, decide
+    from rag.agent.judge import check_parts, decide
     from rag.schemas import EvidenceJudgement
 
     try:
@@ -230,7 +230,7 @@ def _verified_case(case: Case, reply: dict[str, Any], max_chars: int) -> tuple[l
 
 
 def _still_enough(case: Case, parts: Sequence[tuple[str, str, int, str]], sources: Sequence[Source]) -> bool:
-    from rag.judge import check_parts, decide
+    from rag.agent.judge import check_parts, decide
     from rag.schemas import ClaimedPart, EvidenceJudgement
 
     claimed = [ClaimedPart(part=p, answer=a, source=s or None, quote=q) for p, a, s, q in parts]

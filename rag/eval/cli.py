@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from pydantic import SecretStr
 
+from rag.agent.judge import JUDGE_MODES
 from rag.config import Settings
 from rag.errors import LLMError, RagError
 from rag.eval.cases import KINDS, load_cases, load_route_cases
@@ -39,7 +40,6 @@ from rag.eval.runner import (
     summarize_judge,
     summarize_route,
 )
-from rag.judge import JUDGE_MODES
 
 METHODS = ("function_calling", "json_mode", "json_schema")
 
@@ -316,14 +316,14 @@ def cmd_route(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
 
 def _book_check(args: argparse.Namespace, settings: Settings) -> tuple[Any, str | None, Any]:
     """With ``--book``: a keyword index of that book in a temporary directory, and the graph's
-    book-term check over it (``rag.routing``). Returns (check or None, book title, index to close)."""
+    book-term check over it (``rag.agent.routing``). Returns (check or None, book title, index to close)."""
     if not getattr(args, "book", None):
         return None, None, None
     import tempfile
 
+    from rag.agent.nodes import ROUTE_CHECK_K
+    from rag.agent.routing import book_terms
     from rag.index import open_index
-    from rag.nodes import ROUTE_CHECK_K
-    from rag.routing import book_terms
 
     index = open_index(settings.model_copy(update={"data_dir": Path(tempfile.mkdtemp(prefix="route-book-"))}))
     info = index.ingest(args.book, embed=False)

@@ -1,4 +1,4 @@
-"""Summary of the evaluation log that ``rag.evallog.JsonlEvalLog`` writes (one line per evaluation).
+"""Summary of the evaluation log that ``rag.agent.evallog.JsonlEvalLog`` writes (one line per evaluation).
 
 A question's turn starts with its round-1 record. The graph always evaluates again after a web
 search (web_search -> evaluate), so every record of round 2 or later judged exactly one web search:

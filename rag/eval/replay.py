@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag import prompts
+from rag.agent import prompts
 from rag.eval.cases import Case, CaseError, jsonl_records
 from rag.testing.openai_stub import OpenAIStub
 

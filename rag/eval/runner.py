@@ -1,7 +1,7 @@
 """Run the judge, the router, or the whole answer path over labelled cases.
 
 The judge and the router are called exactly as the graph calls them: the same prompt builders
-(``rag.nodes.evaluate_messages`` / ``route_messages``), the same context formatting
+(``rag.agent.nodes.evaluate_messages`` / ``route_messages``), the same context formatting
 (``format_book_context``), the same schema, the temperature-0 copy of the model (``judge_model``)
 and the same one-retry policy (``structured_with_retry``). A case whose reply is invalid twice is
 counted as "not enough" (judge) or "complex" (router) - what the graph would then do - and is
@@ -18,13 +18,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rag import prompts
+from rag.agent import prompts
+from rag.agent.judge import format_book_context, judge, structured_with_retry
+from rag.agent.nodes import route_messages
 from rag.errors import LLMError
 from rag.eval.cases import Case, RouteCase
 from rag.eval.metrics import binary_metrics, confusion, latency_summary, per_group, ratio, risk_coverage
-from rag.judge import format_book_context, judge, structured_with_retry
 from rag.llm import judge_model, model_name
-from rag.nodes import route_messages
 from rag.schemas import Evaluation, JudgeMode, Passage, RouteDecision
 
 logger = logging.getLogger(__name__)
@@ -92,7 +92,7 @@ def _judge_stats(errors: list[str], invalid: bool, latency: float) -> CallStats:
 def judge_case(judge_llm: Any, case: Case, *, method: str, few_shot: bool, max_chars: int = 1200,
                web_rule: str = "first", mode: JudgeMode = "evidence", relevance: bool = False,
                evidence: str = "quote") -> JudgeOutcome:
-    """One case through ``rag.judge.judge``, exactly as the graph's evaluate node calls it."""
+    """One case through ``rag.agent.judge.judge``, exactly as the graph's evaluate node calls it."""
     from langchain_core.callbacks import get_usage_metadata_callback
 
     passages = case.passages()
@@ -109,7 +109,7 @@ def judge_case(judge_llm: Any, case: Case, *, method: str, few_shot: bool, max_c
 
 def as_guarded(outcome: JudgeOutcome) -> JudgeOutcome:
     """An evidence-mode outcome decided as guarded mode would: the same reply, and "enough" only
-    when the model said so too (``rag.judge.decide``)."""
+    when the model said so too (``rag.agent.judge.decide``)."""
     ev = outcome.evaluation
     if ev is None:
         return outcome
@@ -363,8 +363,8 @@ class StaticRetriever:
 
 def make_graph_factory(settings: Any, llm: Any, *, few_shot: bool) -> Callable[[Case], Any]:
     """A graph per case whose retriever returns exactly the case's passages; no web, no eval log."""
-    from rag.deps import Deps
-    from rag.graph import build_graph
+    from rag.agent.deps import Deps
+    from rag.agent.graph import build_graph
 
     def factory(case: Case) -> Any:
         deps = Deps(settings=settings, llm=llm, retriever=StaticRetriever(case.passages()), web_search=None,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     import gradio as gr
 
-    from rag.deps import Deps
+    from rag.agent.deps import Deps
 
 
 def build_app(deps: Deps, index: Any | None = None, make_deps: Any | None = None, **kwargs: Any) -> gr.Blocks:

@@ -1,5 +1,5 @@
 """The script API behind the page (``/ask`` and ``/ask_json``, see README "Script API"), and the
-one place that knows which scope keywords ``rag.events.run_turn`` accepts. No Gradio import.
+one place that knows which scope keywords ``rag.agent.events.run_turn`` accepts. No Gradio import.
 
 Each call is a fresh conversation with its own graph, memory and web-search budget; it runs the
 same graph and the same pure translation (``rag.ui.translate``) as the page.
@@ -81,7 +81,7 @@ class ScriptApi:
     def turns(self, question: str, book: str = "", chapter_from: int = 0, chapter_to: int = 0,
               read_up_to: int = 0, allow_web_spoilers: bool = False) -> Iterator[Turn]:
         """The turn after each event of one question, from a fresh conversation."""
-        from rag.events import run_turn
+        from rag.agent.events import run_turn
 
         question = (question or "").strip()
         if not question:

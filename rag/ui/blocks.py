@@ -21,9 +21,9 @@ from typing import Any
 import gradio as gr
 from pydantic import SecretStr
 
-from rag.deps import Deps
+from rag.agent.deps import Deps
+from rag.agent.events import Token
 from rag.errors import RagError
-from rag.events import Token
 from rag.ui.api import ScriptApi, chapter_range, scope_kwargs
 from rag.ui.i18n import DEMO_QUESTION_EN, DEMO_QUESTION_ZH, pick_language, t
 from rag.ui.i18n import message as code_message
@@ -52,7 +52,7 @@ POLL_S = 0.1  # how often a running turn looks for Stop
 SEARCH_PROVIDER_CHOICES = ["none", "duckduckgo", "bocha", "tavily", "searxng"]
 BROWSER_KEY = "enough-rag"  # the browser's localStorage key for the session id, language and settings
 SAVED_FIELDS = ("base_url", "model", "provider", "searxng", "k", "rounds")  # never keys (unless opted in)
-#: Words in a notice that mean the model could not be used at all (see rag.nodes).
+#: Words in a notice that mean the model could not be used at all (see rag.agent.nodes).
 UNREACHABLE_MARK = "the model could not be reached"
 
 GraphFactory = Callable[..., Any]
@@ -207,7 +207,7 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
     memory and web-search budget on top of them). ``index``: the book index (``rag.index``) for
     the book panel, or None. ``make_deps(settings, index=...)``: rebuilds deps from per-session
     settings (LLM / search); without it only k and web rounds can change per session.
-    ``graph_factory(deps, checkpointer=...)`` defaults to ``rag.graph.build_graph``.
+    ``graph_factory(deps, checkpointer=...)`` defaults to ``rag.agent.graph.build_graph``.
     ``ask_concurrency``: questions answered at once (others queue and see their place).
     """
     default_settings = deps.settings
@@ -232,7 +232,7 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
     def factory(session_deps: Deps, checkpointer: Any) -> Any:
         if graph_factory is not None:
             return graph_factory(session_deps, checkpointer=checkpointer)
-        from rag.graph import build_graph
+        from rag.agent.graph import build_graph
 
         return build_graph(session_deps, checkpointer=checkpointer)
 
@@ -244,7 +244,7 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
     def ensure_graph(session: Session) -> Any:
         with session.lock:
             if session.graph is None:
-                from rag.graph import make_checkpointer
+                from rag.agent.graph import make_checkpointer
 
                 if session.checkpointer is None:
                     session.checkpointer = make_checkpointer()
@@ -1029,7 +1029,7 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
 
         # ------------------------------------------------------------------ the script API
         def make_api_graph(owner: str | None) -> Any:
-            from rag.graph import make_checkpointer
+            from rag.agent.graph import make_checkpointer
 
             return factory(_per_session_deps(deps, owner), make_checkpointer())
 
@@ -1084,7 +1084,7 @@ def _keepable_url(url: str | None) -> str:
 
 
 def _run_turn() -> Callable[..., Any]:
-    from rag.events import run_turn
+    from rag.agent.events import run_turn
 
     return run_turn
 

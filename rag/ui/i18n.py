@@ -7,7 +7,7 @@ import contextlib
 import re
 from typing import Literal
 
-from rag.names import (
+from rag.agent.names import (
     DIRECT_ANSWER,
     EVALUATE,
     FALLBACK,
@@ -268,7 +268,7 @@ STRINGS: dict[str, dict[str, str]] = {
     "upload_cancelled": {"zh": "已取消上传。", "en": "The upload was cancelled."},
 }
 
-#: The trace's title for each node, keyed by the node names of rag.names.
+#: The trace's title for each node, keyed by the node names of rag.agent.names.
 NODE_TITLES: dict[str, dict[str, str]] = {
     ROUTE: {"zh": "路由问题", "en": "Route question"},
     RETRIEVE: {"zh": "检索本书", "en": "Search the book"},
@@ -326,7 +326,7 @@ def pick_language(setting: str | None, accept_language: str | None = None) -> La
 
 # --------------------------------------------------------------------------- messages from the code
 # Error messages, notices, sentence reasons and part details are written in English by the code
-# (rag.index, rag.nodes, rag.evidence). In Chinese mode, the known ones are shown in Chinese; each
+# (rag.index, rag.agent.nodes, rag.checks). In Chinese mode, the known ones are shown in Chinese; each
 # message is split at "; " and every piece is matched on its own, and anything not known stays as
 # written (a file name, an HTTP error) rather than being guessed at.
 _ZH_MESSAGES: tuple[tuple[str, str], ...] = (
@@ -353,7 +353,7 @@ _ZH_MESSAGES: tuple[tuple[str, str], ...] = (
      "{name}：无法识别文本编码（不是 UTF-8、带 BOM 的 UTF-16 或 GB18030/GBK）。请另存为 UTF-8 再试。"),
     (r"(?P<name>.+?): decoding as (?P<enc>\S+) gives binary garbage.*", "{name}：按 {enc} 解码得到乱码：编码未知或不是文本文件。"),
     (r"no book with id '(?P<id>[^']*)' in the index\.", "书库里没有 id 为“{id}”的书。"),
-    # notices (rag.nodes)
+    # notices (rag.agent.nodes)
     (r"the model could not be reached", "无法连接模型"),
     (r"assumed not enough \((?P<detail>.*)\)", "按“不够”处理（{detail}）"),
     (r"took the retrieval path \((?P<detail>.*)\)", "改为查书（{detail}）"),
@@ -377,7 +377,7 @@ _ZH_MESSAGES: tuple[tuple[str, str], ...] = (
     (r"cache hit", "缓存命中"),
     (r"cache miss", "缓存未命中"),
     (r"no results", "没有结果"),
-    # sentence checks (rag.evidence.check_sentence)
+    # sentence checks (rag.checks.check_sentence)
     (r"its facts are in the cited sources", "其中的事实见于所引来源"),
     (r"no factual claim", "没有事实性陈述"),
     (r"states facts without citing a source", "陈述了事实，但没有注明来源"),
@@ -386,7 +386,7 @@ _ZH_MESSAGES: tuple[tuple[str, str], ...] = (
     (r"attributes to the book what only a web source says", "把只有网络来源的说法说成是书中的"),
     (r"only (?P<p>\d+%) of its words are in the cited sources", "只有 {p} 的词语出现在所引来源中"),
     (r"the model: (?P<label>[a-z]+) \((?P<why>.*)\)", "模型判断：{label}（{why}）"),
-    # part checks (rag.evidence.verify_part)
+    # part checks (rag.checks.verify_part)
     (r"the judge found no evidence for this part", "模型没有为这部分找到证据"),
     (r"quote too short to verify", "引文太短，无法核实"),
     (r"quote verbatim", "引文逐字吻合"),

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from rag.names import (
+from rag.agent.names import (
     DIRECT_ANSWER,
     EVALUATE,
     FALLBACK,

@@ -122,8 +122,8 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as exc:  # not a directory, not writable, disk full: one line, no traceback
         sys.exit(f"configuration error: {filesystem_problem(exc, settings.data_dir)}")
 
+    from rag.agent.wiring import make_deps
     from rag.ui.blocks import build_app
-    from rag.wiring import make_deps
 
     index = open_book_index(settings)
     try:

@@ -1,4 +1,4 @@
-"""The pure translation from graph events (``rag.events``) to UI state.
+"""The pure translation from graph events (``rag.agent.events``) to UI state.
 
 ``apply_event(state, event) -> state`` never mutates its input and does no I/O; everything the page
 shows (chat messages, the trace panel, the sources panel) is derived from the returned ``UiState``
@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from rag.events import NodeFinished, NodeStarted, Token, TurnFailed, TurnFinished
-from rag.names import ANSWER_NODES, ROUTE, VERIFY
+from rag.agent.events import NodeFinished, NodeStarted, Token, TurnFailed, TurnFinished
+from rag.agent.names import ANSWER_NODES, ROUTE, VERIFY
+from rag.agent.state import RESET, add_items, add_web_results, split_reset
 from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult, SentenceResult
-from rag.state import RESET, add_items, add_web_results, split_reset
 
 EntryStatus = Literal["running", "done", "error", "stopped"]
 #: queued: asked, waiting for a free slot; stopped: the user stopped it (the graph run was ended).
@@ -168,7 +168,7 @@ def _finish_node(turn: Turn, event: NodeFinished) -> Turn:
             changes["passages"] = passages
 
     # Per-question lists: the update holds exactly the node's new items (after a RESET when the
-    # node starts the question afresh), as the graph's reducers in rag.state read them.
+    # node starts the question afresh), as the graph's reducers in rag.agent.state read them.
     if update.get("evaluations"):
         all_evals, new = _merge(turn.evaluations, update["evaluations"], add_items, Evaluation)
         turn_changes["evaluations"] = all_evals

@@ -14,8 +14,8 @@ from typing import Any
 from conftest import ev, judge_reply
 from fixtures_index.embedders import HashEmbedder
 
-from rag.fakes import ScriptedChatModel
 from rag.schemas import Passage, SearchResult
+from rag.testing.fakes import ScriptedChatModel
 
 QUESTION = "孙悟空三打白骨精发生在原著第几回？这一情节在1986年央视版电视剧《西游记》中是第几集？"
 HOSTILE = "<img src=x onerror=alert(1)>"

@@ -3,9 +3,9 @@ generate), shared by the translation and rendering tests."""
 
 from __future__ import annotations
 
-from rag.events import NodeFinished, NodeStarted, Token, TurnFinished
+from rag.agent.events import NodeFinished, NodeStarted, Token, TurnFinished
+from rag.agent.state import RESET
 from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult, SentenceResult
-from rag.state import RESET
 
 QUESTION = "孙悟空三打白骨精发生在原著第几回？这一情节在1986年央视版电视剧《西游记》中是第几集？"
 PASSAGES = [

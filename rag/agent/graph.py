@@ -6,7 +6,7 @@
                                                           -> fallback -> END
 Without a model: START -> retrieval_only -> END.
 
-The graph's input is one question (``rag.state.InputState``: ``question``, ``book_id``); every
+The graph's input is one question (``rag.agent.state.InputState``: ``question``, ``book_id``); every
 other key given to ``invoke``/``stream`` is ignored.
 """
 
@@ -18,9 +18,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import END, START, StateGraph
 
-from rag.deadline import CONFIG_KEY
-from rag.deps import Deps
-from rag.names import (
+from rag.agent.deps import Deps
+from rag.agent.names import (
     DIRECT_ANSWER,
     EVALUATE,
     FALLBACK,
@@ -31,8 +30,9 @@ from rag.names import (
     VERIFY,
     WEB_SEARCH,
 )
-from rag.nodes import Nodes, after_evaluate
-from rag.state import GraphState, InputState
+from rag.agent.nodes import Nodes, after_evaluate
+from rag.agent.state import GraphState, InputState
+from rag.deadline import CONFIG_KEY
 
 #: Our own state types that the checkpointer may restore (and nothing else).
 CHECKPOINT_TYPES = [
@@ -42,7 +42,7 @@ CHECKPOINT_TYPES = [
     ("rag.schemas", "SearchResult"),
     ("rag.schemas", "PartResult"),
     ("rag.schemas", "SentenceResult"),
-    ("rag.state", "Reset"),  # the reset marker, in the node writes a checkpoint keeps
+    ("rag.agent.state", "Reset"),  # the reset marker, in the node writes a checkpoint keeps
 ]
 
 
@@ -90,6 +90,6 @@ def build_graph(deps: Deps, *, checkpointer: Any | None = None) -> Any:
 
 
 def _compile(graph: StateGraph, deps: Deps, checkpointer: Any | None) -> Any:
-    """The compiled graph, carrying its TURN_TIMEOUT for ``rag.events.run_turn``."""
+    """The compiled graph, carrying its TURN_TIMEOUT for ``rag.agent.events.run_turn``."""
     compiled = graph.compile(checkpointer=checkpointer or make_checkpointer())
     return compiled.with_config(configurable={CONFIG_KEY: deps.settings.turn_timeout})

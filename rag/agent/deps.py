@@ -1,5 +1,5 @@
 """The graph's injected dependencies. Tests build ``Deps`` with fakes; the app with real clients
-(see ``rag.wiring.make_deps``)."""
+(see ``rag.agent.wiring.make_deps``)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag.agent.rewrite import QueryRewriter
 from rag.config import Settings, web_enabled
-from rag.rewrite import QueryRewriter
 from rag.schemas import Retriever, WebSearch
 
 
@@ -22,7 +22,7 @@ class Deps:
     secrets: list[str] = field(default_factory=list)  # values scrubbed from notices shown to users
     few_shot: bool = True  # the judge's few-shot counter-examples (prompts.EVALUATE_FEW_SHOT)
     # Rewrites the question into the book's language and search keywords before retrieve_local
-    # searches (rag.rewrite.QueryRewriter); None: the question is searched as it is.
+    # searches (rag.agent.rewrite.QueryRewriter); None: the question is searched as it is.
     rewriter: QueryRewriter | None = None
 
     @property

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from rag.evidence import is_han
+from rag.checks import is_han
 from rag.schemas import Passage
 
 # Runs that every Chinese text has, whatever the book: question words, pronouns, numerals, particles.

@@ -18,7 +18,7 @@ from typing import Any
 from langchain_core.messages import AIMessageChunk
 
 from rag import deadline as turn_deadline
-from rag.names import ANSWER_NODES
+from rag.agent.names import ANSWER_NODES
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ class NodeFinished:
     node: str
     duration_s: float
     # The node's state update (typed objects). Per-question lists hold only the items the node
-    # added, after a rag.state.RESET when the node starts the question afresh.
+    # added, after a rag.agent.state.RESET when the node starts the question afresh.
     update: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
 
@@ -104,7 +104,7 @@ def run_turn(graph: Any, question: str, *, thread_id: str, book_id: str | None =
              allow_web_spoilers: bool = False, clock=time.monotonic) -> Iterator[Event]:
     """Run one question through the compiled graph and yield events, ending with
     ``TurnFinished`` or ``TurnFailed``. Never raises for a failing turn. ``chapters``: search only
-    chapters a..b; ``read_up_to``: spoiler limit (see ``rag.state.InputState``).
+    chapters a..b; ``read_up_to``: spoiler limit (see ``rag.agent.state.InputState``).
 
     The turn runs under the graph's TURN_TIMEOUT (``rag.deadline``): model calls and searches end by
     then, and an answer still streaming is cut short. Should a step hang anyway, the turn fails at

@@ -11,21 +11,21 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 
 from rag import deadline as turn_deadline
-from rag import prompts
+from rag.agent import prompts
+from rag.agent.deps import Deps
+from rag.agent.judge import fence_source, format_book_context, judge, sources_of, structured_with_retry
+from rag.agent.names import DIRECT_ANSWER, EVALUATE, FALLBACK, GENERATE, RETRIEVE, ROUTE, VERIFY, WEB_SEARCH
+from rag.agent.routing import book_terms
+from rag.agent.state import RESET, GraphState, Notice, WebRound, reset_question_state, unseen_urls
+from rag.checks import check_answer
 from rag.deadline import DeadlineExceeded
-from rag.deps import Deps
 from rag.errors import RagError
-from rag.evidence import check_answer
-from rag.judge import fence_source, format_book_context, judge, sources_of, structured_with_retry
 from rag.lang import book_title_marks, detect_lang, language_name
 from rag.llm import DeadlineBound, Streamed, failure_kind, judge_model, model_name, stream_text
 from rag.logs import redact
-from rag.names import DIRECT_ANSWER, EVALUATE, FALLBACK, GENERATE, RETRIEVE, ROUTE, VERIFY, WEB_SEARCH
-from rag.routing import book_terms
 from rag.schemas import Evaluation, Passage, RouteDecision, SearchOutcome, SentenceLabel, SentenceResult
 from rag.scope import limit_chapters
 from rag.search.base import format_web_context
-from rag.state import RESET, GraphState, Notice, WebRound, reset_question_state, unseen_urls
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ class Nodes:
         return result, [redact(e, self.deps.secrets) for e in errors]
 
     # ------------------------------------------------------------------ nodes
-    # Each node returns only what it adds to the per-question lists (see rag.state's reducers).
+    # Each node returns only what it adds to the per-question lists (see rag.agent.state's reducers).
     def route_question(self, state: GraphState) -> dict[str, Any]:
         question = (state.get("question") or "").strip()
         update: dict[str, Any] = reset_question_state()
@@ -188,7 +188,7 @@ class Nodes:
             return None
 
     def _book_terms(self, question: str, book_id: str | None) -> list[str]:
-        """Terms of the question that the book itself uses (see ``rag.routing``); [] without a book."""
+        """Terms of the question that the book itself uses (see ``rag.agent.routing``); [] without a book."""
         if self.deps.retriever is None:
             return []
         try:
@@ -468,7 +468,7 @@ class Nodes:
         return {"answer": answer, "answer_mode": "fallback", "messages": [AIMessage(answer)]}
 
     def verify_answer(self, state: GraphState) -> dict[str, Any]:
-        """Check every sentence of the answer against the sources it cites (``rag.evidence``); with
+        """Check every sentence of the answer against the sources it cites (``rag.checks``); with
         ``VERIFY_ANSWERS=llm`` the model also labels each cited sentence given only its sources."""
         if self.settings.verify_answers == "off":
             return {"answer_checks": []}

@@ -4,7 +4,7 @@ Three modes (``JUDGE_MODE``):
 
 - ``evidence`` (default): the model splits the question into parts and gives, for each, the answer,
   the source number and a verbatim quote, or "not found". Code verifies every quote
-  (``rag.evidence.verify_part``); ``enough`` means every part is verified. The model's own verdict
+  (``rag.checks.verify_part``); ``enough`` means every part is verified. The model's own verdict
   is kept as ``model_enough`` but decides nothing.
 - ``guarded``: the same evidence is asked for; ``enough`` needs the model's verdict AND verified
   evidence for every part.
@@ -21,9 +21,9 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from rag import prompts
+from rag.agent import prompts
+from rag.checks import Source, question_left_out, split_sentences, verify_part
 from rag.errors import LLMError
-from rag.evidence import Source, question_left_out, split_sentences, verify_part
 from rag.lang import book_title_marks
 from rag.llm import failure_kind, structured_invoke
 from rag.schemas import (

@@ -2,7 +2,7 @@
 in the book's language and search keywords, with the names the book itself uses for a person
 (孔明 for 诸葛亮). The index fuses them with the question (``BookIndex.search(queries=...)``).
 
-Injected through ``Deps.rewriter`` (built by ``rag.wiring`` when a model is configured and
+Injected through ``Deps.rewriter`` (built by ``rag.agent.wiring`` when a model is configured and
 ``QUERY_REWRITE`` is on); without it, retrieval searches the question alone. Its call is timed on
 its own, so the trace and ``bench/retrieval.py`` report it apart from the search."""
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from rag import prompts
+from rag.agent import prompts
 from rag.lang import detect_lang
 
 MAX_QUERIES = 3

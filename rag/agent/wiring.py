@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from rag.agent.deps import Deps
+from rag.agent.evallog import JsonlEvalLog
+from rag.agent.rewrite import QueryRewriter
 from rag.config import Settings
-from rag.deps import Deps
-from rag.evallog import JsonlEvalLog
 from rag.llm import judge_model, make_chat_model
 from rag.logs import secrets_of
-from rag.rewrite import QueryRewriter
 
 logger = logging.getLogger(__name__)
 
