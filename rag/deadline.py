@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import logging
+import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, Generic, TypeVar
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -72,29 +76,124 @@ def scope(deadline: Deadline | None) -> Iterator[None]:
         _CURRENT.reset(token)
 
 
+class Idle(TimeoutError):
+    """No item came within the idle limit after the first one (``pump(..., idle=)``)."""
+
+
+#: What ``Pump.get`` returns when no item came in time, and when the source has ended.
+TIMEOUT = object()
+END = object()
+
+
+class Pump(Generic[T]):
+    """Iterates ``source`` in a daemon thread (run in the caller's context, so callbacks, tracing
+    and the turn's deadline still see their run) and hands each item over a queue; the reader waits
+    with a timeout of its own. The one thread-and-queue mechanism under every call and stream that
+    must end by a time limit or on cancel (``pump``, ``call_before``, the UI's turns).
+
+    ``stop()`` (or ``cancel`` being set) makes the thread close the source at its next item: a
+    stream that is given up is closed there (or by its client's timeout)."""
+
+    def __init__(self, source: Iterable[T] | Callable[[], Iterable[T]], *, name: str = "rag-pump",
+                 cancel: threading.Event | None = None) -> None:
+        self._source = source
+        self._queue: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        self._stop = cancel if cancel is not None else threading.Event()
+        self.closed = threading.Event()  # set once the source is closed
+        context = contextvars.copy_context()
+        threading.Thread(target=context.run, args=(self._run,), name=name, daemon=True).start()
+
+    def _run(self) -> None:
+        iterator: Iterator[T] | None = None
+        try:
+            iterator = iter(self._source() if callable(self._source) else self._source)
+            for item in iterator:
+                if self._stop.is_set():
+                    break
+                self._queue.put(("item", item))
+            self._queue.put(("end", None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the reader
+            self._queue.put(("error", exc))
+        finally:
+            close = getattr(iterator, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:  # noqa: BLE001 - the reader has what it needs
+                    logger.exception("closing a pumped stream failed")
+            self.closed.set()
+
+    def get(self, timeout: float | None = None) -> Any:
+        """The next item; ``TIMEOUT`` if none came within ``timeout`` seconds (None: wait); ``END``
+        once the source has ended (and at every later call). Raises what the source raised."""
+        try:
+            kind, item = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            return TIMEOUT
+        if kind == "item":
+            return item
+        self._queue.put((kind, item))  # an end (or error) stays for any later call
+        if kind == "error":
+            raise item
+        return END
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait until the source is closed; True if it is."""
+        return self.closed.wait(timeout)
+
+
+def pump(source: Iterable[T] | Callable[[], Iterable[T]], deadline: Deadline | None = None,
+         cancel: threading.Event | None = None, *, what: str = "step", grace: float = 0.0,
+         idle: float | None = None, poll: float = 0.1) -> Iterator[T]:
+    """``source``'s items as they come, read in a worker thread (``Pump``). Raises
+    ``deadline.exceeded(what)`` once the deadline plus ``grace`` has passed with nothing new;
+    ``Idle`` when, after the first item, ``idle`` seconds pass without one; ends quietly once
+    ``cancel`` is set. Nothing is started once the deadline has passed; the source is closed in
+    every case, and an item that comes after its time is dropped."""
+    if deadline is not None and deadline.end + grace <= time.monotonic():
+        raise deadline.exceeded(what)
+    worker: Pump[T] = Pump(source, name=f"rag-{what.replace(' ', '-')}")
+    started = False
+    try:
+        while True:
+            if cancel is not None and cancel.is_set():
+                return
+            waits = [poll] if cancel is not None else []
+            if deadline is not None:
+                left = deadline.end + grace - time.monotonic()
+                if left <= 0:
+                    raise deadline.exceeded(what)
+                waits.append(left)
+            if idle and started:
+                waits.append(idle)
+            wait = min(waits) if waits else None
+            asked = time.monotonic()
+            item = worker.get(wait)
+            if item is END:
+                return
+            if item is TIMEOUT:
+                if idle and started and time.monotonic() - asked >= idle:
+                    raise Idle(f"{what}: nothing new for {idle:g} s")
+                continue
+            started = True
+            yield item
+    finally:
+        worker.stop()
+
+
 def call_before(fn: Callable[[], T], deadline: Deadline | None, what: str) -> T:
-    """``fn()``; under a deadline it runs in a worker thread (with this context, so callbacks and
-    tracing still see their run) and the caller waits at most until the deadline, then raises
-    ``DeadlineExceeded``. Nothing is started once the deadline has passed."""
+    """``fn()``; under a deadline it runs in a worker thread (``pump``) and the caller waits at most
+    until the deadline, then raises ``DeadlineExceeded``. Nothing is started once the deadline has
+    passed."""
     if deadline is None:
         return fn()
-    if deadline.expired:
-        raise deadline.exceeded(what)
-    box: dict[str, object] = {}
-    done = threading.Event()
-    context = contextvars.copy_context()
-
-    def work() -> None:
-        try:
-            box["value"] = context.run(fn)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller
-            box["error"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=work, name=f"rag-{what}", daemon=True).start()
-    if not done.wait(deadline.remaining()):
-        raise deadline.exceeded(what)
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    return box["value"]  # type: ignore[return-value]
+    for value in pump(lambda: iter((fn(),)), deadline, what=what):
+        return value
+    raise RuntimeError(f"{what}: returned nothing")  # unreachable: the source yields once or raises

@@ -1,6 +1,6 @@
 """Evidence that code checks, pure: quotes verified against the passages they claim to come from
-sentences checked against the sources they cite (``rag.checks.sentences``), on text normalised
-one way (``rag.checks.text``)."""
+(``rag.checks.quotes``) and answer sentences checked against the sources they cite
+(``rag.checks.sentences``), on text normalised one way (``rag.checks.text``)."""
 
 from rag.checks.quotes import (
     MIN_QUOTE_WEIGHT,

@@ -25,8 +25,8 @@ from rag.agent.deps import Deps
 from rag.agent.events import Token
 from rag.errors import RagError
 from rag.ui.api import ScriptApi, chapter_range, scope_kwargs
-from rag.ui.i18n import DEMO_QUESTION_EN, DEMO_QUESTION_ZH, pick_language, t
 from rag.ui.i18n import message as code_message
+from rag.ui.i18n import pick_language, t
 from rag.ui.probe import ProbeCache, display_url, llm_endpoint, probe_endpoint
 from rag.ui.render import (
     chat_messages,
@@ -297,7 +297,7 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
         return f'<nav class="rag-nav" aria-label="views">{buttons}</nav>'
 
     def demo_question(lang: str) -> str:
-        return DEMO_QUESTION_EN if lang == "en" else DEMO_QUESTION_ZH
+        return t(lang, "demo_question")
 
     head = f"<style>{_asset(CSS_PATH)}</style><script>{_asset(JS_PATH)}</script>"
     with gr.Blocks(title=title, analytics_enabled=False, fill_width=True) as demo:

@@ -1,0 +1,141 @@
+"""The message type and its rendering.
+
+``Msg(code, params, level)``: ``code`` names an entry of the catalogues (``rag.i18n.en`` /
+``rag.i18n.zh``); ``params`` fill its ``{name}`` fields and may themselves be messages (or lists of
+messages, joined by the language's separator), so a notice can carry the detail that caused it;
+``level`` (info, warning, error) is the emitter's, not read from the wording. A param that is a
+plain string is data (a file name, a provider's own error text) and is shown as it is.
+
+A ``Msg`` is a frozen pydantic model: it sits in the graph's state, survives the checkpointer and
+dumps to JSON as ``{"code", "params", "level"}``. ``str(msg)`` is its English text (for logs and the
+CLI's English output).
+"""
+
+from __future__ import annotations
+
+import logging
+import string
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+logger = logging.getLogger(__name__)
+
+Lang = Literal["zh", "en"]
+LANGS: tuple[Lang, ...] = ("zh", "en")
+Level = Literal["info", "warning", "error"]
+
+#: The code of a message that is only its ``items`` joined (``join``).
+JOIN = "join"
+_SEPARATOR = {"zh": "；", "en": "; "}
+
+
+class Msg(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    code: str
+    params: dict[str, Param] = Field(default_factory=dict)
+    level: Level = "info"
+
+    @classmethod
+    def of(cls, code: str, level: Level = "info", **params: Any) -> Msg:
+        """``Msg.of("book.empty_file", name="a.txt")``."""
+        return cls(code=code, params=params, level=level)
+
+    def text(self, lang: str = "en") -> str:
+        return text(self, lang)
+
+    def __str__(self) -> str:
+        return text(self, "en")
+
+
+Param = Union[Msg, list[Msg], str, int, float, bool, None]  # noqa: UP007 - pydantic reads it at run time
+Msg.model_rebuild()
+
+
+def join(items: list[Msg | str], level: Level | None = None) -> Msg:
+    """One message that shows ``items`` one after another ("a; b" in English, "a；b" in Chinese)."""
+    msgs = [m if isinstance(m, Msg) else Msg.of("text", value=m) for m in items]
+    worst = level or max((m.level for m in msgs), key=("info", "warning", "error").index, default="info")
+    return Msg(code=JOIN, params={"items": msgs}, level=worst)
+
+
+def _catalogue(lang: str) -> dict[str, str]:
+    from rag.i18n import en, zh  # the catalogues are plain dicts; imported on first use
+
+    return zh.CATALOGUE if lang == "zh" else en.CATALOGUE
+
+
+class _Fields(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def _param(value: Any, lang: str) -> Any:
+    if isinstance(value, Msg):
+        return text(value, lang)
+    if isinstance(value, (list, tuple)):
+        return _SEPARATOR.get(lang, "; ").join(str(_param(v, lang)) for v in value)
+    if value is None:
+        return ""
+    return value
+
+
+def text(message: Msg | str | None, lang: str = "en") -> str:
+    """``message`` in ``lang`` (``zh`` or ``en``). A code missing from the language's catalogue
+    falls back to English, then to the code itself; a plain string is returned as it is."""
+    if message is None:
+        return ""
+    if isinstance(message, str):
+        return message
+    if message.code == JOIN:
+        return str(_param(message.params.get("items") or [], lang))
+    if message.code == "text":
+        return str(message.params.get("value") or "")
+    template = _catalogue(lang).get(message.code) or _catalogue("en").get(message.code)
+    if template is None:
+        logger.warning("no text for message code %r", message.code)
+        return message.code
+    fields = _Fields({k: _param(v, lang) for k, v in message.params.items()})
+    try:
+        return string.Formatter().vformat(template, (), fields)
+    except (ValueError, IndexError, KeyError, TypeError):
+        logger.warning("message code %r: its params do not fit its text", message.code)
+        return template
+
+
+def t(lang: str, key: str, **params: Any) -> str:
+    """A UI label or fixed text by its code, in ``lang``, with ``params`` filled in."""
+    return text(Msg(code=key, params=params), lang)
+
+
+def node_title(lang: str, node: str) -> str:
+    """A node's title in the trace; an unknown node shows its own name."""
+    code = f"node.{node}"
+    return t(lang, code) if code in _catalogue("en") else node
+
+
+def pick_language(setting: str | None, accept_language: str | None = None) -> Lang:
+    """The UI language: an explicit ``zh``/``en`` setting wins; ``auto`` follows the browser's
+    Accept-Language header (first of zh/en by quality order), defaulting to Chinese."""
+    if setting == "zh" or setting == "en":
+        return setting
+    if accept_language:
+        ranked: list[tuple[float, int, str]] = []
+        for pos, part in enumerate(accept_language.split(",")):
+            bits = part.strip().split(";")
+            tag = bits[0].strip().lower()
+            quality = 1.0
+            for bit in bits[1:]:
+                bit = bit.strip()
+                if bit.startswith("q="):
+                    try:
+                        quality = float(bit[2:])
+                    except ValueError:
+                        quality = 0.0
+            ranked.append((-quality, pos, tag))
+        for _, _, tag in sorted(ranked):
+            primary = tag.split("-")[0]
+            if primary == "zh" or primary == "en":
+                return primary
+    return "zh"

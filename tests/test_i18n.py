@@ -1,0 +1,61 @@
+"""The message type and the two catalogues: same codes, same fields, rendering in both languages."""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+
+from rag.agent.names import NODES
+from rag.i18n import Msg, en, join, node_title, t, text, zh
+
+
+def _fields(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def test_catalogues_hold_the_same_codes_with_the_same_fields():
+    assert set(en.CATALOGUE) == set(zh.CATALOGUE)
+    for code, english in en.CATALOGUE.items():
+        assert english and zh.CATALOGUE[code], code
+        assert _fields(english) == _fields(zh.CATALOGUE[code]), code
+
+
+def test_area_dicts_do_not_overlap():
+    areas = [en.LABELS, en.NODES, en.BOOKS, en.AGENT, en.CHECKS, en.SEARCH, en.SETTINGS]
+    assert sum(len(a) for a in areas) == len(en.CATALOGUE)
+
+
+def test_every_node_has_a_title_in_both_languages():
+    for node in NODES:
+        assert node_title("zh", node) != node and node_title("en", node) != node
+    assert node_title("zh", "no_such_node") == "no_such_node"
+
+
+def test_a_label_renders_with_its_params_and_an_unknown_code_shows_itself():
+    assert t("en", "hits", n=3) == "3 hits"
+    assert t("zh", "hits", n=3) == "命中 3 段"
+    assert t("zh", "no.such.code") == "no.such.code"
+
+
+def test_nested_messages_and_joins_render_in_the_language_asked():
+    inner = Msg.of("hits", n=2)
+    joined = join([inner, "HTTP 503"])
+    assert text(joined, "en") == "2 hits; HTTP 503"
+    assert text(joined, "zh") == "命中 2 段；HTTP 503"
+    assert str(inner) == "2 hits"
+
+
+def test_a_join_takes_the_worst_level_of_its_items():
+    assert join([Msg.of("hits", n=1), Msg.of("hits", level="warning", n=2)]).level == "warning"
+
+
+def test_a_message_survives_json():
+    msg = join([Msg.of("hits", n=2, level="warning"), "x"])
+    again = Msg.model_validate_json(msg.model_dump_json())
+    assert again == msg and again.text("zh") == msg.text("zh")
+
+
+@pytest.mark.parametrize("value", [None, ""])
+def test_nothing_renders_empty(value):
+    assert text(value, "zh") == ""
