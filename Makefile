@@ -31,6 +31,7 @@ test-fast: $(VENV)/.dev
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 bench: $(VENV)/.runtime
 	$(PY) bench/graph_overhead.py

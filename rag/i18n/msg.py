@@ -28,6 +28,7 @@ Level = Literal["info", "warning", "error"]
 #: The code of a message that is only its ``items`` joined (``join``).
 JOIN = "join"
 _SEPARATOR = {"zh": "；", "en": "; "}
+_LEVELS: tuple[Level, ...] = ("info", "warning", "error")
 
 
 class Msg(BaseModel):
@@ -56,8 +57,11 @@ Msg.model_rebuild()
 def join(items: list[Msg | str], level: Level | None = None) -> Msg:
     """One message that shows ``items`` one after another ("a; b" in English, "a；b" in Chinese)."""
     msgs = [m if isinstance(m, Msg) else Msg.of("text", value=m) for m in items]
-    worst = level or max((m.level for m in msgs), key=("info", "warning", "error").index, default="info")
-    return Msg(code=JOIN, params={"items": msgs}, level=worst)
+    worst: Level = "info"
+    for m in msgs:
+        if _LEVELS.index(m.level) > _LEVELS.index(worst):
+            worst = m.level
+    return Msg(code=JOIN, params={"items": msgs}, level=level or worst)
 
 
 def _catalogue(lang: str) -> dict[str, str]:
@@ -118,8 +122,9 @@ def node_title(lang: str, node: str) -> str:
 def pick_language(setting: str | None, accept_language: str | None = None) -> Lang:
     """The UI language: an explicit ``zh``/``en`` setting wins; ``auto`` follows the browser's
     Accept-Language header (first of zh/en by quality order), defaulting to Chinese."""
-    if setting == "zh" or setting == "en":
-        return setting
+    for lang in LANGS:
+        if setting == lang:
+            return lang
     if accept_language:
         ranked: list[tuple[float, int, str]] = []
         for pos, part in enumerate(accept_language.split(",")):
@@ -136,6 +141,7 @@ def pick_language(setting: str | None, accept_language: str | None = None) -> La
             ranked.append((-quality, pos, tag))
         for _, _, tag in sorted(ranked):
             primary = tag.split("-")[0]
-            if primary == "zh" or primary == "en":
-                return primary
+            for lang in LANGS:
+                if primary == lang:
+                    return lang
     return "zh"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from rag.i18n import node_title, pick_language, t
+from rag.i18n import Msg, node_title, pick_language, t, text
 
 __all__ = ["message", "node_title", "pick_language", "t"]
 
@@ -118,12 +118,15 @@ def _zh_piece(piece: str) -> str:
     return piece
 
 
-def message(text: str, lang: str) -> str:
-    """A message written by the code (error, notice, reason, detail) in ``lang``: unchanged in
-    English; in Chinese, each known "; "-separated piece translated, unknown pieces as written."""
-    if lang != "zh" or not text:
-        return text
-    return "；".join(_zh_piece(p) for p in _top_level_pieces(text))
+def message(msg: Msg | str | None, lang: str) -> str:
+    """A message from the code in ``lang``: a ``Msg`` from its catalogue; an English sentence
+    unchanged in English and, in Chinese, each known "; "-separated piece translated, unknown
+    pieces as written."""
+    if isinstance(msg, Msg):
+        return text(msg, lang)
+    if lang != "zh" or not msg:
+        return msg or ""
+    return "；".join(_zh_piece(p) for p in _top_level_pieces(msg))
 
 
 def _top_level_pieces(text: str) -> list[str]:
