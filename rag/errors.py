@@ -1,13 +1,25 @@
-"""A tiny error hierarchy. Messages are meant for users; they never contain secrets."""
+"""Every error this package raises on purpose. Messages are meant for users; they never contain
+secrets. An error carries its message as a ``Msg`` (``.msg``: code, params, level) for the page to
+render in the reader's language; ``str(error)`` is the English text (logs, the CLI)."""
 
 from __future__ import annotations
 
 import errno
 from pathlib import Path
 
+from rag.i18n import Msg
+
 
 class RagError(Exception):
-    """Base class of every error this package raises on purpose."""
+    """Base class of every error this package raises on purpose. ``message``: a ``Msg``, or an
+    English sentence not yet given a code (shown as written)."""
+
+    def __init__(self, message: Msg | str = "", *args: object) -> None:
+        self.msg = message if isinstance(message, Msg) else Msg.of("text", value=str(message))
+        super().__init__(str(message), *args)
+
+    def __str__(self) -> str:
+        return str(self.msg)
 
 
 class ConfigError(RagError):
@@ -22,7 +34,7 @@ class LLMUnavailable(LLMError):
     """The model call itself failed: refused connection, timeout, or an error status from the
     endpoint (401/403 key, 404 model, 429, 5xx). ``endpoint`` names it (never the key)."""
 
-    def __init__(self, endpoint: str, message: str) -> None:
+    def __init__(self, endpoint: str, message: Msg | str) -> None:
         self.endpoint = endpoint
         super().__init__(message)
 
@@ -42,9 +54,9 @@ class IndexError_(RagError):
 class SearchError(RagError):
     """A web search provider failed. ``provider`` names it; the message never holds a key."""
 
-    def __init__(self, provider: str, message: str) -> None:
+    def __init__(self, provider: str, message: Msg | str) -> None:
         self.provider = provider
-        super().__init__(f"{provider}: {message}")
+        super().__init__(message if isinstance(message, Msg) else f"{provider}: {message}")
 
 
 _HINTS = {

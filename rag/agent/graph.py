@@ -42,6 +42,7 @@ CHECKPOINT_TYPES = [
     ("rag.schemas", "SearchResult"),
     ("rag.schemas", "PartResult"),
     ("rag.schemas", "SentenceResult"),
+    ("rag.i18n.msg", "Msg"),  # notices and check details
     ("rag.agent.state", "Reset"),  # the reset marker, in the node writes a checkpoint keeps
 ]
 
