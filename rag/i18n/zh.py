@@ -186,6 +186,10 @@ LABELS: dict[str, str] = {
     "upload_cancel": "取消上传",
     "upload_cancelled": "已取消上传。",
     "demo_question": "孙悟空三打白骨精发生在原著第几回？这一情节在1986年央视版电视剧《西游记》中是第几集？",
+    # -- labels added by the UI pages
+
+    # -- labels added by the trace, sources and answer panels (rag.ui.render)
+
 }
 
 # node titles in the trace (rag.agent.names)
@@ -202,19 +206,36 @@ NODES: dict[str, str] = {
 }
 
 # books and the index (rag.index)
-BOOKS: dict[str, str] = {}
+BOOKS: dict[str, str] = {
+    # -- books and the index (rag.index)
+
+}
 
 # the agent's notices and fixed answer texts (rag.agent, rag.llm)
-AGENT: dict[str, str] = {}
+AGENT: dict[str, str] = {
+    # -- the agent's nodes, prompts and model calls (rag.agent, rag.llm)
+
+    # -- a turn's run and its failures (rag.agent.events)
+
+}
 
 # evidence and sentence checks (rag.checks)
-CHECKS: dict[str, str] = {}
+CHECKS: dict[str, str] = {
+    # -- evidence and sentence checks (rag.checks)
+
+}
 
 # web search (rag.search)
-SEARCH: dict[str, str] = {}
+SEARCH: dict[str, str] = {
+    # -- web search (rag.search)
+
+}
 
 # settings and the session (rag.config, rag.ui)
-SETTINGS: dict[str, str] = {}
+SETTINGS: dict[str, str] = {
+    # -- settings and the session (rag.config, rag.ui)
+
+}
 
 
 CATALOGUE: dict[str, str] = {**LABELS, **NODES, **BOOKS, **AGENT, **CHECKS, **SEARCH, **SETTINGS}
