@@ -189,6 +189,7 @@ LABELS: dict[str, str] = {
     # -- labels added by the UI pages
 
     # -- labels added by the trace, sources and answer panels (rag.ui.render)
+    "chapter_n": "第{n}章",
 
 }
 
