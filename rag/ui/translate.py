@@ -217,6 +217,18 @@ def _text(message: Msg | None) -> str | None:
     return None if message is None else str(message)
 
 
+def _plain(value: Any) -> Any:
+    """``value`` for JSON: every ``Msg`` in it (a notice's or a web round's, once their producers
+    emit codes) as its English text."""
+    if isinstance(value, Msg):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
 def trace_model(turn: Turn) -> dict[str, Any]:
     """A plain, JSON-able summary of one turn's trace (for tests, logs and gr.JSON)."""
     entries = []
@@ -236,14 +248,14 @@ def trace_model(turn: Turn) -> dict[str, Any]:
                 {
                     "query": r.get("query", ""),
                     "provider": r.get("provider", ""),
-                    "error": r.get("error"),
-                    "notes": list(r.get("notes") or []),
+                    "error": _plain(r.get("error")),
+                    "notes": _plain(list(r.get("notes") or [])),
                     "results": len(r.get("results") or []),
                 }
                 for r in e.web_rounds
             ]
         if e.notices:
-            item["notices"] = [dict(n) for n in e.notices]
+            item["notices"] = [_plain(dict(n)) for n in e.notices]
         if e.error:
             item["error"] = str(e.error)
         entries.append(item)
@@ -280,6 +292,6 @@ def turn_result(turn: Turn) -> dict[str, Any]:
             for n, r in enumerate(turn.web_results, start=1)
         ],
         "sentence_checks": [c.model_dump(mode="json") for c in turn.answer_checks],
-        "notices": [dict(n) for n in turn.notices],
+        "notices": [_plain(dict(n)) for n in turn.notices],
         "trace": [{"node": e.node, "status": e.status, "duration_s": e.duration_s} for e in turn.entries],
     }

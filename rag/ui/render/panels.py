@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rag.ui.i18n import message as code_message
 from rag.ui.i18n import t
-from rag.ui.render.safe import esc
+from rag.ui.render.safe import esc, message_text
 
 
 def render_banner(*, llm_model: str | None, llm_connected: bool, web_provider: str | None,
@@ -77,7 +76,7 @@ def render_books(books: Sequence[Any] | None, lang: str, message: str = "", leve
         status = str(_book_field(book, "status", ""))
         book_id = str(_book_field(book, "id"))
         error = _book_field(book, "error", None)
-        error_html = f'<div class="note error book-error">{esc(code_message(str(error), lang))}</div>' if error else ""
+        error_html = f'<div class="note error book-error">{esc(message_text(error, lang))}</div>' if error else ""
         status_text = book_status_text(book, lang, (etas or {}).get(book_id))
         rows.append(
             f'<tr class="book-row status-{esc(status)}" data-book-id="{esc(book_id)}">'
