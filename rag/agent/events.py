@@ -164,7 +164,8 @@ class NodeFinished:
     error: str | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.update, NodeUpdate):  # a plain update (hand-made events): typed here
+        if not isinstance(self.update, NodeUpdate):  # a plain update (hand-made events): typed here, its
+            # lists as if the question started with it (``QuestionFold`` carries them from node to node)
             object.__setattr__(self, "update", NodeUpdate.of(self.update))
 
 
