@@ -7,10 +7,10 @@ import json
 import logging
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from rag.agent.events import NodeFinished, Token, TurnFailed, TurnFinished, run_turn
+from rag.agent.events import NodeFinished, NodeUpdate, Token, TurnFailed, TurnFinished, run_turn
 from rag.agent.names import (
     ANSWER_NODES,
     DIRECT_ANSWER,
@@ -29,27 +29,25 @@ from rag.scope import chapter_arg, chapter_range_arg
 logger = logging.getLogger(__name__)
 
 
-def describe_update(node: str, update: dict[str, Any]) -> str:
-    """One readable line for a finished node (the CLI's trace). Its per-question lists hold only
-    what the node added."""
+def describe_update(node: str, update: NodeUpdate | Mapping[str, Any]) -> str:
+    """One readable line for a finished node (the CLI's trace), from what the node added."""
+    if not isinstance(update, NodeUpdate):
+        update = NodeUpdate.of(update)
     if node == ROUTE:
-        route = update.get("route")
+        route = update.route
         text = f"{route.strategy}: {route.reason}" if route else "?"
-        standalone = update.get("standalone_question")
-        asked = [m for m in update.get("messages") or [] if getattr(m, "type", "") == "human"]
-        question = str(asked[-1].content) if asked else None
+        standalone, question = update.standalone_question, update.asked
         if standalone and question and standalone != question:
             text += f" | rewritten: {standalone}"
         return text
     if node in (RETRIEVE, RETRIEVAL_ONLY):
-        passages = update.get("passages") or []
+        passages = update.passages or ()
         hits = ", ".join(f"{p.label()} ({p.score:.3f})" for p in passages[:4])
         return f"{len(passages)} passages" + (f": {hits}" if hits else "")
     if node == EVALUATE:
-        evaluations = [e for e in update.get("evaluations") or [] if hasattr(e, "model_dump")]
-        if not evaluations:
+        if not update.evaluations:
             return "?"
-        last = evaluations[-1]
+        last = update.evaluations[-1]
         data = last.model_dump(exclude={"parts"})
         lines = [json.dumps(data, ensure_ascii=False)]
         lines += [f"    {PART_MARKS[p.status]} {p.part} -> {p.answer or '-'}"
@@ -57,18 +55,17 @@ def describe_update(node: str, update: dict[str, Any]) -> str:
                   for p in last.parts]
         return "\n".join(lines)
     if node == VERIFY:
-        return describe_checks(update.get("answer_checks") or [])
+        return describe_checks(update.answer_checks or ())
     if node == WEB_SEARCH:
-        rounds = update.get("web_rounds") or []
-        if not rounds:
+        if not update.web_rounds:
             return "?"
-        last = rounds[-1]
-        if last["error"]:
-            return f"query {last['query']!r} failed: {last['error']}"
-        notes = f" [{'; '.join(last['notes'])}]" if last["notes"] else ""
-        return f"{last['provider']}: {len(last['results'])} results for {last['query']!r}{notes}"
+        last_round = update.web_rounds[-1]
+        if last_round["error"]:
+            return f"query {last_round['query']!r} failed: {last_round['error']}"
+        notes = f" [{'; '.join(str(n) for n in last_round['notes'])}]" if last_round["notes"] else ""
+        return f"{last_round['provider']}: {len(last_round['results'])} results for {last_round['query']!r}{notes}"
     if node in ANSWER_NODES:
-        return f"mode={update.get('answer_mode', '?')}"
+        return f"mode={update.answer_mode or '?'}"
     return ""
 
 

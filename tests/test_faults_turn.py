@@ -194,7 +194,8 @@ def test_a_step_that_hangs_outside_the_model_fails_the_turn_after_the_grace(monk
         retriever.release.set()
     final = result[-1]
     assert isinstance(final, TurnFailed)
-    assert "TURN_TIMEOUT=0.5 s" in final.message and "retrieve_local" in final.message
+    assert final.message.code == "turn.time_limit" and final.message.level == "error"
+    assert "TURN_TIMEOUT=0.5 s" in str(final.message) and "retrieve_local" in str(final.message)
 
 
 # --------------------------------------------------------------------------- an empty answer

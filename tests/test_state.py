@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 
 from rag.agent.deps import Deps
-from rag.agent.events import NodeFinished, Token, TurnFinished, run_turn
+from rag.agent.events import NodeFinished, QuestionFold, Token, TurnFinished, run_turn
 from rag.agent.graph import build_graph
 from rag.agent.names import ANSWER_NODES, EVALUATE, NODES, RETRIEVAL_ONLY, RETRIEVE, ROUTE, WEB_SEARCH
 from rag.agent.state import RESET, InputState, Reset, add_items, add_web_results, split_reset
@@ -220,18 +220,19 @@ def test_translate_applies_reset_and_new_items_like_the_reducers():
     e1 = Evaluation(reason="r1", enough=False, missing=[], web_query="q", confidence=0.5)
     e2 = Evaluation(reason="r2", enough=True, missing=[], web_query=None, confidence=0.9)
     a, b = result("https://x.org/a"), result("https://x.org/b")
+    fold = QuestionFold().update  # what run_turn does: the graph's reducers, applied once in rag.agent.events
     state = apply_events(start_turn(UiState(), "q"), [
-        NodeFinished(EVALUATE, 0.1, {"evaluations": [e1], "notices": [{"node": EVALUATE, "level": "info",
-                                                                        "message": "retried"}]}),
-        NodeFinished(WEB_SEARCH, 0.1, {"web_results": [a, b], "web_rounds": [{"query": "q", "results": [a, b]}]}),
-        NodeFinished(WEB_SEARCH, 0.1, {"web_results": [b.model_dump()], "web_rounds": []}),
+        NodeFinished(EVALUATE, 0.1, fold({"evaluations": [e1], "notices": [{"node": EVALUATE, "level": "info",
+                                                                             "message": "retried"}]})),
+        NodeFinished(WEB_SEARCH, 0.1, fold({"web_results": [a, b], "web_rounds": [{"query": "q", "results": [a, b]}]})),
+        NodeFinished(WEB_SEARCH, 0.1, fold({"web_results": [b.model_dump()], "web_rounds": []})),
     ])
     turn_state = state.current
     assert turn_state.evaluations == (e1,) and [n["message"] for n in turn_state.notices] == ["retried"]
     assert turn_state.web_results == (a, b)  # b came twice, kept once
-    state = apply_event(state, NodeFinished(ROUTE, 0.1, {"evaluations": [RESET], "notices": [RESET],
-                                                         "web_results": [RESET], "web_rounds": [RESET]}))
-    state = apply_event(state, NodeFinished(EVALUATE, 0.1, {"evaluations": [e2]}))
+    state = apply_event(state, NodeFinished(ROUTE, 0.1, fold({"evaluations": [RESET], "notices": [RESET],
+                                                              "web_results": [RESET], "web_rounds": [RESET]})))
+    state = apply_event(state, NodeFinished(EVALUATE, 0.1, fold({"evaluations": [e2]})))
     turn_state = state.current
     assert turn_state.evaluations == (e2,) and turn_state.entries[-1].evaluation_round == 1
     assert turn_state.notices == () and turn_state.web_results == () and turn_state.web_rounds == ()

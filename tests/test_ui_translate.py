@@ -10,7 +10,7 @@ from conftest import ev, make_settings, responder
 from fixtures_ui.turn import E1, E2, PASSAGES, QUESTION, WEB, scripted_turn
 
 from rag.agent.deps import Deps
-from rag.agent.events import NodeFinished, NodeStarted, Token, TurnFailed, run_turn
+from rag.agent.events import NodeFinished, NodeStarted, QuestionFold, Token, TurnFailed, run_turn
 from rag.agent.graph import build_graph
 from rag.testing.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 from rag.ui.translate import UiState, apply_event, apply_events, start_turn, trace_model
@@ -70,21 +70,22 @@ def test_failure_marks_running_entries_and_keeps_message():
     state = apply_events(state, [NodeStarted("route_question", 0.0),
                                  TurnFailed("LLMError: the model could not be reached", 2.5)])
     turn = state.current
-    assert turn.status == "failed" and turn.error == "LLMError: the model could not be reached"
+    assert turn.status == "failed" and str(turn.error) == "LLMError: the model could not be reached"
     assert turn.entries[0].status == "error" and turn.entries[0].error == turn.error
     assert turn.total_s == 2.5
 
 
 def test_node_error_and_incremental_lists():
+    fold = QuestionFold().update
     state = start_turn(UiState(), "q")
     state = apply_events(state, [
         NodeStarted("web_search", 0.0),
-        NodeFinished("web_search", 0.3, {"web_rounds": [{"query": "a", "provider": "", "results": [],
-                                                         "error": "timeout", "notes": []}]}, error="boom"),
+        NodeFinished("web_search", 0.3, fold({"web_rounds": [{"query": "a", "provider": "", "results": [],
+                                                              "error": "timeout", "notes": []}]}), error="boom"),
         NodeStarted("web_search", 0.3),
-        # a node that returns only its own new round (not the whole list) is handled too
-        NodeFinished("web_search", 0.2, {"web_rounds": [{"query": "b", "provider": "fake", "results": WEB,
-                                                         "error": None, "notes": []}]}),
+        # a node that returns only its own new round (not the whole list): the event carries the list after it
+        NodeFinished("web_search", 0.2, fold({"web_rounds": [{"query": "b", "provider": "fake", "results": WEB,
+                                                              "error": None, "notes": []}]})),
     ])
     turn = state.current
     assert [e.status for e in turn.entries] == ["error", "done"]

@@ -1,17 +1,16 @@
 """Turn a LangGraph run into a flat stream of typed events.
 
 This is the one place that knows LangGraph's stream format. The CLI and the UI both consume
-``Event``s; the UI's own translation (events -> UI state) is a pure function in ``rag.ui``.
+``Event``s: a finished node carries its additions and the per-question lists after it, as the
+graph's own reducers computed them (applied once, here), so no reader re-runs a reducer.
 """
 
 from __future__ import annotations
 
-import contextvars
 import logging
-import queue
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,8 +18,136 @@ from langchain_core.messages import AIMessageChunk
 
 from rag import deadline as turn_deadline
 from rag.agent.names import ANSWER_NODES
+from rag.agent.state import RESET, Notice, WebRound, add_items, add_web_results, split_reset
+from rag.i18n import Msg
+from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult, SentenceResult
 
 logger = logging.getLogger(__name__)
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` as a list (None: empty; a single item: a list of it)."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value]
+
+
+def as_models(items: Iterable[Any], model: type[Any]) -> tuple[Any, ...]:
+    """``items`` as ``model`` instances (a dict is validated; anything else, or a malformed dict, is
+    skipped)."""
+    out = []
+    for item in items:
+        if isinstance(item, model):
+            out.append(item)
+        elif isinstance(item, dict):
+            try:
+                out.append(model.model_validate(item))
+            except Exception:  # noqa: BLE001 - a malformed item is skipped, not fatal
+                logger.debug("skipped a malformed %s", model.__name__)
+    return tuple(out)
+
+
+def _dicts(items: Iterable[Any]) -> tuple[Any, ...]:
+    return tuple(i for i in items if isinstance(i, dict))
+
+
+@dataclass(frozen=True)
+class QuestionLists:
+    """The question's per-question lists (``rag.agent.state.GraphState``) after a node."""
+
+    evaluations: tuple[Evaluation, ...] = ()
+    web_rounds: tuple[WebRound, ...] = ()
+    web_results: tuple[SearchResult, ...] = ()
+    notices: tuple[Notice, ...] = ()
+
+
+@dataclass(frozen=True)
+class NodeUpdate(Mapping[str, Any]):
+    """What a finished node wrote, typed. The per-question lists hold only the items the node
+    added (``resets``: it emptied them first, starting the question afresh); ``lists`` holds them
+    after the node, as the graph's reducers made them. ``None``: the node did not write the field.
+
+    Read as a mapping, it is the node's state update as the graph got it (for logs and tests)."""
+
+    route: RouteDecision | None = None
+    standalone_question: str | None = None
+    asked: str | None = None  # the question the node added to the conversation
+    passages: tuple[Passage, ...] | None = None
+    evaluations: tuple[Evaluation, ...] = ()
+    web_rounds: tuple[WebRound, ...] = ()
+    web_results: tuple[SearchResult, ...] = ()
+    notices: tuple[Notice, ...] = ()
+    resets: bool = False
+    answer: str | None = None
+    answer_mode: str | None = None
+    answer_checks: tuple[SentenceResult, ...] | None = None
+    lists: QuestionLists = field(default_factory=QuestionLists)
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, raw: Mapping[str, Any] | None, before: QuestionLists | None = None) -> NodeUpdate:
+        """A node's raw state update, typed; ``before``: the per-question lists before the node
+        (None: empty)."""
+        raw = dict(raw or {})
+        before = before or QuestionLists()
+        resets = False
+        added: dict[str, tuple[Any, ...]] = {}
+        after: dict[str, tuple[Any, ...]] = {}
+        for key, reducer, coerce in (("evaluations", add_items, lambda i: as_models(i, Evaluation)),
+                                     ("web_rounds", add_items, _dicts),
+                                     ("web_results", add_web_results, lambda i: as_models(i, SearchResult)),
+                                     ("notices", add_items, _dicts)):
+            current: tuple[Any, ...] = getattr(before, key)
+            if key not in raw:
+                added[key], after[key] = (), current
+                continue
+            reset, items = split_reset(as_list(raw[key]))
+            resets = resets or reset
+            added[key] = coerce(items)
+            after[key] = tuple(reducer(list(current), [RESET, *added[key]] if reset else list(added[key])))
+        route = as_models(as_list(raw.get("route")), RouteDecision)
+        standalone = raw.get("standalone_question")
+        asked = [m for m in as_list(raw.get("messages")) if getattr(m, "type", "") == "human"]
+        answer = raw.get("answer")
+        mode = raw.get("answer_mode")
+        return cls(
+            route=route[0] if route else None,
+            standalone_question=standalone if isinstance(standalone, str) and standalone.strip() else None,
+            asked=str(asked[-1].content) if asked else None,
+            passages=as_models(as_list(raw["passages"]), Passage) if raw.get("passages") is not None else None,
+            resets=resets,
+            answer=answer if isinstance(answer, str) else None,
+            answer_mode=mode if isinstance(mode, str) and mode else None,
+            answer_checks=(as_models(as_list(raw["answer_checks"]), SentenceResult)
+                           if raw.get("answer_checks") is not None else None),
+            lists=QuestionLists(**after),
+            raw=raw,
+            **added,
+        )
+
+    def __getitem__(self, key: str) -> Any:
+        return self.raw[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.raw)
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+
+class QuestionFold:
+    """The per-question lists of one turn, carried from node to node: ``update(raw)`` types a
+    node's update and applies the graph's reducers to the lists once."""
+
+    def __init__(self) -> None:
+        self.lists = QuestionLists()
+
+    def update(self, raw: Mapping[str, Any] | None) -> NodeUpdate:
+        typed = NodeUpdate.of(raw, self.lists)
+        self.lists = typed.lists
+        return typed
 
 
 @dataclass(frozen=True)
@@ -33,10 +160,13 @@ class NodeStarted:
 class NodeFinished:
     node: str
     duration_s: float
-    # The node's state update (typed objects). Per-question lists hold only the items the node
-    # added, after a rag.agent.state.RESET when the node starts the question afresh.
-    update: dict[str, Any] = field(default_factory=dict)
+    update: NodeUpdate = field(default_factory=NodeUpdate)
     error: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.update, NodeUpdate):  # a plain update (hand-made events): typed here, its
+            # lists as if the question started with it (``QuestionFold`` carries them from node to node)
+            object.__setattr__(self, "update", NodeUpdate.of(self.update))
 
 
 @dataclass(frozen=True)
@@ -54,20 +184,28 @@ class TurnFinished:
 
 @dataclass(frozen=True)
 class TurnFailed:
-    message: str  # readable, never a stack trace, never a key
+    message: Msg  # readable (rag.i18n codes), never a stack trace, never a key
     total_s: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.message, Msg):  # a plain text (the UI's own failures): shown as written
+            object.__setattr__(self, "message", Msg.of("text", level="error", value=str(self.message)))
 
 
 Event = NodeStarted | NodeFinished | Token | TurnFinished | TurnFailed
 
 
-def translate_stream(chunks: Iterable[tuple[str, Any]], *, clock=time.monotonic) -> Iterator[Event]:
-    """Translate ``graph.stream(..., stream_mode=["tasks", "messages"])`` chunks into events.
+def translate_stream(chunks: Iterable[tuple[str, Any]], *,
+                     clock: Callable[[], float] = time.monotonic) -> Iterator[Event]:
+    """Translate ``graph.stream(..., stream_mode=["tasks", "messages"])`` chunks into events; each
+    finished node's update is typed and the per-question lists are carried along (``QuestionFold``:
+    the graph's nodes run one after another, so folding their updates in order is its state).
 
     Pure apart from the clock (injectable for tests). Does not emit TurnFinished.
     """
     started: dict[str, tuple[str, float]] = {}
     done: set[str] = set()  # nodes finished (and not started again): a late token of theirs is dropped
+    fold = QuestionFold()
     for mode, payload in chunks:
         if mode == "tasks":
             task_id = payload.get("id", "")
@@ -85,7 +223,7 @@ def translate_stream(chunks: Iterable[tuple[str, Any]], *, clock=time.monotonic)
                 yield NodeFinished(
                     node=name,
                     duration_s=max(0.0, clock() - t0),
-                    update=dict(result) if isinstance(result, dict) else {},
+                    update=fold.update(result if isinstance(result, dict) else None),
                     error=str(err) if err else None,
                 )
         elif mode == "messages":
@@ -99,16 +237,53 @@ def translate_stream(chunks: Iterable[tuple[str, Any]], *, clock=time.monotonic)
                     yield Token(node=node, text=text)
 
 
+#: How long past its deadline a turn is still waited for: every model call and search ends at the
+#: deadline, and what follows it (the answer's fallback text, checks) takes milliseconds.
+TURN_GRACE_S = 5.0
+
+
+def _graph_run(graph: Any, inputs: dict[str, Any], config: dict[str, Any],
+               deadline: turn_deadline.Deadline | None) -> Iterator[tuple[str, Any]]:
+    """``("chunk", c)`` for each chunk of ``graph.stream``, then ``("done", final state)``. Run by a
+    ``rag.deadline.pump`` worker: the graph runs under the turn's deadline, and a run that is given
+    up (or stopped) is closed at its next step."""
+    with turn_deadline.scope(deadline):
+        # Checkpoint once per question (not after every node): the thread only needs the final state.
+        stream = graph.stream(inputs, config, stream_mode=["tasks", "messages"], durability="exit")
+        try:
+            for chunk in stream:
+                yield "chunk", chunk
+        finally:
+            stream.close()
+        yield "done", dict(graph.get_state(config).values)
+
+
+def _chunks(items: Iterable[tuple[str, Any]], values: dict[str, Any]) -> Iterator[Any]:
+    """The graph's chunks out of ``_graph_run``'s items; its final state goes into ``values``."""
+    for kind, item in items:
+        if kind == "chunk":
+            yield item
+        else:
+            values.update(item)
+
+
+def _time_limit(budget: float | None, running: list[str]) -> Msg:
+    waiting: Msg | str = ", ".join(running) if running else Msg.of("turn.the_graph")
+    return Msg.of("turn.time_limit", level="error", seconds=f"{budget or 0:g}", waiting=waiting)
+
+
 def run_turn(graph: Any, question: str, *, thread_id: str, book_id: str | None = None,
              chapters: tuple[int, int] | None = None, read_up_to: int | None = None,
-             allow_web_spoilers: bool = False, clock=time.monotonic) -> Iterator[Event]:
+             allow_web_spoilers: bool = False, clock: Callable[[], float] = time.monotonic,
+             cancel: threading.Event | None = None) -> Iterator[Event]:
     """Run one question through the compiled graph and yield events, ending with
     ``TurnFinished`` or ``TurnFailed``. Never raises for a failing turn. ``chapters``: search only
     chapters a..b; ``read_up_to``: spoiler limit (see ``rag.agent.state.InputState``).
 
     The turn runs under the graph's TURN_TIMEOUT (``rag.deadline``): model calls and searches end by
     then, and an answer still streaming is cut short. Should a step hang anyway, the turn fails at
-    the deadline plus ``TURN_GRACE_S``, naming the step it waited for."""
+    the deadline plus ``TURN_GRACE_S``, naming the step it waited for. A set ``cancel`` ends the run
+    at its next step; the events then just end (no ``TurnFinished``: the reader stopped the turn)."""
     from rag.errors import RagError
 
     t0 = clock()
@@ -120,93 +295,42 @@ def run_turn(graph: Any, question: str, *, thread_id: str, book_id: str | None =
                               "read_up_to": read_up_to, "allow_web_spoilers": bool(allow_web_spoilers)}
     budget = turn_deadline.budget_of(graph)
     deadline = turn_deadline.Deadline.after(budget) if budget else None
-    run = _GraphRun(graph, inputs, config, deadline)
+    values: dict[str, Any] = {}
     running: list[str] = []  # nodes started and not finished (to name what a late turn waits for)
+    items = turn_deadline.pump(lambda: _graph_run(graph, inputs, config, deadline), deadline, cancel,
+                               what="turn", grace=TURN_GRACE_S)
     try:
-        for event in translate_stream(run.chunks(), clock=clock):
+        for event in translate_stream(_chunks(items, values), clock=clock):
             if isinstance(event, NodeStarted):
                 running.append(event.node)
             elif isinstance(event, NodeFinished) and event.node in running:
                 running.remove(event.node)
             yield event
-        values = run.values
-    except _Overrun:
-        waiting = ", ".join(running) or "the graph"
-        message = (f"the turn did not finish within its time limit (TURN_TIMEOUT={budget:g} s): "
-                   f"stopped waiting for {waiting}")
+    except turn_deadline.DeadlineExceeded as exc:
+        if deadline is None or deadline.end + TURN_GRACE_S > time.monotonic():  # raised by the graph itself
+            logger.exception("turn failed unexpectedly")
+            yield TurnFailed(message=_unexpected(exc), total_s=clock() - t0)
+            return
+        message = _time_limit(budget, running)
         logger.warning("turn failed: %s", message)
         yield TurnFailed(message=message, total_s=clock() - t0)
         return
     except RagError as exc:
         logger.warning("turn failed: %s", exc)
-        yield TurnFailed(message=str(exc), total_s=clock() - t0)
+        yield TurnFailed(message=exc.msg, total_s=clock() - t0)
         return
     except Exception as exc:  # noqa: BLE001 - a turn must never crash the app
         logger.exception("turn failed unexpectedly")
-        yield TurnFailed(message=f"{type(exc).__name__}: {exc}", total_s=clock() - t0)
+        yield TurnFailed(message=_unexpected(exc), total_s=clock() - t0)
         return
     finally:
-        run.stop()
+        close = getattr(items, "close", None)
+        if callable(close):
+            close()  # stops the pump's worker: the graph's stream is closed at its next step
+    if cancel is not None and cancel.is_set() and not values:
+        return  # stopped before the graph finished
     yield TurnFinished(answer=str(values.get("answer", "")), total_s=clock() - t0, values=values)
 
 
-#: How long past its deadline a turn is still waited for: every model call and search ends at the
-#: deadline, and what follows it (the answer's fallback text, checks) takes milliseconds.
-TURN_GRACE_S = 5.0
-
-
-class _Overrun(Exception):
-    """The graph did not finish by the turn's deadline plus ``TURN_GRACE_S``."""
-
-
-class _GraphRun:
-    """``graph.stream`` (then the final state) in a worker thread under the turn's deadline. The
-    caller reads the chunks as they come and stops waiting at the deadline plus ``TURN_GRACE_S``;
-    a run that is given up (or whose reader stops) ends at its next step."""
-
-    def __init__(self, graph: Any, inputs: dict[str, Any], config: dict[str, Any],
-                 deadline: turn_deadline.Deadline | None) -> None:
-        self.deadline = deadline
-        self.values: dict[str, Any] = {}
-        self._queue: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
-        self._stopped = threading.Event()
-        context = contextvars.copy_context()
-        threading.Thread(target=context.run, args=(self._work, graph, inputs, config), name="rag-turn",
-                         daemon=True).start()
-
-    def _work(self, graph: Any, inputs: dict[str, Any], config: dict[str, Any]) -> None:
-        try:
-            with turn_deadline.scope(self.deadline):
-                # Checkpoint once per question (not after every node): the thread only needs the final state.
-                stream = graph.stream(inputs, config, stream_mode=["tasks", "messages"], durability="exit")
-                try:
-                    for chunk in stream:
-                        if self._stopped.is_set():
-                            return
-                        self._queue.put(("chunk", chunk))
-                finally:
-                    stream.close()
-                values = dict(graph.get_state(config).values)
-            self._queue.put(("done", values))
-        except BaseException as exc:  # noqa: BLE001 - handed to the reader
-            self._queue.put(("error", exc))
-
-    def chunks(self) -> Iterator[tuple[str, Any]]:
-        while True:
-            wait = None
-            if self.deadline is not None:
-                wait = max(0.0, self.deadline.end + TURN_GRACE_S - time.monotonic())
-            try:
-                kind, item = self._queue.get(timeout=wait)
-            except queue.Empty:
-                raise _Overrun from None
-            if kind == "chunk":
-                yield item
-            elif kind == "done":
-                self.values = item
-                return
-            else:
-                raise item
-
-    def stop(self) -> None:
-        self._stopped.set()
+def _unexpected(exc: BaseException) -> Msg:
+    return Msg.of("turn.unexpected", level="error", name=type(exc).__name__, detail=str(exc))

@@ -189,6 +189,7 @@ LABELS: dict[str, str] = {
     # -- labels added by the UI pages
 
     # -- labels added by the trace, sources and answer panels (rag.ui.render)
+    "chapter_n": "Chapter {n}",
 
 }
 
@@ -216,6 +217,9 @@ AGENT: dict[str, str] = {
     # -- the agent's nodes, prompts and model calls (rag.agent, rag.llm)
 
     # -- a turn's run and its failures (rag.agent.events)
+    "turn.time_limit": "the turn did not finish within its time limit (TURN_TIMEOUT={seconds} s): stopped waiting for {waiting}",
+    "turn.the_graph": "the graph",
+    "turn.unexpected": "{name}: {detail}",
 
 }
 

@@ -189,6 +189,7 @@ LABELS: dict[str, str] = {
     # -- labels added by the UI pages
 
     # -- labels added by the trace, sources and answer panels (rag.ui.render)
+    "chapter_n": "第{n}章",
 
 }
 
@@ -216,6 +217,9 @@ AGENT: dict[str, str] = {
     # -- the agent's nodes, prompts and model calls (rag.agent, rag.llm)
 
     # -- a turn's run and its failures (rag.agent.events)
+    "turn.time_limit": "本轮没有在时限内完成（TURN_TIMEOUT={seconds} 秒）：不再等待 {waiting}",
+    "turn.the_graph": "流程图",
+    "turn.unexpected": "意外错误 {name}：{detail}",
 
 }
 

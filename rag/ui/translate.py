@@ -7,13 +7,14 @@ by ``rag.ui.render``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from rag.agent.events import NodeFinished, NodeStarted, Token, TurnFailed, TurnFinished
+from rag.agent.events import NodeFinished, NodeStarted, Token, TurnFailed, TurnFinished, as_list, as_models
 from rag.agent.names import ANSWER_NODES, ROUTE, VERIFY
-from rag.agent.state import RESET, add_items, add_web_results, split_reset
+from rag.agent.state import Notice, WebRound
+from rag.i18n import Msg
 from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult, SentenceResult
 
 EntryStatus = Literal["running", "done", "error", "stopped"]
@@ -33,11 +34,11 @@ class TraceEntry:
     passages: tuple[Passage, ...] | None = None  # set by retrieve_local (None: not a retrieval)
     evaluation: Evaluation | None = None
     evaluation_round: int | None = None
-    web_rounds: tuple[dict[str, Any], ...] = ()  # WebRound dicts added by this node
-    notices: tuple[dict[str, Any], ...] = ()  # Notice dicts added by this node
+    web_rounds: tuple[WebRound, ...] = ()  # added by this node
+    notices: tuple[Notice, ...] = ()  # added by this node
     answer_mode: str | None = None
     answer_checks: tuple[SentenceResult, ...] | None = None  # set by verify_answer
-    error: str | None = None
+    error: Msg | str | None = None  # a node's error (as the graph reported it) or the turn's failure
 
 
 @dataclass(frozen=True)
@@ -47,13 +48,13 @@ class Turn:
     question: str
     answer: str = ""
     status: TurnStatus = "running"
-    error: str | None = None
+    error: Msg | None = None
     entries: tuple[TraceEntry, ...] = ()
     passages: tuple[Passage, ...] = ()  # cited as [1..p]
     web_results: tuple[SearchResult, ...] = ()  # cited as [p+1..]
     evaluations: tuple[Evaluation, ...] = ()
-    web_rounds: tuple[dict[str, Any], ...] = ()
-    notices: tuple[dict[str, Any], ...] = ()
+    web_rounds: tuple[WebRound, ...] = ()
+    notices: tuple[Notice, ...] = ()
     answer_mode: str | None = None
     standalone_question: str | None = None
     total_s: float | None = None
@@ -92,41 +93,11 @@ def stop_turn(state: UiState, total_s: float | None = None) -> UiState:
     return _with_current(state, replace(turn, status="stopped", entries=entries, total_s=total_s))
 
 
-def fail_turn(state: UiState, message: str, total_s: float | None = None) -> UiState:
-    """Mark the current turn failed with a readable message (used when the UI itself fails)."""
-    return apply_event(state, TurnFailed(message=message, total_s=total_s or 0.0))
-
-
-def _as_tuple(value: Any) -> tuple[Any, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, (list, tuple)):
-        return tuple(value)
-    return (value,)
-
-
-def _coerce_list(items: Iterable[Any], model: type) -> tuple[Any, ...]:
-    out = []
-    for item in items:
-        if isinstance(item, model):
-            out.append(item)
-        elif isinstance(item, dict):
-            try:
-                out.append(model.model_validate(item))  # type: ignore[attr-defined]
-            except Exception:  # noqa: BLE001 - a malformed item is skipped, not fatal
-                continue
-    return tuple(out)
-
-
-def _merge(current: Sequence[Any], incoming: Any, reducer: Callable[..., list[Any]],
-           model: type | None = None) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    """A node's update of one per-question list, applied as the graph's reducer applies it:
-    ``(the turn's list after it, the items the node added)``. Items that are neither ``model``
-    instances nor dicts (``model`` None: not dicts) are skipped."""
-    resets, items = split_reset(_as_tuple(incoming))
-    added = _coerce_list(items, model) if model is not None else tuple(i for i in items if isinstance(i, dict))
-    merged = reducer(list(current), [RESET, *added] if resets else list(added))
-    return tuple(merged), added
+def fail_turn(state: UiState, message: Msg | str, total_s: float | None = None) -> UiState:
+    """Mark the current turn failed with a readable message (used when the UI itself fails; a
+    plain string is shown as written)."""
+    msg = message if isinstance(message, Msg) else Msg.of("text", level="error", value=message)
+    return apply_event(state, TurnFailed(message=msg, total_s=total_s or 0.0))
 
 
 def _with_current(state: UiState, turn: Turn) -> UiState:
@@ -142,63 +113,41 @@ def _update_entry(entries: tuple[TraceEntry, ...], node: str, **changes: Any) ->
 
 
 def _finish_node(turn: Turn, event: NodeFinished) -> Turn:
-    update = event.update or {}
+    update = event.update
     changes: dict[str, Any] = {
         "status": "error" if event.error else "done",
         "duration_s": event.duration_s,
         "error": event.error,
     }
-    turn_changes: dict[str, Any] = {}
+    # The per-question lists as the graph has them after the node (rag.agent.events carries them).
+    lists = update.lists
+    turn_changes: dict[str, Any] = {"evaluations": lists.evaluations, "web_rounds": lists.web_rounds,
+                                    "web_results": lists.web_results, "notices": lists.notices}
 
-    if isinstance(update.get("standalone_question"), str) and update["standalone_question"].strip():
-        changes["standalone_question"] = update["standalone_question"]
-        turn_changes["standalone_question"] = update["standalone_question"]
-
-    route = update.get("route")
-    if isinstance(route, dict):
-        coerced = _coerce_list([route], RouteDecision)
-        route = coerced[0] if coerced else None
-    if isinstance(route, RouteDecision):
-        changes["route"] = route
-
-    if "passages" in update and update["passages"] is not None:
-        passages = _coerce_list(_as_tuple(update["passages"]), Passage)
-        turn_changes["passages"] = passages
-        if event.node != ROUTE or passages:  # route_question only resets them
-            changes["passages"] = passages
-
-    # Per-question lists: the update holds exactly the node's new items (after a RESET when the
-    # node starts the question afresh), as the graph's reducers in rag.agent.state read them.
-    if update.get("evaluations"):
-        all_evals, new = _merge(turn.evaluations, update["evaluations"], add_items, Evaluation)
-        turn_changes["evaluations"] = all_evals
-        if new:
-            changes["evaluation"] = new[-1]
-            changes["evaluation_round"] = len(all_evals)
-
-    if update.get("web_rounds"):
-        turn_changes["web_rounds"], changes["web_rounds"] = _merge(turn.web_rounds, update["web_rounds"], add_items)
-
-    if update.get("web_results"):
-        turn_changes["web_results"], _ = _merge(turn.web_results, update["web_results"], add_web_results, SearchResult)
-
-    if update.get("notices"):
-        turn_changes["notices"], changes["notices"] = _merge(turn.notices, update["notices"], add_items)
-
-    if update.get("answer_mode") and event.node in ANSWER_NODES:
-        changes["answer_mode"] = update["answer_mode"]
-        turn_changes["answer_mode"] = update["answer_mode"]
-
-    answer = update.get("answer")
-    if event.node in ANSWER_NODES and isinstance(answer, str) and answer:
-        turn_changes["answer"] = answer  # the node's own final text wins over streamed tokens
+    if update.standalone_question:
+        changes["standalone_question"] = turn_changes["standalone_question"] = update.standalone_question
+    if update.route is not None:
+        changes["route"] = update.route
+    if update.passages is not None:
+        turn_changes["passages"] = update.passages
+        if event.node != ROUTE or update.passages:  # route_question only resets them
+            changes["passages"] = update.passages
+    if update.evaluations:
+        changes["evaluation"] = update.evaluations[-1]
+        changes["evaluation_round"] = len(lists.evaluations)
+    if update.web_rounds:
+        changes["web_rounds"] = update.web_rounds
+    if update.notices:
+        changes["notices"] = update.notices
+    if update.answer_mode and event.node in ANSWER_NODES:
+        changes["answer_mode"] = turn_changes["answer_mode"] = update.answer_mode
+    if event.node in ANSWER_NODES and update.answer:
+        turn_changes["answer"] = update.answer  # the node's own final text wins over streamed tokens
         turn_changes["answer_checks"] = ()  # checks belong to one answer text
-
-    if "answer_checks" in update and update["answer_checks"] is not None:
-        checks = _coerce_list(_as_tuple(update["answer_checks"]), SentenceResult)
-        turn_changes["answer_checks"] = checks
+    if update.answer_checks is not None:
+        turn_changes["answer_checks"] = update.answer_checks
         if event.node == VERIFY:  # route_question only resets them
-            changes["answer_checks"] = checks
+            changes["answer_checks"] = update.answer_checks
 
     entries = _update_entry(turn.entries, event.node, **changes)
     return replace(turn, entries=entries, **turn_changes)
@@ -210,13 +159,13 @@ def _finish_turn(turn: Turn, event: TurnFinished) -> Turn:
     if event.answer:
         changes["answer"] = event.answer
     if "passages" in values and values["passages"] is not None:
-        changes["passages"] = _coerce_list(_as_tuple(values["passages"]), Passage)
+        changes["passages"] = as_models(as_list(values["passages"]), Passage)
     if "web_results" in values and values["web_results"] is not None:
-        changes["web_results"] = _coerce_list(_as_tuple(values["web_results"]), SearchResult)
+        changes["web_results"] = as_models(as_list(values["web_results"]), SearchResult)
     if values.get("answer_mode"):
         changes["answer_mode"] = values["answer_mode"]
     if values.get("answer_checks"):
-        changes["answer_checks"] = _coerce_list(_as_tuple(values["answer_checks"]), SentenceResult)
+        changes["answer_checks"] = as_models(as_list(values["answer_checks"]), SentenceResult)
     # Entries still "running" never finished (should not happen): close them.
     entries = tuple(replace(e, status="done") if e.status == "running" else e for e in turn.entries)
     return replace(turn, entries=entries, **changes)
@@ -263,6 +212,23 @@ def apply_events(state: UiState, events: Iterable[Any]) -> UiState:
     return state
 
 
+def _text(message: Msg | None) -> str | None:
+    """A failure's English text for JSON (None: no failure)."""
+    return None if message is None else str(message)
+
+
+def _plain(value: Any) -> Any:
+    """``value`` for JSON: every ``Msg`` in it (a notice's or a web round's, once their producers
+    emit codes) as its English text."""
+    if isinstance(value, Msg):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
 def trace_model(turn: Turn) -> dict[str, Any]:
     """A plain, JSON-able summary of one turn's trace (for tests, logs and gr.JSON)."""
     entries = []
@@ -282,23 +248,23 @@ def trace_model(turn: Turn) -> dict[str, Any]:
                 {
                     "query": r.get("query", ""),
                     "provider": r.get("provider", ""),
-                    "error": r.get("error"),
-                    "notes": list(r.get("notes") or []),
+                    "error": _plain(r.get("error")),
+                    "notes": _plain(list(r.get("notes") or [])),
                     "results": len(r.get("results") or []),
                 }
                 for r in e.web_rounds
             ]
         if e.notices:
-            item["notices"] = [dict(n) for n in e.notices]
+            item["notices"] = [_plain(dict(n)) for n in e.notices]
         if e.error:
-            item["error"] = e.error
+            item["error"] = str(e.error)
         entries.append(item)
     return {
         "question": turn.question,
         "status": turn.status,
         "entries": entries,
         "total_s": turn.total_s,
-        "error": turn.error,
+        "error": _text(turn.error),
     }
 
 
@@ -312,7 +278,7 @@ def turn_result(turn: Turn) -> dict[str, Any]:
         "status": turn.status,
         "answer": turn.answer,
         "mode": turn.answer_mode,
-        "error": turn.error,
+        "error": _text(turn.error),
         "total_s": turn.total_s,
         "standalone_question": turn.standalone_question,
         "evaluations": [e.model_dump(mode="json") for e in turn.evaluations],
@@ -326,6 +292,6 @@ def turn_result(turn: Turn) -> dict[str, Any]:
             for n, r in enumerate(turn.web_results, start=1)
         ],
         "sentence_checks": [c.model_dump(mode="json") for c in turn.answer_checks],
-        "notices": [dict(n) for n in turn.notices],
+        "notices": [_plain(dict(n)) for n in turn.notices],
         "trace": [{"node": e.node, "status": e.status, "duration_s": e.duration_s} for e in turn.entries],
     }

@@ -3,7 +3,7 @@ generate), shared by the translation and rendering tests."""
 
 from __future__ import annotations
 
-from rag.agent.events import NodeFinished, NodeStarted, Token, TurnFinished
+from rag.agent.events import NodeFinished, NodeStarted, QuestionFold, Token, TurnFinished
 from rag.agent.state import RESET
 from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult, SentenceResult
 
@@ -29,33 +29,35 @@ CHECKS = [SentenceResult(text=ANSWER, start=0, end=len(ANSWER), citations=[1, 3]
 
 
 def scripted_turn() -> list:
-    """A turn's events as the graph emits them: each update holds only what its node added, and
-    route_question's update starts the per-question lists afresh."""
+    """A turn's events as the graph emits them: each update holds only what its node added (and the
+    per-question lists after it, as ``rag.agent.events`` folds them), and route_question's update
+    starts the per-question lists afresh."""
+    fold = QuestionFold().update
     return [
         NodeStarted("route_question", 0.0),
-        NodeFinished("route_question", 0.1, {"route": RouteDecision(reason="about the book", strategy="complex"),
-                                             "standalone_question": QUESTION, "passages": [],
-                                             "evaluations": [RESET], "web_rounds": [RESET],
-                                             "web_results": [RESET], "notices": [RESET]}),
+        NodeFinished("route_question", 0.1, fold({"route": RouteDecision(reason="about the book", strategy="complex"),
+                                                  "standalone_question": QUESTION, "passages": [],
+                                                  "evaluations": [RESET], "web_rounds": [RESET],
+                                                  "web_results": [RESET], "notices": [RESET]})),
         NodeStarted("retrieve_local", 0.1),
-        NodeFinished("retrieve_local", 0.2, {"passages": PASSAGES}),
+        NodeFinished("retrieve_local", 0.2, fold({"passages": PASSAGES})),
         NodeStarted("evaluate", 0.3),
-        NodeFinished("evaluate", 0.5, {"evaluations": [E1], "notices": []}),
+        NodeFinished("evaluate", 0.5, fold({"evaluations": [E1], "notices": []})),
         NodeStarted("web_search", 0.5),
-        NodeFinished("web_search", 0.7, {
+        NodeFinished("web_search", 0.7, fold({
             "web_rounds": [{"query": E1.web_query, "provider": "fake", "results": WEB, "error": None,
                             "notes": ["budget 1/20"]}],
             "web_results": WEB,
             "notices": [{"node": "web_search", "level": "info", "message": "cache miss"}],
-        }),
+        })),
         NodeStarted("evaluate", 0.7),
-        NodeFinished("evaluate", 0.8, {"evaluations": [E2], "notices": []}),
+        NodeFinished("evaluate", 0.8, fold({"evaluations": [E2], "notices": []})),
         NodeStarted("generate", 0.8),
         Token("generate", "第二十七回"),
         Token("generate", "[1]，第11集[3]。"),
-        NodeFinished("generate", 1.2, {"answer": "第二十七回[1]，第11集[3]。", "answer_mode": "full"}),
+        NodeFinished("generate", 1.2, fold({"answer": "第二十七回[1]，第11集[3]。", "answer_mode": "full"})),
         NodeStarted("verify_answer", 1.2),
-        NodeFinished("verify_answer", 1.25, {"answer_checks": CHECKS}),
+        NodeFinished("verify_answer", 1.25, fold({"answer_checks": CHECKS})),
         TurnFinished("第二十七回[1]，第11集[3]。", 1.3, {"passages": PASSAGES, "web_results": WEB,
                                                       "answer_mode": "full"}),
     ]

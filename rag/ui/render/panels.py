@@ -1,0 +1,89 @@
+"""The mode banner and the books table (with each book's status and the time its vectors take)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rag.ui.i18n import t
+from rag.ui.render.safe import esc, message_text
+
+
+def render_banner(*, llm_model: str | None, llm_connected: bool, web_provider: str | None,
+                  custom: bool, lang: str, llm_unreachable: str | None = None) -> str:
+    """The mode banner: model connected / not reachable / retrieval-only, web on (provider) /
+    disabled. ``llm_unreachable``: where the model could not be reached (already safe to show)."""
+    if llm_connected and llm_unreachable:
+        model = (f'<span class="badge error mode-model-unreachable">⚠️ '
+                 f'{esc(t(lang, "banner_model_unreachable", where=llm_unreachable, model=llm_model or "?"))}</span>')
+    elif llm_connected:
+        model = f'<span class="badge ok mode-model">🤖 {esc(t(lang, "banner_model", model=llm_model or "?"))}</span>'
+    else:
+        model = f'<span class="badge warn mode-retrieval-only">📚 {esc(t(lang, "banner_retrieval_only"))}</span>'
+    if web_provider:
+        web = f'<span class="badge ok mode-web">🌐 {esc(t(lang, "banner_web_on", provider=web_provider))}</span>'
+    else:
+        web = f'<span class="badge muted mode-web-off">🚫 {esc(t(lang, "banner_web_off"))}</span>'
+    extra = f'<span class="badge info">⚙️ {esc(t(lang, "banner_custom"))}</span>' if custom else ""
+    return f'<div class="rag-banner">{model}{web}{extra}</div>'
+
+
+def _book_field(book: Any, name: str, default: Any = "") -> Any:
+    if isinstance(book, dict):
+        return book.get(name, default)
+    return getattr(book, name, default)
+
+
+def fmt_eta(seconds: float, lang: str) -> str:
+    """'about 3 min left' (rounded up to a minute past 90 s, else to 10 s)."""
+    if seconds > 90:
+        amount = t(lang, "minutes", n=int(-(-seconds // 60)))
+    else:
+        amount = t(lang, "seconds", n=max(10, int(-(-seconds // 10) * 10)))
+    return t(lang, "eta", time=amount)
+
+
+def book_status_text(book: Any, lang: str, eta_s: float | None = None) -> str:
+    """A book's status for people: keyword-searchable while its vectors are computed (with the
+    share done and the time left), ready, or error."""
+    status = str(_book_field(book, "status", ""))
+    embedded, chunks = _book_field(book, "embedded", ""), _book_field(book, "chunks", "")
+    if status in {"keyword_ready", "embedding"} and isinstance(embedded, int) and isinstance(chunks, int) and chunks:
+        if status == "keyword_ready" and embedded == 0:
+            return t(lang, "status_keyword_ready")
+        text = t(lang, "status_searchable_embedding", pct=100 * embedded // chunks)
+        if eta_s is not None and status == "embedding":
+            text += f" · {fmt_eta(eta_s, lang)}"
+        return text
+    return t(lang, f"status_{status}") if status in {"keyword_ready", "embedding", "ready", "error"} else status
+
+
+def render_books(books: Sequence[Any] | None, lang: str, message: str = "", level: str = "info",
+                 etas: Mapping[str, float] | None = None) -> str:
+    """The book list with status (books are BookInfo objects or dicts); ``message`` is plain text;
+    ``etas``: book id -> seconds until its vectors are done."""
+    level = level if level in {"info", "warning", "error"} else "info"
+    msg = f'<div class="book-msg note {level}">{esc(message)}</div>' if message else ""
+    if books is None:
+        return f'<div class="rag-books">{msg}<div class="muted">{esc(t(lang, "no_index"))}</div></div>'
+    if not books:
+        return f'<div class="rag-books">{msg}<div class="muted">{esc(t(lang, "no_books"))}</div></div>'
+    head = "".join(
+        f"<th>{esc(t(lang, k))}</th>" for k in ("col_title", "col_chapters", "col_chunks", "col_embedded", "col_status")
+    )
+    rows = []
+    for book in books:
+        status = str(_book_field(book, "status", ""))
+        book_id = str(_book_field(book, "id"))
+        error = _book_field(book, "error", None)
+        error_html = f'<div class="note error book-error">{esc(message_text(error, lang))}</div>' if error else ""
+        status_text = book_status_text(book, lang, (etas or {}).get(book_id))
+        rows.append(
+            f'<tr class="book-row status-{esc(status)}" data-book-id="{esc(book_id)}">'
+            f'<td class="book-title">{esc(_book_field(book, "title"))}</td>'
+            f"<td>{esc(_book_field(book, 'chapters', ''))}</td>"
+            f"<td>{esc(_book_field(book, 'chunks', ''))}</td>"
+            f"<td>{esc(_book_field(book, 'embedded', ''))}</td>"
+            f'<td class="book-status">{esc(status_text)}{error_html}</td></tr>'
+        )
+    return f'<div class="rag-books">{msg}<table class="books"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
