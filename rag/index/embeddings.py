@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from rag.errors import ConfigError, IndexError_
+from rag.i18n import Msg
 
 log = logging.getLogger(__name__)
 
@@ -206,16 +207,19 @@ class OpenAIEmbedder:
         try:
             response = self._client.post(f"{self.base_url}/embeddings", json={"model": self.model, "input": inputs})
         except httpx.HTTPError as exc:
-            raise IndexError_(f"embedding endpoint {self.base_url} unreachable ({type(exc).__name__}).") from exc
+            raise IndexError_(Msg.of("index.embed_unreachable", level="error", endpoint=self.base_url,
+                                     kind=type(exc).__name__)) from exc
         if response.status_code != 200:
-            raise IndexError_(f"embedding endpoint {self.base_url} answered HTTP {response.status_code}.")
+            raise IndexError_(Msg.of("index.embed_http", level="error", endpoint=self.base_url,
+                                     status=response.status_code))
         try:
             data = sorted(response.json()["data"], key=lambda d: d.get("index", 0))
             vectors = np.asarray([d["embedding"] for d in data], dtype=np.float32)
         except (ValueError, KeyError, TypeError) as exc:
-            raise IndexError_(f"embedding endpoint {self.base_url} returned an unexpected body.") from exc
+            raise IndexError_(Msg.of("index.embed_bad_body", level="error", endpoint=self.base_url)) from exc
         if vectors.shape[0] != len(inputs):
-            raise IndexError_(f"embedding endpoint returned {vectors.shape[0]} vectors for {len(inputs)} inputs.")
+            raise IndexError_(Msg.of("index.embed_count", level="error", got=int(vectors.shape[0]),
+                                     expected=len(inputs)))
         return _normalize(vectors)
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
@@ -269,10 +273,10 @@ class _ExplicitOnly:
     key = "explicit"
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
-        raise IndexError_("this collection takes explicit embeddings only")
+        raise IndexError_(Msg.of("index.explicit_embeddings", level="error"))
 
     def embed_query(self, text: str) -> np.ndarray:
-        raise IndexError_("this collection takes explicit embeddings only")
+        raise IndexError_(Msg.of("index.explicit_embeddings", level="error"))
 
 
 def _chroma_ef_class() -> Any:

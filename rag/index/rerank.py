@@ -32,6 +32,7 @@ from pydantic import SecretStr
 from rag import deadline as turn_deadline
 from rag.config import RerankApi, is_http_url
 from rag.errors import ConfigError, RagError
+from rag.i18n import Msg
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ class RerankError(RagError):
 
     def __init__(self, endpoint: str, message: str) -> None:
         self.endpoint = endpoint
-        super().__init__(f"reranker {endpoint}: {message}")
+        super().__init__(Msg.of("index.reranker_failed", level="error", endpoint=endpoint, detail=message))
 
 
 class Reranker(Protocol):

@@ -47,7 +47,7 @@ from rag.index.crosslingual import chinese_terms, glossary, script_of
 from rag.index.embeddings import Embedder
 from rag.index.query import named_chapters
 from rag.index.rerank import Reranker, RerankError
-from rag.index.vectors import VectorHit, VectorStore
+from rag.index.vectors import VectorHit, VectorStore, vector_search_failed
 from rag.schemas import Passage
 
 log = logging.getLogger(__name__)
@@ -329,7 +329,7 @@ class Retrieval:
                     if mode == "vector":
                         if isinstance(exc, IndexError_):
                             raise
-                        raise IndexError_(f"vector search failed ({type(exc).__name__}: {exc}).") from exc
+                        raise vector_search_failed(exc) from exc
                     log.warning("vector search failed, keyword results only: %s", exc)
                     notes.append(f"vector search failed ({exc}); these are keyword results only")
                     searched = []

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from rag.errors import IndexError_, RagError
+from rag.i18n import Msg
 from rag.index.embeddings import Embedder, chroma_embedding_function, embedder_key
 
 COLLECTION_PREFIX = "enough_rag_"
@@ -77,6 +78,11 @@ def chroma_where(scope: Scope) -> dict[str, Any] | None:
 _OPEN_LOCK = threading.Lock()
 
 
+def vector_search_failed(exc: Exception) -> IndexError_:
+    """The error a failed vector search raises (``exc``: what the store raised)."""
+    return IndexError_(Msg.of("index.vector_search_failed", level="error", detail=f"{type(exc).__name__}: {exc}"))
+
+
 class ChromaVectors:
     """The Chroma collection of one vector space, opened on first use (thread-safe)."""
 
@@ -118,7 +124,8 @@ class ChromaVectors:
             raise
         except Exception as exc:
             where = f"Chroma server {s.chroma_host}:{s.chroma_port}" if s.chroma_host else f"Chroma store {s.chroma_dir}"
-            raise IndexError_(f"{where} could not be opened ({type(exc).__name__}: {exc}).") from exc
+            raise IndexError_(Msg.of("index.store_unopenable", level="error", where=where,
+                                     detail=f"{type(exc).__name__}: {exc}")) from exc
         return self._collection
 
     def stored_ids(self, book_id: str) -> set[str]:
@@ -143,7 +150,7 @@ class ChromaVectors:
             result = collection.query(query_embeddings=[np.asarray(vector).tolist()], n_results=n, where=where,
                                       include=["metadatas", "distances"])
         except Exception as exc:
-            raise IndexError_(f"vector search failed ({type(exc).__name__}: {exc}).") from exc
+            raise vector_search_failed(exc) from exc
         metadatas = (result.get("metadatas") or [[]])[0]
         distances = (result.get("distances") or [[]])[0]
         return [VectorHit(str(m.get("book_id")), str(m.get("chunk_id")), 1.0 - float(d))
@@ -158,7 +165,8 @@ class ChromaVectors:
         except RagError:
             raise
         except Exception as exc:
-            raise IndexError_(f"vectors of book {book_id} could not be read ({type(exc).__name__}: {exc}).") from exc
+            raise IndexError_(Msg.of("index.vectors_unreadable", level="error", id=book_id,
+                                     detail=f"{type(exc).__name__}: {exc}")) from exc
         return list(got["ids"]), matrix, list(got.get("metadatas") or [])
 
     def close(self) -> None:
