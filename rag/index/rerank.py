@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from pydantic import SecretStr
 
 from rag import deadline as turn_deadline
-from rag.config import RerankApi, is_http_url
+from rag.config import RerankApi, Settings, is_http_url
 from rag.errors import ConfigError, RagError
 from rag.i18n import Msg
 
@@ -155,7 +155,7 @@ class HttpReranker:
         return f"HttpReranker({self.endpoint!r}, model={self.model!r}, api={self.api!r})"
 
 
-def make_reranker(settings: Any) -> HttpReranker | None:
+def make_reranker(settings: Settings) -> HttpReranker | None:
     """The reranker ``settings`` ask for (``RERANK_BASE_URL``), or None."""
     if not settings.rerank_base_url:
         return None

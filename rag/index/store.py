@@ -17,7 +17,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from rag.config import Settings
 from rag.errors import IndexError_
@@ -46,6 +46,13 @@ from rag.index.worker import STATUS_EMBEDDING, STATUS_ERROR, STATUS_READY, Embed
 from rag.schemas import Passage, RetrievalOutcome
 
 log = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class Closeable(Protocol):
+    """A client that holds something to release (an HTTP client, a model's threads)."""
+
+    def close(self) -> None: ...
 
 class BookIndex:
     """Books, their chunks, a keyword index per book and vectors in Chroma. Thread-safe.
@@ -219,9 +226,8 @@ class BookIndex:
         self._closed = True
         self._worker.close()
         for client in (self._embedder, self._reranker):
-            closer = getattr(client, "close", None)
-            if callable(closer):
-                closer()
+            if isinstance(client, Closeable):
+                client.close()
         self._vectors.close()
 
     def __enter__(self) -> BookIndex:

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+from rag.config import Settings
 from rag.errors import IndexError_, RagError
 from rag.i18n import Msg
 from rag.index.embeddings import Embedder, chroma_embedding_function, embedder_key
@@ -25,7 +26,7 @@ COLLECTION_PREFIX = "enough_rag_"
 Scope = Mapping[str, Collection[int] | None]
 
 
-def space_key(settings: Any, embedder: Embedder | None, strip_punctuation: bool) -> str:
+def space_key(settings: Settings, embedder: Embedder | None, strip_punctuation: bool) -> str:
     """Names the vector space: the embedder, and what it was given (vectors never mix)."""
     key = embedder.key if embedder is not None else embedder_key(settings)
     return key if strip_punctuation else f"{key}_punct"
@@ -59,7 +60,7 @@ class VectorStore(Protocol):
 
 def chroma_where(scope: Scope) -> dict[str, Any] | None:
     """A Chroma ``where`` filter for ``scope``; None when nothing is in scope."""
-    clauses = []
+    clauses: list[dict[str, Any]] = []
     whole = [book_id for book_id, chapters in scope.items() if chapters is None]
     if whole:
         clauses.append({"book_id": whole[0]} if len(whole) == 1 else {"book_id": {"$in": whole}})
@@ -86,7 +87,8 @@ def vector_search_failed(exc: Exception) -> IndexError_:
 class ChromaVectors:
     """The Chroma collection of one vector space, opened on first use (thread-safe)."""
 
-    def __init__(self, settings: Any, space: str, embedder: Callable[[], Embedder], client: Any | None = None) -> None:
+    def __init__(self, settings: Settings, space: str, embedder: Callable[[], Embedder],
+                 client: Any | None = None) -> None:
         self.settings = settings
         self.space = space
         self._embedder = embedder
