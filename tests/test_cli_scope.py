@@ -37,7 +37,7 @@ def run(argv: list[str], capfd) -> tuple[int, str, str]:
 
 def chapters_in(out: str) -> list[int]:
     """Chapter numbers of the listed passages ("第三回 ..." in each result line)."""
-    from rag.index.loaders import parse_number
+    from rag.index.chapters import parse_number
 
     return [parse_number(m) for m in re.findall(r"· 第(\S+?)回", out)]
 

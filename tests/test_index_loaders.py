@@ -11,7 +11,9 @@ from conftest import CORPUS
 from fixtures_index.books import GUIDE_EPUB, add_to_zip, guide_chapters, make_epub
 
 from rag.errors import BookError
-from rag.index.loaders import decode_text, html_to_text, load_book, parse_number, split_text_chapters
+from rag.index.chapters import parse_number
+from rag.index.epub import html_to_text
+from rag.index.loaders import decode_text, load_book, split_text_chapters
 
 
 def test_epub_reads_spine_in_order_with_toc_titles_and_skips_cover_copyright_nav(tmp_path: Path) -> None:

@@ -16,8 +16,9 @@ from index_fakes import CHAPTERS, BigramEmbedder, MemoryVectors, chapter_text, w
 
 from rag.index import BookIndex, IndexConfig
 from rag.index.catalog import KEYWORD_VERSION
+from rag.index.chapters import drop_trailers
 from rag.index.fusion import Ranking, rrf_many
-from rag.index.loaders import drop_trailers, load_book
+from rag.index.loaders import load_book
 from rag.index.query import named_chapters
 from rag.index.retrieval import TITLE_PIECE, title_piece_id
 

@@ -22,6 +22,7 @@ from fixtures_ui.turn import PASSAGES, QUESTION, scripted_turn
 from rag.agent.deps import Deps
 from rag.agent.events import NodeStarted, Token, run_turn
 from rag.agent.graph import build_graph
+from rag.i18n import Msg
 from rag.schemas import Passage
 from rag.testing.fakes import FakeRetriever, ScriptedChatModel
 from rag.testing.openai_stub import OpenAIStub
@@ -193,7 +194,8 @@ def test_time_left_from_the_embedding_rate():
 
 
 def test_messages_from_the_code_follow_the_language():
-    assert t("zh", "index_failed", message=message("empty.txt: the file is empty (0 bytes).", "zh")) == \
+    empty = Msg.of("book.empty_file", level="error", name="empty.txt")
+    assert t("zh", "index_failed", message=message(empty, "zh")) == \
         "无法索引这本书：empty.txt：文件是空的（0 字节）。"
     with pytest.raises(SettingsError) as bad:
         _apply_settings(Deps(settings=make_settings()), None, None, base_url="ftp://x", model="", key="",

@@ -209,6 +209,49 @@ NODES: dict[str, str] = {
 # books and the index (rag.index)
 BOOKS: dict[str, str] = {
     # -- books and the index (rag.index)
+    "book.not_found": "{name}: file not found.",
+    "book.not_a_file": "{name}: not a file.",
+    "book.empty_file": "{name}: the file is empty (0 bytes).",
+    "book.too_large": "{name}: the file is too large ({size} MB); the limit is {limit} MB (setting MAX_BOOK_MB).",
+    "book.unsupported_type": "{name}: unsupported file type '{suffix}'. Supported formats: {formats}.",
+    "book.zip_not_text": "{name}: this is a ZIP archive, not a text file. Supported formats: {formats}.",
+    "book.not_epub": "{name}: not a valid EPUB (it is not a ZIP archive). Supported formats: {formats}.",
+    "book.zip_not_epub": "{name}: this ZIP file is not an EPUB (no META-INF/container.xml).",
+    "book.epub_damaged": "{name}: the EPUB archive is damaged ({detail}).",
+    "book.epub_unreadable": "{name}: the EPUB could not be read ({detail}).",
+    "book.drm": ("{name}: this EPUB is DRM-protected (its text is encrypted, see META-INF/encryption.xml) "
+                 "and cannot be read. Use a DRM-free copy."),
+    "book.epub_no_text": "{name}: the EPUB contains no readable text (only images, or empty pages).",
+    "book.no_text": "{name}: the book contains no text.",
+    "book.no_text_to_index": "{name}: the book contains no text to index.",
+    "book.zip_members": "{name}: the EPUB holds {count} files; the limit is {limit}.",
+    "book.zip_member_size": ("{name}: {member} inflates to {size}, more than the {limit} allowed for one file inside "
+                             "an EPUB (setting MAX_BOOK_MB); this looks like a ZIP bomb."),
+    "book.zip_member_ratio": ("{name}: {member} inflates {ratio} times ({packed} -> {size}); more than {limit} times "
+                              "is a ZIP bomb, not a book."),
+    "book.zip_size": ("{name}: the EPUB inflates to {size}, more than the {limit} allowed (setting MAX_BOOK_MB); "
+                      "this looks like a ZIP bomb."),
+    "book.zip_ratio": "{name}: the EPUB inflates {ratio} times; more than {limit} times is a ZIP bomb, not a book.",
+    "book.zip_stream": ("{name}: {member} inflates to more than its directory says or the limit allows ({limit}); "
+                        "the EPUB is damaged or a ZIP bomb."),
+    "book.bad_bom": "{name}: starts with a {encoding} byte-order mark but is not valid {encoding} ({reason}).",
+    "book.unknown_encoding": ("{name}: unknown text encoding (not UTF-8, UTF-16 with BOM or GB18030/GBK). "
+                              "Save the file as UTF-8 and try again."),
+    "book.binary_garbage": ("{name}: decoding as {encoding} gives binary garbage; unknown text encoding or not a "
+                            "text file."),
+    "book.no_such_id": "no book with id '{id}' in the index.",
+    "index.unreadable": "the index of '{title}' is unreadable ({detail}).",
+    "index.closed": "the book index is closed.",
+    "index.embedding_failed": "embedding '{title}' failed: {detail}",
+    "index.embed_unreachable": "embedding endpoint {endpoint} unreachable ({kind}).",
+    "index.embed_http": "embedding endpoint {endpoint} answered HTTP {status}.",
+    "index.embed_bad_body": "embedding endpoint {endpoint} returned an unexpected body.",
+    "index.embed_count": "embedding endpoint returned {got} vectors for {expected} inputs.",
+    "index.explicit_embeddings": "this collection takes explicit embeddings only",
+    "index.vector_search_failed": "vector search failed ({detail}).",
+    "index.store_unopenable": "{where} could not be opened ({detail}).",
+    "index.vectors_unreadable": "vectors of book {id} could not be read ({detail}).",
+    "index.reranker_failed": "reranker {endpoint}: {detail}",
 
 }
 

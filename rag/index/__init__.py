@@ -8,6 +8,7 @@ background. Importing this package loads no model and opens no store.
     passages = index.retrieve("孙悟空被压在哪座山下", k=5)
 """
 
+from rag.index.chapters import Chapter, LoadedBook
 from rag.index.embeddings import (
     E5Embedder,
     Embedder,
@@ -15,7 +16,7 @@ from rag.index.embeddings import (
     OpenAIEmbedder,
     make_embedder,
 )
-from rag.index.loaders import Chapter, LoadedBook, load_book
+from rag.index.loaders import load_book
 from rag.index.store import BookIndex, BookInfo, IndexConfig, Progress, open_index
 
 __all__ = [

@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from rag.errors import BookError, IndexError_
+from rag.i18n import Msg
 from rag.index.aliases import build_aliases
+from rag.index.chapters import LoadedBook
 from rag.index.chunking import Chunk, chunk_chapters
 from rag.index.crosslingual import BookText
 from rag.index.keyword import KeywordIndex
-from rag.index.loaders import LoadedBook
 
 log = logging.getLogger(__name__)
 
@@ -166,6 +167,11 @@ class VectorProgress:
         return cls(bool(data.get("complete")), int(data.get("embedded", 0)), worker)
 
 
+def no_such_book(book_id: str) -> BookError:
+    """The error for a book id the index does not hold (or the asker may not see)."""
+    return BookError(Msg.of("book.no_such_id", level="error", id=book_id))
+
+
 def book_id_of(loaded: LoadedBook) -> str:
     digest = hashlib.sha256()
     for c in loaded.chapters:
@@ -180,7 +186,7 @@ def plan_book(loaded: LoadedBook, path: str | Path, chunk_size: int, chunk_overl
     chapters = [(c.num, c.title, c.text) for c in loaded.chapters]
     chunks = chunk_chapters(book_id, chapters, size=chunk_size, overlap=chunk_overlap, piece_size=piece_chars)
     if not chunks:
-        raise BookError(f"{loaded.source}: the book contains no text to index.")
+        raise BookError(Msg.of("book.no_text_to_index", level="error", name=loaded.source))
     manifest = Manifest(
         id=book_id, title=loaded.title, source=loaded.source, path=str(path), format=loaded.format,
         chars=loaded.chars, chapters=tuple(ChapterEntry(n, t, len(x)) for n, t, x in chapters),
@@ -253,7 +259,8 @@ class StoredBook:
                 else:
                     keyword = KeywordIndex.load(self.directory / "bm25", len(chunks))
             except (OSError, ValueError, KeyError, TypeError) as exc:
-                raise IndexError_(f"the index of '{self.manifest.title}' is unreadable ({exc}).") from exc
+                raise IndexError_(Msg.of("index.unreadable", level="error", title=self.manifest.title,
+                                         detail=str(exc))) from exc
             loaded = self._loaded = (chunks, keyword, {c.id: pos for pos, c in enumerate(chunks)})
         return loaded
 
@@ -326,7 +333,7 @@ class Catalog:
     def get(self, book_id: str) -> StoredBook:
         book = self.books().get(book_id)
         if book is None:
-            raise BookError(f"no book with id '{book_id}' in the index.")
+            raise no_such_book(book_id)
         return book
 
     def _scan(self) -> dict[str, StoredBook]:

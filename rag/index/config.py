@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rag.config import Settings
 from rag.index import fusion
 from rag.index.embeddings import LOCAL_EMBEDDER_KEYS
 
@@ -58,7 +59,7 @@ class IndexConfig:
             raise ValueError("candidates and context_chars must be positive, neighbours not negative")
 
     @classmethod
-    def from_settings(cls, settings: Any, **overrides: Any) -> IndexConfig:
+    def from_settings(cls, settings: Settings, **overrides: Any) -> IndexConfig:
         # a passage longer than MAX_PASSAGE_CHARS would be cut in the prompts: neighbours fill up to it
         return cls(**{"embed_batch": settings.embedding_batch_size, "context_chars": settings.max_passage_chars,
                       "rerank_candidates": settings.rerank_candidates, **overrides})

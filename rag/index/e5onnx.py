@@ -251,6 +251,8 @@ class E5Onnx(E5Blas):
     def _forward_query(self, segments: list[list[int]], pause: Callable[[], None] | None = None) -> np.ndarray:
         """A question's forward pass: all layers in one run of the int8 model (a question is what the
         background embedding pauses for, so it has no pause points of its own)."""
+        session = self._query_session
+        assert session is not None, "chosen only when the int8 query model is loaded"
         x, real = self._padded(segments, self._embed(segments), self.H)
-        (y,) = self._query_session.run(None, {"x": x, "mask": real.astype(np.int32)})
+        (y,) = session.run(None, {"x": x, "mask": real.astype(np.int32)})
         return self._mean(y, real)

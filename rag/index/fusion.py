@@ -108,14 +108,14 @@ def rrf_many(rankings: Sequence[Ranking], n: int, k: int | None = None, rrf_k: i
     ordered = sorted(scores, key=lambda key: (-scores[key], order[key]))
     k = n if k is None else min(k, n)
     must = list(dict.fromkeys(r.items[0][0] for r in rankings if r.guaranteed and r.items))[:k]
-    top = ordered[:k]
+    head = ordered[:k]
     for key in must:
-        if key in top:
+        if key in head:
             continue
-        place = next((i for i in range(len(top) - 1, 0, -1) if top[i] not in must), None)  # never the best
+        place = next((i for i in range(len(head) - 1, 0, -1) if head[i] not in must), None)  # never the best
         if place is not None:
-            top[place] = key
-    top.sort(key=lambda key: (-scores[key], order[key]))
-    chosen = set(top)
-    ordered = top + [key for key in ordered if key not in chosen]
+            head[place] = key
+    head.sort(key=lambda key: (-scores[key], order[key]))
+    chosen = set(head)
+    ordered = head + [key for key in ordered if key not in chosen]
     return [(key, scores[key], frozenset(found[key])) for key in ordered[:n]]

@@ -3,15 +3,34 @@ upload, and ``LibraryView``, the book index as one visitor sees it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from rag.index.catalog import BookInfo, find_book
 from rag.index.worker import Progress
 from rag.schemas import Passage, RetrievalOutcome
+from rag.scope import Chapters
 
-if TYPE_CHECKING:
-    from rag.index.store import BookIndex
+
+class Library(Protocol):
+    """What a ``LibraryView`` needs of the whole library (``rag.index.store.BookIndex``)."""
+
+    def books(self, owner: str | None = None) -> list[BookInfo]: ...
+
+    def book(self, book_id: str, owner: str | None = None) -> BookInfo: ...
+
+    def for_owner(self, owner: str | None) -> Library | LibraryView: ...
+
+    def ingest(self, path: str | Path, name: str | None = None, progress: Progress | None = None,
+               background: bool = True, embed: bool = True, *, owner: str | None = None) -> BookInfo: ...
+
+    def retrieve(self, query: str, k: int | None = None, book_id: str | None = None, mode: str | None = None,
+                 *, chapters: Chapters | None = None, owner: str | None = None) -> list[Passage]: ...
+
+    def search(self, query: str, k: int | None = None, book_id: str | None = None, mode: str | None = None,
+               *, chapters: Chapters | None = None, queries: Sequence[str] = (),
+               owner: str | None = None) -> RetrievalOutcome: ...
 
 
 class LibraryView:
@@ -19,7 +38,7 @@ class LibraryView:
     shared ones are listed, searched (``book_id`` None: all of these) and found by id; what they
     upload is theirs. Every other attribute is the index's."""
 
-    def __init__(self, index: BookIndex, owner: str) -> None:
+    def __init__(self, index: Library, owner: str) -> None:
         self.index = index
         self.owner = owner
 
@@ -29,7 +48,7 @@ class LibraryView:
     def __repr__(self) -> str:
         return f"LibraryView(owner={self.owner[:8]})"
 
-    def for_owner(self, owner: str | None) -> BookIndex | LibraryView:
+    def for_owner(self, owner: str | None) -> Library | LibraryView:
         return self if owner == self.owner else self.index.for_owner(owner)
 
     def books(self) -> list[BookInfo]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
-from rag.index.loaders import parse_number
+from rag.index.chapters import NUMBER, parse_number
 
 _NAMED = re.compile(
-    r"第\s*([0-9０-９零〇一二两三四五六七八九十百千]+)\s*[回章节]"
+    rf"第\s*({NUMBER})\s*[回章节]"
     r"|\b(?:chapter|chap\.|ch\.)\s*([0-9]+|[ivxlcdm]+)\b",
     re.IGNORECASE,
 )

@@ -30,8 +30,9 @@ from urllib.parse import urlsplit
 from pydantic import SecretStr
 
 from rag import deadline as turn_deadline
-from rag.config import RerankApi, is_http_url
+from rag.config import RerankApi, Settings, is_http_url
 from rag.errors import ConfigError, RagError
+from rag.i18n import Msg
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ class RerankError(RagError):
 
     def __init__(self, endpoint: str, message: str) -> None:
         self.endpoint = endpoint
-        super().__init__(f"reranker {endpoint}: {message}")
+        super().__init__(Msg.of("index.reranker_failed", level="error", endpoint=endpoint, detail=message))
 
 
 class Reranker(Protocol):
@@ -154,7 +155,7 @@ class HttpReranker:
         return f"HttpReranker({self.endpoint!r}, model={self.model!r}, api={self.api!r})"
 
 
-def make_reranker(settings: Any) -> HttpReranker | None:
+def make_reranker(settings: Settings) -> HttpReranker | None:
     """The reranker ``settings`` ask for (``RERANK_BASE_URL``), or None."""
     if not settings.rerank_base_url:
         return None

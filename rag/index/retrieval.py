@@ -33,6 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -47,7 +48,7 @@ from rag.index.crosslingual import chinese_terms, glossary, script_of
 from rag.index.embeddings import Embedder
 from rag.index.query import named_chapters
 from rag.index.rerank import Reranker, RerankError
-from rag.index.vectors import VectorHit, VectorStore
+from rag.index.vectors import VectorHit, VectorStore, vector_search_failed
 from rag.schemas import Passage
 
 log = logging.getLogger(__name__)
@@ -264,7 +265,7 @@ class Retrieval:
         assert self._reranker is not None
         by_id = {b.id: b for b in books}
         head, tail = fused[:n], fused[n:]
-        chunks = [by_id[book_id].chunks()[pos] for (book_id, pos), _, _ in head]  # type: ignore[misc]
+        chunks = [by_id[book_id].chunks()[pos] for book_id, pos in (cast(Key, key) for key, _, _ in head)]
         docs = [keyword_text(c) for c in chunks]  # chapter title, then the chunk's text
         current = turn_deadline.current()
         if current is not None and current.expired:
@@ -329,7 +330,7 @@ class Retrieval:
                     if mode == "vector":
                         if isinstance(exc, IndexError_):
                             raise
-                        raise IndexError_(f"vector search failed ({type(exc).__name__}: {exc}).") from exc
+                        raise vector_search_failed(exc) from exc
                     log.warning("vector search failed, keyword results only: %s", exc)
                     notes.append(f"vector search failed ({exc}); these are keyword results only")
                     searched = []
@@ -364,7 +365,7 @@ class Retrieval:
                 break
             if key in covered:
                 continue  # already inside an earlier passage
-            book_id, pos = key  # type: ignore[misc]
+            book_id, pos = cast(Key, key)
             book = by_id[book_id]
             span = self._neighbours(book.chunks(), pos, config, {p for b, p in covered if b == book_id})
             covered.update((book_id, p) for p in span)

@@ -17,10 +17,11 @@ import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, runtime_checkable
 
 from rag.config import Settings
-from rag.errors import BookError, IndexError_
+from rag.errors import IndexError_
+from rag.i18n import Msg
 from rag.index.catalog import (
     KEYWORD_VERSION,
     BookInfo,
@@ -29,12 +30,14 @@ from rag.index.catalog import (
     book_id_of,
     chunk_row,
     find_book,
+    no_such_book,
     owners_after,
     plan_book,
 )
 from rag.index.chunking import Chunk
 from rag.index.config import IndexConfig
 from rag.index.embeddings import Embedder, make_embedder
+from rag.index.library import LibraryView
 from rag.index.loaders import load_book
 from rag.index.rerank import Reranker, make_reranker
 from rag.index.retrieval import Retrieval
@@ -42,10 +45,14 @@ from rag.index.vectors import ChromaVectors, VectorStore, space_key
 from rag.index.worker import STATUS_EMBEDDING, STATUS_ERROR, STATUS_READY, EmbeddingWorker, Progress, notify
 from rag.schemas import Passage, RetrievalOutcome
 
-if TYPE_CHECKING:
-    from rag.index.library import LibraryView
-
 log = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class Closeable(Protocol):
+    """A client that holds something to release (an HTTP client, a model's threads)."""
+
+    def close(self) -> None: ...
 
 class BookIndex:
     """Books, their chunks, a keyword index per book and vectors in Chroma. Thread-safe.
@@ -104,13 +111,11 @@ class BookIndex:
     def _get(self, book_id: str, owner: str | None) -> StoredBook:
         book = self._catalog.get(book_id)
         if not book.manifest.visible_to(owner):  # another visitor's book: as if it did not exist
-            raise BookError(f"no book with id '{book_id}' in the index.")
+            raise no_such_book(book_id)
         return book
 
     def for_owner(self, owner: str | None) -> BookIndex | LibraryView:
         """The index as ``owner`` (a browser session) sees it; None: the whole library."""
-        from rag.index.library import LibraryView
-
         return self if owner is None else LibraryView(self, owner)
 
     def find_book(self, name_or_id: str) -> BookInfo | None:
@@ -125,7 +130,7 @@ class BookIndex:
         or error. ``owner``: the uploader, who alone (with earlier owners) sees it; None: shared.
         Raises ``BookError`` on bad input."""
         if self._closed:
-            raise IndexError_("the book index is closed.")
+            raise IndexError_(Msg.of("index.closed", level="error"))
         callbacks = [progress] if progress else []
         notify(callbacks, "reading", 0, 1, Path(path).name)
         loaded = load_book(path, max_mb=self.settings.max_book_mb, name=name)
@@ -153,7 +158,8 @@ class BookIndex:
             self._worker.embed(book, callbacks, background=background)
             state = self._worker.state(book)
             if not background and state.status == STATUS_ERROR:
-                raise IndexError_(f"embedding '{book.manifest.title}' failed: {state.error}")
+                raise IndexError_(Msg.of("index.embedding_failed", level="error", title=book.manifest.title,
+                                         detail=state.error))
         return self._info(book)
 
     def resume_embedding(self, book_id: str | None = None, background: bool = True) -> list[str]:
@@ -220,9 +226,8 @@ class BookIndex:
         self._closed = True
         self._worker.close()
         for client in (self._embedder, self._reranker):
-            closer = getattr(client, "close", None)
-            if callable(closer):
-                closer()
+            if isinstance(client, Closeable):
+                client.close()
         self._vectors.close()
 
     def __enter__(self) -> BookIndex:

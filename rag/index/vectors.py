@@ -15,7 +15,9 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+from rag.config import Settings
 from rag.errors import IndexError_, RagError
+from rag.i18n import Msg
 from rag.index.embeddings import Embedder, chroma_embedding_function, embedder_key
 
 COLLECTION_PREFIX = "enough_rag_"
@@ -24,7 +26,7 @@ COLLECTION_PREFIX = "enough_rag_"
 Scope = Mapping[str, Collection[int] | None]
 
 
-def space_key(settings: Any, embedder: Embedder | None, strip_punctuation: bool) -> str:
+def space_key(settings: Settings, embedder: Embedder | None, strip_punctuation: bool) -> str:
     """Names the vector space: the embedder, and what it was given (vectors never mix)."""
     key = embedder.key if embedder is not None else embedder_key(settings)
     return key if strip_punctuation else f"{key}_punct"
@@ -58,7 +60,7 @@ class VectorStore(Protocol):
 
 def chroma_where(scope: Scope) -> dict[str, Any] | None:
     """A Chroma ``where`` filter for ``scope``; None when nothing is in scope."""
-    clauses = []
+    clauses: list[dict[str, Any]] = []
     whole = [book_id for book_id, chapters in scope.items() if chapters is None]
     if whole:
         clauses.append({"book_id": whole[0]} if len(whole) == 1 else {"book_id": {"$in": whole}})
@@ -77,10 +79,16 @@ def chroma_where(scope: Scope) -> dict[str, Any] | None:
 _OPEN_LOCK = threading.Lock()
 
 
+def vector_search_failed(exc: Exception) -> IndexError_:
+    """The error a failed vector search raises (``exc``: what the store raised)."""
+    return IndexError_(Msg.of("index.vector_search_failed", level="error", detail=f"{type(exc).__name__}: {exc}"))
+
+
 class ChromaVectors:
     """The Chroma collection of one vector space, opened on first use (thread-safe)."""
 
-    def __init__(self, settings: Any, space: str, embedder: Callable[[], Embedder], client: Any | None = None) -> None:
+    def __init__(self, settings: Settings, space: str, embedder: Callable[[], Embedder],
+                 client: Any | None = None) -> None:
         self.settings = settings
         self.space = space
         self._embedder = embedder
@@ -118,7 +126,8 @@ class ChromaVectors:
             raise
         except Exception as exc:
             where = f"Chroma server {s.chroma_host}:{s.chroma_port}" if s.chroma_host else f"Chroma store {s.chroma_dir}"
-            raise IndexError_(f"{where} could not be opened ({type(exc).__name__}: {exc}).") from exc
+            raise IndexError_(Msg.of("index.store_unopenable", level="error", where=where,
+                                     detail=f"{type(exc).__name__}: {exc}")) from exc
         return self._collection
 
     def stored_ids(self, book_id: str) -> set[str]:
@@ -143,7 +152,7 @@ class ChromaVectors:
             result = collection.query(query_embeddings=[np.asarray(vector).tolist()], n_results=n, where=where,
                                       include=["metadatas", "distances"])
         except Exception as exc:
-            raise IndexError_(f"vector search failed ({type(exc).__name__}: {exc}).") from exc
+            raise vector_search_failed(exc) from exc
         metadatas = (result.get("metadatas") or [[]])[0]
         distances = (result.get("distances") or [[]])[0]
         return [VectorHit(str(m.get("book_id")), str(m.get("chunk_id")), 1.0 - float(d))
@@ -158,7 +167,8 @@ class ChromaVectors:
         except RagError:
             raise
         except Exception as exc:
-            raise IndexError_(f"vectors of book {book_id} could not be read ({type(exc).__name__}: {exc}).") from exc
+            raise IndexError_(Msg.of("index.vectors_unreadable", level="error", id=book_id,
+                                     detail=f"{type(exc).__name__}: {exc}")) from exc
         return list(got["ids"]), matrix, list(got.get("metadatas") or [])
 
     def close(self) -> None:

@@ -104,8 +104,9 @@ class EmbeddingWorker:
             if self._closed:
                 return
             job = self._jobs.get(book.id)
-            joined = job is not None and job.book is book and not job.done and not job.cancel.is_set()
-            if joined:
+            joined = False
+            if job is not None and job.book is book and not job.done and not job.cancel.is_set():
+                joined = True
                 job.callbacks.extend(callbacks)
             else:
                 if job is not None:
@@ -227,7 +228,7 @@ class EmbeddingWorker:
         self._save(job, working=True)
         notify(job.callbacks, "embedding", job.embedded, total, "starting")
         embedder = self._embedder()
-        batch = self._config.batch_for(getattr(embedder, "key", ""))
+        batch = self._config.batch_for(embedder.key)
         titles = {c.chapter_idx: c.chapter_title for c in chunks}
         cache: dict[str, Any] = {}  # identical piece texts are embedded once
         for chapter_idx, items in missing_pieces(book, done, self._config.strip_punctuation).items():

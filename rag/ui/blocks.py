@@ -829,7 +829,7 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
                 info = library(session).ingest(path, progress=report, background=True)
             except RagError as exc:
                 live["on"] = False
-                session.books_message = ("index_failed", {"message": str(exc)}, "error")
+                session.books_message = ("index_failed", {"message": exc.msg}, "error")
                 return {upload: None, **books_outputs(session, current_book)}
             except Exception as exc:  # noqa: BLE001
                 live["on"] = False
@@ -910,7 +910,7 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
                 session.uploaded.discard(current_book)
                 session.books_message = ("deleted", {"title": title}, "info")
             except RagError as exc:
-                session.books_message = ("index_failed", {"message": str(exc)}, "error")
+                session.books_message = ("index_failed", {"message": exc.msg}, "error")
             return {delete_btn: reset_button, **books_outputs(session, ALL_BOOKS)}
 
         delete_btn.click(on_delete, inputs=[session_state, active_book], outputs=[delete_btn, *book_outputs],

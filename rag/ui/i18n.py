@@ -13,33 +13,10 @@ __all__ = ["message", "node_title", "pick_language", "t"]
 
 # --------------------------------------------------------------------------- messages from the code
 # Error messages, notices, sentence reasons and part details are written in English by the code
-# (rag.index, rag.agent.nodes, rag.checks). In Chinese mode, the known ones are shown in Chinese; each
+# (rag.agent.nodes, rag.checks; rag.index emits codes). In Chinese mode, the known ones are shown in Chinese; each
 # message is split at "; " and every piece is matched on its own, and anything not known stays as
 # written (a file name, an HTTP error) rather than being guessed at.
 _ZH_MESSAGES: tuple[tuple[str, str], ...] = (
-    # books (rag.index.loaders / catalog)
-    (r"(?P<name>.+?): the file is empty \(0 bytes\)\.", "{name}：文件是空的（0 字节）。"),
-    (r"(?P<name>.+?): file not found\.", "{name}：找不到文件。"),
-    (r"(?P<name>.+?): not a file\.", "{name}：不是文件。"),
-    (r"(?P<name>.+?): the file is too large \((?P<size>[\d.]+) MB\); the limit is (?P<limit>[\d.]+) MB "
-     r"\(setting MAX_BOOK_MB\)\.", "{name}：文件太大（{size} MB），上限是 {limit} MB（设置项 MAX_BOOK_MB）。"),
-    (r"(?P<name>.+?): unsupported file type '(?P<suffix>[^']*)'\. Supported formats: (?P<formats>.+?)\.",
-     "{name}：不支持的文件类型“{suffix}”。支持的格式：{formats}。"),
-    (r"(?P<name>.+?): not a valid EPUB \(it is not a ZIP archive\)\. Supported formats: (?P<formats>.+?)\.",
-     "{name}：不是有效的 EPUB（它不是 ZIP 压缩包）。支持的格式：{formats}。"),
-    (r"(?P<name>.+?): this is a ZIP archive, not a text file\. Supported formats: (?P<formats>.+?)\.",
-     "{name}：这是 ZIP 压缩包，不是文本文件。支持的格式：{formats}。"),
-    (r"(?P<name>.+?): this ZIP file is not an EPUB \(no META-INF/container\.xml\)\.",
-     "{name}：这个 ZIP 文件不是 EPUB（缺少 META-INF/container.xml）。"),
-    (r"(?P<name>.+?): the EPUB archive is damaged(?P<detail>.*)", "{name}：EPUB（ZIP 压缩包）已损坏{detail}"),
-    (r"(?P<name>.+?): this EPUB is DRM-protected.*", "{name}：这本 EPUB 受 DRM 保护（正文已加密），无法读取。请使用无 DRM 的版本。"),
-    (r"(?P<name>.+?): the EPUB contains no readable text.*", "{name}：EPUB 里没有可读的文字（只有图片或空白页）。"),
-    (r"(?P<name>.+?): the book contains no text( to index)?\.", "{name}：书里没有文字。"),
-    (r"(?P<name>.+?): .*(ZIP bomb|inflates).*", "{name}：解压后过大，像是 ZIP 炸弹，已拒绝（设置项 MAX_BOOK_MB）。"),
-    (r"(?P<name>.+?): unknown text encoding.*",
-     "{name}：无法识别文本编码（不是 UTF-8、带 BOM 的 UTF-16 或 GB18030/GBK）。请另存为 UTF-8 再试。"),
-    (r"(?P<name>.+?): decoding as (?P<enc>\S+) gives binary garbage.*", "{name}：按 {enc} 解码得到乱码：编码未知或不是文本文件。"),
-    (r"no book with id '(?P<id>[^']*)' in the index\.", "书库里没有 id 为“{id}”的书。"),
     # notices (rag.agent.nodes)
     (r"the model could not be reached", "无法连接模型"),
     (r"assumed not enough \((?P<detail>.*)\)", "按“不够”处理（{detail}）"),

@@ -1,0 +1,307 @@
+"""Read an EPUB into chapters: the ZIP checked before anything is inflated (ZIP bombs, DRM, a ZIP
+that is no EPUB), every member read with a cap, the spine in reading order with the TOC's titles,
+cover / navigation / copyright pages skipped, each page's XHTML turned into clean paragraphs.
+Every failure raises ``BookError`` with a ``book.*`` message."""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import re
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+from xml.etree import ElementTree
+
+from rag.errors import BookError
+from rag.i18n import Msg
+from rag.index.chapters import SUPPORTED, Chapter, LoadedBook, clean_paragraphs, number_chapters
+
+log = logging.getLogger(__name__)
+
+# Pages that carry no story: matched against the spine item's id / file name / title.
+_SKIP_PAGE = re.compile(
+    r"(^|[\W_])(cover|titlepage|title-page|copyright|colophon|toc|contents|nav|imprint)([\W_]|$)|版权|封面|目录",
+    re.IGNORECASE,
+)
+
+_BLOCK_TAGS = {
+    "p", "div", "section", "article", "aside", "header", "footer", "blockquote", "pre", "li", "ul", "ol",
+    "dl", "dt", "dd", "table", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "br", "hr", "figure",
+    "figcaption", "body", "main", "nav",
+}  # fmt: skip
+_DROP_TAGS = {"script", "style", "head", "title", "svg", "math", "noscript", "template"}
+
+
+def html_to_text(content: bytes | str) -> tuple[str, str]:
+    """(first heading, clean text with one paragraph per line) from an XHTML document."""
+    import warnings
+
+    from bs4 import BeautifulSoup, NavigableString, Tag, XMLParsedAsHTMLWarning
+
+    with warnings.catch_warnings():
+        # XHTML through the lenient HTML parser on purpose: real EPUBs are often not well-formed XML.
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        soup = BeautifulSoup(content, "lxml")
+    heading = ""
+    for level in ("h1", "h2", "h3"):
+        tag = soup.find(level)
+        if tag is not None and tag.get_text(strip=True):
+            heading = re.sub(r"\s+", " ", tag.get_text(" ", strip=True))
+            break
+    root = soup.body or soup
+    parts: list[str] = []
+
+    def walk(node: Any) -> None:
+        for child in node.children:
+            if isinstance(child, NavigableString):
+                if type(child) is NavigableString:  # skip comments, CDATA, doctype
+                    parts.append(str(child).replace("\n", " "))
+            elif isinstance(child, Tag):
+                name = (child.name or "").lower()
+                if name in _DROP_TAGS:
+                    continue
+                if name in {"rt", "rp"}:  # ruby annotations (pinyin) would pollute the text
+                    continue
+                if name == "tr":  # one table row per line, cells separated by " | "
+                    cells = [
+                        re.sub(r"\s+", " ", cell.get_text(" ", strip=True)) for cell in child.find_all(["td", "th"])
+                    ]
+                    parts.append("\n" + " | ".join(c for c in cells if c) + "\n")
+                    continue
+                block = name in _BLOCK_TAGS
+                if block:
+                    parts.append("\n")
+                walk(child)
+                if block:
+                    parts.append("\n")
+
+    walk(root)
+    return heading, clean_paragraphs("".join(parts))
+
+
+# Zip-bomb limits. A book's text compresses about 2-6 times (Chinese 2-3, markup-heavy XHTML more);
+# a member that inflates 1000 times (the deflate maximum) is a bomb, not a book.
+EPUB_INFLATE_FACTOR = 4  # everything inside may inflate to at most 4 x MAX_BOOK_MB
+EPUB_MEMBER_FACTOR = 2  # one member to at most 2 x MAX_BOOK_MB
+EPUB_MAX_RATIO = 100  # uncompressed / compressed, checked on members (and archives) above RATIO_FLOOR
+EPUB_RATIO_FLOOR = 1 << 20  # bytes; tiny members may compress very well (a CSS file of spaces)
+EPUB_MAX_MEMBERS = 10_000
+_READ_CHUNK = 1 << 16
+
+
+@dataclass
+class ZipLimits:
+    """What an EPUB may inflate to, derived from MAX_BOOK_MB (see ``for_book``)."""
+
+    member_bytes: int
+    total_bytes: int
+    max_ratio: float = EPUB_MAX_RATIO
+    max_members: int = EPUB_MAX_MEMBERS
+
+    @classmethod
+    def for_book(cls, max_mb: float) -> ZipLimits:
+        mb = max(float(max_mb), 1.0) * 1024 * 1024
+        return cls(member_bytes=int(EPUB_MEMBER_FACTOR * mb), total_bytes=int(EPUB_INFLATE_FACTOR * mb))
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1024 / 1024:.1f} MB"
+
+
+def _damaged(name: str, detail: str) -> Msg:
+    return Msg.of("book.epub_damaged", level="error", name=name, detail=detail)
+
+
+def check_zip_directory(zf: zipfile.ZipFile, name: str, limits: ZipLimits, archive_bytes: int) -> None:
+    """Reject a ZIP bomb from its central directory alone, before any member is inflated."""
+    infos = zf.infolist()
+    if len(infos) > limits.max_members:
+        raise BookError(Msg.of("book.zip_members", level="error", name=name, count=len(infos),
+                               limit=limits.max_members))
+    total = 0
+    for info in infos:
+        size, packed = info.file_size, max(info.compress_size, 1)
+        if size > limits.member_bytes:
+            raise BookError(Msg.of("book.zip_member_size", level="error", name=name, member=info.filename,
+                                   size=_mb(size), limit=_mb(limits.member_bytes)))
+        if size > EPUB_RATIO_FLOOR and size / packed > limits.max_ratio:
+            raise BookError(Msg.of("book.zip_member_ratio", level="error", name=name, member=info.filename,
+                                   ratio=f"{size / packed:.0f}", packed=_mb(packed), size=_mb(size),
+                                   limit=f"{limits.max_ratio:g}"))
+        total += size
+    if total > limits.total_bytes:
+        raise BookError(Msg.of("book.zip_size", level="error", name=name, size=_mb(total),
+                               limit=_mb(limits.total_bytes)))
+    if total > EPUB_RATIO_FLOOR and total / max(archive_bytes, 1) > limits.max_ratio:
+        raise BookError(Msg.of("book.zip_ratio", level="error", name=name,
+                               ratio=f"{total / max(archive_bytes, 1):.0f}", limit=f"{limits.max_ratio:g}"))
+
+
+class BoundedZipReader:
+    """Reads members of a checked ZIP with a cap per member and in total: the central directory can
+    lie about sizes, so the inflated stream itself is counted and cut off."""
+
+    def __init__(self, zf: zipfile.ZipFile, name: str, limits: ZipLimits) -> None:
+        self.zf, self.name, self.limits = zf, name, limits
+        self.read_total = 0
+
+    def read(self, member: str) -> bytes:
+        info = self.zf.getinfo(member)  # KeyError for a missing member, as ZipFile.read
+        cap = min(info.file_size, self.limits.member_bytes, self.limits.total_bytes - self.read_total)
+        parts: list[bytes] = []
+        got = 0
+        try:
+            with self.zf.open(info) as fh:
+                while True:
+                    chunk = fh.read(_READ_CHUNK)
+                    if not chunk:
+                        break
+                    got += len(chunk)
+                    if got > cap:
+                        raise BookError(Msg.of("book.zip_stream", level="error", name=self.name, member=member,
+                                               limit=_mb(cap)))
+                    parts.append(chunk)
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+            raise BookError(_damaged(self.name, f"{member}: {exc}")) from exc
+        self.read_total += got
+        return b"".join(parts)
+
+
+def _check_epub_container(path: Path, name: str, limits: ZipLimits) -> None:
+    if not zipfile.is_zipfile(path):
+        raise BookError(Msg.of("book.not_epub", level="error", name=name, formats=SUPPORTED))
+    try:
+        with zipfile.ZipFile(path) as zf:
+            check_zip_directory(zf, name, limits, path.stat().st_size)  # before anything is inflated
+            names = set(zf.namelist())
+            if "META-INF/container.xml" not in names:
+                raise BookError(Msg.of("book.zip_not_epub", level="error", name=name))
+            reader = BoundedZipReader(zf, name, limits)
+            if "META-INF/encryption.xml" in names and _drm_encrypted(reader.read("META-INF/encryption.xml")):
+                raise BookError(Msg.of("book.drm", level="error", name=name))
+            bad = zf.testzip()  # streams each member once (sizes already bounded above)
+            if bad is not None:
+                raise BookError(_damaged(name, f"bad entry {bad}"))
+    except zipfile.BadZipFile as exc:
+        raise BookError(_damaged(name, str(exc))) from exc
+
+
+_FONT_OBFUSCATION = {"http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC"}
+
+
+def _drm_encrypted(xml: bytes) -> bool:
+    """True if encryption.xml encrypts anything besides obfuscated fonts (which is harmless)."""
+    try:
+        root = ElementTree.fromstring(xml)
+    except ElementTree.ParseError:
+        return True
+    found = False
+    for data in root.iter():
+        if not data.tag.endswith("EncryptedData"):
+            continue
+        method = next((el for el in data.iter() if el.tag.endswith("EncryptionMethod")), None)
+        algorithm = method.get("Algorithm", "") if method is not None else ""
+        ref = next((el for el in data.iter() if el.tag.endswith("CipherReference")), None)
+        uri = (ref.get("URI", "") if ref is not None else "").lower()
+        is_font = uri.endswith((".otf", ".ttf", ".woff", ".woff2")) or algorithm in _FONT_OBFUSCATION
+        if not is_font:
+            found = True
+    return found
+
+
+def _toc_titles(toc: Any) -> dict[str, str]:
+    """href file (without fragment) -> first TOC title pointing at it."""
+    from ebooklib import epub
+
+    titles: dict[str, str] = {}
+
+    def visit(entries: Any) -> None:
+        for entry in entries:
+            if isinstance(entry, tuple) and len(entry) == 2:
+                section, children = entry
+                if getattr(section, "href", None):
+                    _add(section.href, section.title)
+                visit(children)
+            elif isinstance(entry, epub.Link | epub.Section):
+                if getattr(entry, "href", None):
+                    _add(entry.href, entry.title)
+            elif isinstance(entry, list):
+                visit(entry)
+
+    def _add(href: str, title: str | None) -> None:
+        key = posixpath.normpath(unquote(href.split("#", 1)[0]))
+        if title and key not in titles:
+            titles[key] = re.sub(r"\s+", " ", title).strip()
+
+    visit(toc)
+    return titles
+
+
+def _read_epub(path: Path, name: str, limits: ZipLimits) -> Any:
+    """``ebooklib.epub.read_epub`` with every member read through a ``BoundedZipReader``."""
+    from ebooklib import epub
+
+    class Reader(epub.EpubReader):
+        bounded: BoundedZipReader | None = None
+
+        def read_file(self, member: str) -> bytes:
+            if self.bounded is None or self.bounded.zf is not self.zf:
+                self.bounded = BoundedZipReader(self.zf, name, limits)
+            return self.bounded.read(posixpath.normpath(member))
+
+    reader = Reader(str(path), {"ignore_ncx": False})
+    book = reader.load()
+    reader.process()
+    return book
+
+
+def load_epub(path: Path, name: str, max_mb: float = 50.0) -> LoadedBook:
+    limits = ZipLimits.for_book(max_mb)
+    _check_epub_container(path, name, limits)
+    import ebooklib
+    from ebooklib import epub
+
+    try:
+        book = _read_epub(path, name, limits)
+    except BookError:
+        raise
+    except Exception as exc:  # ebooklib raises many kinds (KeyError, EpubException, XML errors)
+        raise BookError(Msg.of("book.epub_unreadable", level="error", name=name,
+                               detail=f"{type(exc).__name__}: {exc}")) from exc
+
+    meta_title = book.get_metadata("DC", "title")
+    title = meta_title[0][0].strip() if meta_title and meta_title[0][0] else ""
+    toc = _toc_titles(book.toc)
+    chapters: list[Chapter] = []
+    for entry in book.spine:
+        idref = entry[0] if isinstance(entry, tuple) else entry
+        item = book.get_item_with_id(idref)
+        if item is None or item.get_type() != ebooklib.ITEM_DOCUMENT or isinstance(item, epub.EpubNav):
+            continue
+        file_name = posixpath.normpath(item.get_name())
+        if "nav" in (getattr(item, "properties", None) or []):
+            continue
+        toc_title = toc.get(file_name) or toc.get(posixpath.basename(file_name), "")
+        try:
+            heading, text = html_to_text(item.get_content())
+        except Exception as exc:
+            log.warning("%s: skipping unreadable page %s (%s)", name, file_name, exc)
+            continue
+        chapter_title = toc_title or heading
+        label = f"{idref} {posixpath.basename(file_name)} {chapter_title}"
+        if _SKIP_PAGE.search(label) and len(text) < 2000:
+            log.debug("%s: skipping %s (cover/nav/copyright page)", name, file_name)
+            continue
+        if not text:
+            continue
+        if heading and text.startswith(heading):
+            text = text[len(heading) :].lstrip("\n")
+        chapters.append(Chapter(None, chapter_title, text))
+    chapters = [c for c in chapters if c.text.strip()]
+    if not chapters:
+        raise BookError(Msg.of("book.epub_no_text", level="error", name=name))
+    return LoadedBook(title=title or path.stem, source=name, format="epub", chapters=number_chapters(chapters))

@@ -1,0 +1,57 @@
+"""Chapter numbers: one numeral parser (``rag.checks.text.cn_to_int``) for the headings a loader
+files chapters under and the chapters a question names; book errors as message codes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rag.checks.text import cn_to_int
+from rag.errors import BookError
+from rag.i18n import text
+from rag.index.chapters import heading_number, parse_number
+from rag.index.loaders import load_book, split_text_chapters
+from rag.index.query import named_chapters
+
+CASES = [("第一零八回", 108), ("第一百零八回", 108), ("第十回", 10), ("第二十一回", 21), ("第100回", 100),
+         ("第１２回", 12), ("Chapter 12", 12), ("Chapter XII", 12)]
+
+
+@pytest.mark.parametrize(("heading", "number"), CASES)
+def test_a_heading_is_filed_under_its_number(heading: str, number: int) -> None:
+    assert heading_number(f"{heading} 标题") == number
+    body = "正文一段。\n" * 3
+    _, chapters = split_text_chapters(f"第一回 开头\n{body}\n{heading} 标题\n{body}")
+    assert [c.num for c in chapters] == [1, number]
+
+
+@pytest.mark.parametrize(("heading", "number"), CASES)
+def test_a_question_names_the_same_chapter_a_loader_files(heading: str, number: int) -> None:
+    assert named_chapters(f"{heading} 里发生了什么？") == [number]
+
+
+def test_the_parser_is_the_checks_one_for_chinese_numerals() -> None:
+    for token in ("一零八", "一百零八", "二十七", "十", "两", "九十九", "一千零一"):
+        assert parse_number(token) == cn_to_int(token)
+    assert parse_number("一零八") == 108
+    assert [parse_number(s) for s in ("27", "２７", "xii", "iv", "", "abc")] == [27, 27, 12, 4, None, None]
+
+
+def test_a_book_error_carries_a_code_and_renders_in_chinese(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    with pytest.raises(BookError) as info:
+        load_book(empty)
+    assert info.value.msg.code == "book.empty_file" and info.value.msg.level == "error"
+    assert str(info.value) == "empty.txt: the file is empty (0 bytes)."
+    assert text(info.value.msg, "zh") == "empty.txt：文件是空的（0 字节）。"
+    with pytest.raises(BookError) as info:
+        load_book(tmp_path / "book.pdf")
+    assert info.value.msg.code == "book.not_found"
+    odd = tmp_path / "book.pdf"
+    odd.write_bytes(b"%PDF")
+    with pytest.raises(BookError) as info:
+        load_book(odd)
+    assert info.value.msg.code == "book.unsupported_type"
+    assert text(info.value.msg, "zh") == "book.pdf：不支持的文件类型“.pdf”。支持的格式：.epub, .txt, .md。"
