@@ -21,6 +21,7 @@ import httpx
 from pydantic import SecretStr
 
 from rag import deadline as turn_deadline
+from rag.config import is_http_url
 from rag.errors import (
     ConfigError,
     SearchAuthError,
@@ -147,6 +148,14 @@ _EMPTY_BODY = Msg.of("search.empty_body")
 def with_detail(message: Msg, detail: str | Msg) -> Msg:
     """``message``, followed by ": <detail>" when there is one."""
     return Msg.of("search.with_detail", level=message.level, message=message, detail=detail) if detail else message
+
+
+def require_http_url(url: str, env: str) -> str:
+    """``url`` stripped, or a ConfigError saying that ``env`` must be an http(s) URL."""
+    url = (url or "").strip()
+    if not is_http_url(url):
+        raise ConfigError(Msg.of("search.bad_url", level="error", env=env))
+    return url
 
 
 def missing_setting(provider: str, env: str) -> Msg:

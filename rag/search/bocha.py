@@ -9,9 +9,7 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from rag.config import is_http_url
 from rag.errors import (
-    ConfigError,
     SearchAuthError,
     SearchError,
     SearchRateLimited,
@@ -20,20 +18,13 @@ from rag.errors import (
 )
 from rag.i18n import Msg
 from rag.schemas import SearchResult
-from rag.search.base import DEFAULT_MAX_RETRY_AFTER, HttpProvider, with_detail
+from rag.search.base import DEFAULT_MAX_RETRY_AFTER, HttpProvider, require_http_url, with_detail
 from rag.search.hygiene import first_text, list_of_dicts, make_result
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_URL = "https://api.bochaai.com/v1/web-search"
 MAX_COUNT = 50  # the API accepts 1..50
-
-
-def check_http_url(url: str, env: str) -> str:
-    url = (url or "").strip()
-    if not is_http_url(url):
-        raise ConfigError(Msg.of("search.bad_url", level="error", env=env))
-    return url
 
 
 class BochaSearch(HttpProvider):
@@ -58,7 +49,7 @@ class BochaSearch(HttpProvider):
         max_retry_after: float = DEFAULT_MAX_RETRY_AFTER,
     ) -> None:
         self._api_key = self.require_key(api_key)
-        self.url = check_http_url(url or DEFAULT_URL, "BOCHA_API_URL")
+        self.url = require_http_url(url or DEFAULT_URL, "BOCHA_API_URL")
         self.freshness = freshness
         super().__init__(
             timeout=timeout,

@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from rag.config import is_http_url
 from rag.schemas import SearchResult
 
 EXCERPT_CHARS = 200
@@ -124,11 +125,7 @@ def make_result(
     url_text = str(url or "").strip()
     if not url_text or any(ch.isspace() for ch in url_text):
         return None
-    try:
-        scheme = urlsplit(url_text).scheme.lower()
-    except ValueError:
-        return None
-    if scheme not in {"http", "https"}:
+    if not is_http_url(url_text):
         return None
     site = plain_text(site_name) or site_from_url(url_text)
     return SearchResult(

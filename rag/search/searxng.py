@@ -10,8 +10,7 @@ from rag.errors import ConfigError, SearchConfigError, SearchError
 from rag.i18n import Msg
 from rag.logs import url_secrets
 from rag.schemas import SearchResult
-from rag.search.base import DEFAULT_MAX_RETRY_AFTER, HttpProvider, missing_setting
-from rag.search.bocha import check_http_url
+from rag.search.base import DEFAULT_MAX_RETRY_AFTER, HttpProvider, missing_setting, require_http_url
 from rag.search.hygiene import excerpt, make_result
 
 
@@ -34,7 +33,7 @@ class SearxngSearch(HttpProvider):
     ) -> None:
         if not base_url or not base_url.strip():
             raise ConfigError(missing_setting(self.name, "SEARXNG_URL"))
-        base = check_http_url(base_url, "SEARXNG_URL").rstrip("/")
+        base = require_http_url(base_url, "SEARXNG_URL").rstrip("/")
         self.url = base if base.endswith("/search") else base + "/search"
         # URL credentials (https://user:pass@host) are secrets too, and so is their Basic-auth form.
         secrets = url_secrets(self.url)
