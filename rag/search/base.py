@@ -141,7 +141,7 @@ def parse_retry_after(value: str | None, now: Callable[[], float] = time.time) -
     return max(0.0, seconds)
 
 
-_NO_DETAIL = Msg.of("search.no_detail")
+NO_DETAIL = Msg.of("search.no_detail")
 _EMPTY_BODY = Msg.of("search.empty_body")
 
 
@@ -208,7 +208,7 @@ class Provider:
             logger.warning("%s: unexpected %s while searching", self.name, type(exc).__name__)
             detail = self._redact(excerpt(str(exc)))
             raise SearchBadResponse(self.name, self._msg("unexpected", kind=type(exc).__name__,
-                                                         detail=detail or _NO_DETAIL)) from None
+                                                         detail=detail or NO_DETAIL)) from None
         results = clean_results(raw, count, self.snippet_chars)
         if not results:
             notes.append(search_notes.no_results(self.name))

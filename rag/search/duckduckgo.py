@@ -15,12 +15,10 @@ from typing import Any
 from rag.errors import SearchBadResponse, SearchNetworkError, SearchRateLimited, SearchTimeout
 from rag.i18n import Msg
 from rag.schemas import SearchResult
-from rag.search.base import Provider
+from rag.search.base import NO_DETAIL, Provider
 from rag.search.hygiene import excerpt, list_of_dicts, make_result
 
 logger = logging.getLogger(__name__)
-
-_NO_DETAIL = Msg.of("search.no_detail")
 
 #: What ``DDGS.text`` raises when every engine answered but nothing matched.
 NO_RESULTS_MESSAGE = "No results found."
@@ -59,7 +57,7 @@ class DuckDuckGoSearch(Provider):
         try:
             raw = self._factory().text(query, region=self.region, max_results=count, backend=self.backend)
         except RatelimitException as exc:
-            raise SearchRateLimited(self.name, self._msg("ddgs_rate_limited", detail=excerpt(str(exc)) or _NO_DETAIL)) from None
+            raise SearchRateLimited(self.name, self._msg("ddgs_rate_limited", detail=excerpt(str(exc)) or NO_DETAIL)) from None
         except TimeoutException as exc:
             raise SearchTimeout(self.name, self._timeout(str(exc))) from None
         except DDGSException as exc:
@@ -75,7 +73,7 @@ class DuckDuckGoSearch(Provider):
         except Exception as exc:  # noqa: BLE001 - anything else from the library becomes typed
             logger.warning("ddgs raised %s", type(exc).__name__)
             raise SearchNetworkError(self.name, self._msg("ddgs_failed_kind", kind=type(exc).__name__,
-                                                          detail=excerpt(str(exc)) or _NO_DETAIL)) from None
+                                                          detail=excerpt(str(exc)) or NO_DETAIL)) from None
         if raw is None:
             return []
         items = list_of_dicts(raw)

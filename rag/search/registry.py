@@ -24,13 +24,14 @@ from rag.search.tavily import TavilySearch
 
 logger = logging.getLogger(__name__)
 
-#: What every provider is built with: the common limits from settings and, for tests, ``transport``
-#: and ``sleep`` (HTTP providers only).
 Sleep = Callable[[float], None]
 
 
 @dataclass(frozen=True)
 class Common:
+    """What every provider is built with: the limits from settings and, for tests, ``transport``
+    and ``sleep`` (HTTP providers only)."""
+
     timeout: float
     snippet_chars: int
     max_count: int
