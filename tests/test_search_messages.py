@@ -133,6 +133,9 @@ def test_the_registry_table_feeds_the_names_and_the_choices():
     assert (*names, "none") == VALID_NAMES
     assert [value for _, value in choices()] == [*names, "none"]
     assert {spec.name: spec.env for spec in REGISTRY}["searxng"] == ("SEARXNG_URL",)
+    assert all(spec.cls.name == spec.name for spec in REGISTRY)
+    for spec in REGISTRY:  # each key-bearing provider names the env var of its key
+        assert getattr(spec.cls, "key_env", "") in {"", *spec.env}
 
 
 @pytest.mark.parametrize(("value", "code"), [("googol", "search.unknown_provider"),

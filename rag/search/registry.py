@@ -60,18 +60,19 @@ def _duckduckgo(s: Settings, c: Common) -> Provider:
 
 @dataclass(frozen=True)
 class ProviderSpec:
-    name: str  # the name in SEARCH_PROVIDER
+    name: str  # the name in SEARCH_PROVIDER (the class's ``name``)
     label: str  # shown in the settings page's choices
-    build: Callable[[Settings, Common], Provider]
+    cls: type[Provider]
+    build: Callable[[Settings, Common], Provider]  # the class, given what it needs from settings
     env: tuple[str, ...] = ()  # the settings it needs (named when one is missing)
 
 
 #: Every provider, in the order the settings page lists them.
 REGISTRY: tuple[ProviderSpec, ...] = (
-    ProviderSpec("bocha", "Bocha", _bocha, ("BOCHA_API_KEY",)),
-    ProviderSpec("tavily", "Tavily", _tavily, ("TAVILY_API_KEY",)),
-    ProviderSpec("searxng", "SearXNG", _searxng, ("SEARXNG_URL",)),
-    ProviderSpec("duckduckgo", "DuckDuckGo", _duckduckgo),
+    ProviderSpec("bocha", "Bocha", BochaSearch, _bocha, ("BOCHA_API_KEY",)),
+    ProviderSpec("tavily", "Tavily", TavilySearch, _tavily, ("TAVILY_API_KEY",)),
+    ProviderSpec("searxng", "SearXNG", SearxngSearch, _searxng, ("SEARXNG_URL",)),
+    ProviderSpec("duckduckgo", "DuckDuckGo", DuckDuckGoSearch, _duckduckgo),
 )
 SPECS: dict[str, ProviderSpec] = {spec.name: spec for spec in REGISTRY}
 NONE = "none"
