@@ -88,7 +88,7 @@ class Settings(BaseSettings):
     rerank_timeout: float = Field(default=10.0, gt=0)
 
     # --- Web search ---
-    search_provider: str = "none"  # bocha|tavily|searxng|duckduckgo|none, or a chain "bocha,duckduckgo"
+    search_provider: str = "none"  # a name of rag.search.registry.VALID_NAMES, or a chain "bocha,duckduckgo"
     bocha_api_key: SecretStr | None = None
     bocha_api_url: str = "https://api.bochaai.com/v1/web-search"
     tavily_api_key: SecretStr | None = None

@@ -84,3 +84,76 @@ def filesystem_problem(exc: OSError, data_dir: Path | str | None = None) -> str:
             hint = _HINTS.get(exc.errno or 0, "point DATA_DIR at a writable directory with free space")
             return f"DATA_DIR {data_dir} cannot be used ({text}); {hint}"
     return text
+
+
+# --------------------------------------------------------------------------- web search (rag.search)
+# The providers' errors. Each message is a ``Msg`` (codes in the SEARCH dicts of rag/i18n) that
+# names its provider.
+
+
+class SearchAuthError(SearchError):
+    """The key is missing, invalid, or the account may not search (HTTP 401/403)."""
+
+
+class SearchConfigError(SearchError):
+    """The provider refuses because of how it is set up (e.g. SearXNG without JSON output)."""
+
+
+class SearchRequestError(SearchError):
+    """The provider rejected the request itself (HTTP 400, 404, other 4xx)."""
+
+    def __init__(self, provider: str, message: Msg | str, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(provider, message)
+
+
+class SearchRateLimited(SearchError):
+    """HTTP 429 (or a plan quota). ``retry_after`` is in seconds when the provider said so."""
+
+    def __init__(self, provider: str, message: Msg | str, retry_after: float | None = None) -> None:
+        self.retry_after = retry_after
+        super().__init__(provider, message)
+
+
+class SearchServerError(SearchError):
+    """HTTP 5xx; the message carries a short excerpt of the body."""
+
+    def __init__(self, provider: str, message: Msg | str, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(provider, message)
+
+
+class SearchTimeout(SearchError):
+    """No (complete) answer within ``search_timeout``: the total time of one request, however
+    slowly the server trickles its headers or body."""
+
+
+class SearchNetworkError(SearchError):
+    """The provider could not be reached (DNS, refused connection, TLS...)."""
+
+
+class SearchBadResponse(SearchError):
+    """The body is not JSON, or JSON of the wrong shape."""
+
+
+class SearchResponseTooLarge(SearchBadResponse):
+    """The body is larger than ``max_response_bytes``; it is not read further."""
+
+
+class SearchInvalidQuery(SearchError):
+    """The query is empty."""
+
+
+class BudgetExceeded(SearchError):
+    """The per-session budget of web searches is used up."""
+
+
+class SearchChainFailed(SearchError):
+    """Every provider of a failover chain failed; ``errors`` holds each one, in order."""
+
+    def __init__(self, provider: str, errors: list[SearchError] | tuple[SearchError, ...]) -> None:
+        from rag.i18n import join
+
+        self.errors = list(errors)
+        detail = join([Msg.of("search.chain_error", kind=type(e).__name__, message=e.msg) for e in self.errors])
+        super().__init__(provider, Msg.of("search.chain_failed", level="error", provider=provider, detail=detail))

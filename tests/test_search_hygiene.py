@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from rag.schemas import SearchResult
 from rag.search import clean_results, format_web_context, normalize_url, plain_text
-from rag.search.base import Redactor, make_result, parse_retry_after, truncate
+from rag.search.base import Redactor, parse_retry_after
+from rag.search.hygiene import make_result, truncate
 
 
 def result(url: str, snippet: str = "text", title: str = "t", **kw) -> SearchResult:

@@ -21,6 +21,7 @@ from rag.search import (
     SearchServerError,
     SessionSearch,
     make_web_search,
+    messages_of,
 )
 from rag.testing.search_stubs import bocha_page, bocha_response
 
@@ -351,7 +352,9 @@ def test_session_over_a_plain_websearch_and_unlimited_budget():
 
     session = SessionSearch(Plain(), budget=None)
     outcome = session.search_detailed("q", 3)
-    assert outcome == SearchOutcome(results=[], provider="plain", notes=["budget 1/unlimited"])
+    assert SearchOutcome.model_validate(outcome.model_dump(exclude={"messages"})) == SearchOutcome(
+        results=[], provider="plain", notes=["budget 1/unlimited"])
+    assert [m.code for m in messages_of(outcome)] == ["search.budget_unlimited"]
     assert session.name == "plain" and isinstance(session, WebSearch)
 
 

@@ -6,10 +6,8 @@
     prompt_part = format_web_context(outcome.results, start_index=len(passages) + 1)
 """
 
-from rag.search.base import (
+from rag.errors import (
     BudgetExceeded,
-    HttpProvider,
-    Provider,
     SearchAuthError,
     SearchBadResponse,
     SearchChainFailed,
@@ -21,15 +19,14 @@ from rag.search.base import (
     SearchResponseTooLarge,
     SearchServerError,
     SearchTimeout,
-    clean_results,
-    format_web_context,
-    normalize_url,
-    plain_text,
 )
+from rag.search.base import HttpProvider, Provider, format_web_context
 from rag.search.bocha import BochaSearch
 from rag.search.cache import CachedWebSearch
 from rag.search.chain import SearchChain
 from rag.search.duckduckgo import DuckDuckGoSearch
+from rag.search.hygiene import clean_results, normalize_url, plain_text
+from rag.search.notes import NotedOutcome, messages_of
 from rag.search.registry import PROVIDERS, VALID_NAMES, make_provider, make_web_search, parse_provider_names
 from rag.search.searxng import SearxngSearch
 from rag.search.session import SessionSearch
@@ -43,6 +40,7 @@ __all__ = [
     "CachedWebSearch",
     "DuckDuckGoSearch",
     "HttpProvider",
+    "NotedOutcome",
     "Provider",
     "SearchAuthError",
     "SearchBadResponse",
@@ -63,6 +61,7 @@ __all__ = [
     "format_web_context",
     "make_provider",
     "make_web_search",
+    "messages_of",
     "normalize_url",
     "parse_provider_names",
     "plain_text",

@@ -9,32 +9,22 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from rag.errors import ConfigError
-from rag.schemas import SearchResult
-from rag.search.base import (
-    DEFAULT_MAX_RETRY_AFTER,
-    HttpProvider,
+from rag.errors import (
     SearchAuthError,
     SearchError,
     SearchRateLimited,
     SearchRequestError,
     SearchServerError,
-    first_text,
-    list_of_dicts,
-    make_result,
 )
+from rag.i18n import Msg
+from rag.schemas import SearchResult
+from rag.search.base import DEFAULT_MAX_RETRY_AFTER, HttpProvider, require_http_url, with_detail
+from rag.search.hygiene import first_text, list_of_dicts, make_result
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_URL = "https://api.bochaai.com/v1/web-search"
 MAX_COUNT = 50  # the API accepts 1..50
-
-
-def check_http_url(url: str, env: str) -> str:
-    url = (url or "").strip()
-    if not url.lower().startswith(("http://", "https://")):
-        raise ConfigError(f"{env} must be an http(s) URL")
-    return url
 
 
 class BochaSearch(HttpProvider):
@@ -59,9 +49,8 @@ class BochaSearch(HttpProvider):
         max_retry_after: float = DEFAULT_MAX_RETRY_AFTER,
     ) -> None:
         self._api_key = self.require_key(api_key)
-        self.url = check_http_url(url or DEFAULT_URL, "BOCHA_API_URL")
+        self.url = require_http_url(url or DEFAULT_URL, "BOCHA_API_URL")
         self.freshness = freshness
-        extra = {"sleep": sleep} if sleep is not None else {}
         super().__init__(
             timeout=timeout,
             snippet_chars=snippet_chars,
@@ -69,8 +58,8 @@ class BochaSearch(HttpProvider):
             secrets=[api_key],
             client=client,
             transport=transport,
+            sleep=sleep,
             max_retry_after=max_retry_after,
-            **extra,
         )
 
     def _build_request(self, query: str, count: int) -> httpx.Request:
@@ -82,8 +71,9 @@ class BochaSearch(HttpProvider):
         )
 
     def _forbidden(self, status: int, detail: str) -> SearchError:
-        hint = "check BOCHA_API_KEY" + (" and the account's balance" if status == 403 else "")
-        return SearchAuthError(self.name, f"{self._auth_message(status, detail)} ({hint})")
+        hint = "search.hint_key_balance" if status == 403 else "search.hint_key"
+        return SearchAuthError(self.name, Msg.of(hint, level="error", message=self._auth_message(status, detail),
+                                                 env=self.key_env))
 
     def _check_body_code(self, data: dict[str, Any]) -> None:
         """Bocha also reports errors as ``{"code": 4xx, "msg": ...}`` in the body."""
@@ -98,12 +88,13 @@ class BochaSearch(HttpProvider):
         if status in (401, 403):
             raise self._forbidden(status, msg)
         if status == 429:
-            raise SearchRateLimited(self.name, f"rate limited (code 429){': ' + msg if msg else ''}")
+            raise SearchRateLimited(self.name, with_detail(self._msg("rate_limited_code"), msg))
+        detail = msg or Msg.of("search.no_message")
         if status >= 500:
-            raise SearchServerError(self.name, f"server error (code {status}): {msg or '(no message)'}", status)
-        raise SearchRequestError(self.name, f"request rejected (code {code}): {msg or '(no message)'}", status or None)
+            raise SearchServerError(self.name, self._msg("server_error_code", status=status, detail=detail), status)
+        raise SearchRequestError(self.name, self._msg("rejected_code", code=str(code), detail=detail), status or None)
 
-    def _fetch(self, query: str, count: int, notes: list[str]) -> list[SearchResult | None]:
+    def _fetch(self, query: str, count: int, notes: list[Msg]) -> list[SearchResult | None]:
         data = self._request_json(query, count, notes)
         if not isinstance(data, dict):
             raise self.bad_shape(f"expected an object, got {type(data).__name__}")

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rag.schemas import SearchOutcome, SearchResult, WebSearch
+from rag.search import notes
 from rag.search.chain import outcome_of
 
 logger = logging.getLogger(__name__)
@@ -67,13 +68,8 @@ class CachedWebSearch:
             self._entries.move_to_end(key)
             self.hits += 1
         answered_by = entry.outcome.provider or self.name
-        return entry.outcome.model_copy(
-            update={
-                "results": entry.outcome.results[: max(0, count)],
-                "cached": True,
-                "notes": [f"cache hit ({answered_by}, {age:.0f} s old)"],
-            }
-        )
+        return notes.noted(entry.outcome, keep=False, after=[notes.cache_hit(answered_by, age)],
+                           results=entry.outcome.results[: max(0, count)], cached=True)
 
     def search(self, query: str, count: int) -> list[SearchResult]:
         return self.search_detailed(query, count).results

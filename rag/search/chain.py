@@ -5,8 +5,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from rag.errors import SearchChainFailed, SearchError, SearchInvalidQuery
+from rag.i18n import Msg
 from rag.schemas import SearchOutcome, SearchResult, WebSearch
-from rag.search.base import SearchChainFailed, SearchError, SearchInvalidQuery
+from rag.search.notes import noted
 
 logger = logging.getLogger(__name__)
 
@@ -21,7 +23,7 @@ def outcome_of(ws: WebSearch, query: str, count: int) -> SearchOutcome:
 
 class SearchChain:
     """``name`` is e.g. "bocha,duckduckgo". When a provider fails (any ``SearchError``) the next
-    one is tried and the outcome's notes say so; zero results is an answer, not a failure.
+    one is tried and the outcome's notes say so (``search.provider_failed``); zero results is an answer, not a failure.
     When every provider fails, ``SearchChainFailed`` carries each error."""
 
     def __init__(self, providers: Sequence[WebSearch]) -> None:
@@ -35,7 +37,7 @@ class SearchChain:
 
     def search_detailed(self, query: str, count: int) -> SearchOutcome:
         errors: list[SearchError] = []
-        notes: list[str] = []
+        notes: list[Msg] = []
         for provider in self.providers:
             try:
                 outcome = outcome_of(provider, query, count)
@@ -44,11 +46,13 @@ class SearchChain:
             except SearchError as exc:
                 logger.warning("web search via %s failed (%s): %s", provider.name, type(exc).__name__, exc)
                 errors.append(exc)
-                notes.append(f"{provider.name} failed ({type(exc).__name__}): {exc}")
+                notes.append(Msg.of("search.provider_failed", level="warning", provider=provider.name,
+                                    kind=type(exc).__name__, detail=exc.msg))
                 continue
             if errors:
-                notes.append(f"{outcome.provider or provider.name} answered after {len(errors)} failure(s)")
-            return outcome.model_copy(update={"notes": notes + list(outcome.notes)})
+                notes.append(Msg.of("search.answered_after", provider=outcome.provider or provider.name,
+                                    n=len(errors)))
+            return noted(outcome, before=notes)
         if len(errors) == 1:
             raise errors[0]
         raise SearchChainFailed(self.name, errors)

@@ -12,17 +12,11 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from rag.errors import SearchBadResponse, SearchNetworkError, SearchRateLimited, SearchTimeout
+from rag.i18n import Msg
 from rag.schemas import SearchResult
-from rag.search.base import (
-    Provider,
-    SearchBadResponse,
-    SearchNetworkError,
-    SearchRateLimited,
-    SearchTimeout,
-    excerpt,
-    list_of_dicts,
-    make_result,
-)
+from rag.search.base import NO_DETAIL, Provider
+from rag.search.hygiene import excerpt, list_of_dicts, make_result
 
 logger = logging.getLogger(__name__)
 
@@ -57,35 +51,34 @@ class DuckDuckGoSearch(Provider):
 
         self._factory = ddgs_factory
 
-    def _fetch(self, query: str, count: int, notes: list[str]) -> list[SearchResult | None]:
+    def _fetch(self, query: str, count: int, notes: list[Msg]) -> list[SearchResult | None]:
         from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 
         try:
             raw = self._factory().text(query, region=self.region, max_results=count, backend=self.backend)
         except RatelimitException as exc:
-            raise SearchRateLimited(self.name, f"rate limited: {excerpt(str(exc)) or 'no detail'}") from None
+            raise SearchRateLimited(self.name, self._msg("ddgs_rate_limited", detail=excerpt(str(exc)) or NO_DETAIL)) from None
         except TimeoutException as exc:
-            raise SearchTimeout(self.name, f"no answer within {self.timeout:g} s: {excerpt(str(exc))}") from None
+            raise SearchTimeout(self.name, self._timeout(str(exc))) from None
         except DDGSException as exc:
             message = str(exc).strip()
             if message == NO_RESULTS_MESSAGE:
                 return []  # ddgs reports zero results as an exception: not an error for us
             lowered = message.lower()
             if "timed out" in lowered or "timeout" in lowered:
-                raise SearchTimeout(self.name, f"no answer within {self.timeout:g} s: {excerpt(message)}") from None
+                raise SearchTimeout(self.name, self._timeout(message)) from None
             if "ratelimit" in lowered or "rate limit" in lowered:
-                raise SearchRateLimited(self.name, f"rate limited: {excerpt(message)}") from None
-            raise SearchNetworkError(self.name, f"search failed: {excerpt(message) or type(exc).__name__}") from None
+                raise SearchRateLimited(self.name, self._msg("ddgs_rate_limited", detail=excerpt(message))) from None
+            raise SearchNetworkError(self.name, self._msg("ddgs_failed", detail=excerpt(message) or type(exc).__name__)) from None
         except Exception as exc:  # noqa: BLE001 - anything else from the library becomes typed
             logger.warning("ddgs raised %s", type(exc).__name__)
-            raise SearchNetworkError(
-                self.name, f"search failed ({type(exc).__name__}): {excerpt(str(exc)) or 'no detail'}"
-            ) from None
+            raise SearchNetworkError(self.name, self._msg("ddgs_failed_kind", kind=type(exc).__name__,
+                                                          detail=excerpt(str(exc)) or NO_DETAIL)) from None
         if raw is None:
             return []
         items = list_of_dicts(raw)
         if items is None:
-            raise SearchBadResponse(self.name, f"ddgs returned {type(raw).__name__}, not a list")
+            raise SearchBadResponse(self.name, self._msg("ddgs_not_list", kind=type(raw).__name__))
         return [
             make_result(
                 provider=self.name,
@@ -96,3 +89,6 @@ class DuckDuckGoSearch(Provider):
             )
             for item in items
         ]
+
+    def _timeout(self, detail: str) -> Msg:
+        return self._msg("ddgs_timeout", seconds=f"{self.timeout:g}", detail=excerpt(detail))

@@ -1,14 +1,18 @@
-"""``make_web_search(settings)``: pick the provider (or failover chain) named in SEARCH_PROVIDER."""
+"""The web search providers in one table: their name, what builds them, the settings they need and a
+label for the settings page. ``make_web_search(settings)`` picks the provider (or failover chain)
+named in SEARCH_PROVIDER; ``VALID_NAMES`` are the names SEARCH_PROVIDER may hold."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import httpx
 
 from rag.config import Settings
 from rag.errors import ConfigError
+from rag.i18n import Msg
 from rag.schemas import WebSearch
 from rag.search.base import Provider
 from rag.search.bocha import BochaSearch
@@ -20,25 +24,83 @@ from rag.search.tavily import TavilySearch
 
 logger = logging.getLogger(__name__)
 
-PROVIDERS = ("bocha", "tavily", "searxng", "duckduckgo")
-VALID_NAMES = (*PROVIDERS, "none")
+Sleep = Callable[[float], None]
+
+
+@dataclass(frozen=True)
+class Common:
+    """What every provider is built with: the limits from settings and, for tests, ``transport``
+    and ``sleep`` (HTTP providers only)."""
+
+    timeout: float
+    snippet_chars: int
+    max_count: int
+    transport: httpx.BaseTransport | None = None
+    sleep: Sleep | None = None
+
+
+def _bocha(s: Settings, c: Common) -> Provider:
+    return BochaSearch(s.bocha_api_key, url=s.bocha_api_url, timeout=c.timeout, snippet_chars=c.snippet_chars,
+                       max_count=c.max_count, transport=c.transport, sleep=c.sleep)
+
+
+def _tavily(s: Settings, c: Common) -> Provider:
+    return TavilySearch(s.tavily_api_key, timeout=c.timeout, snippet_chars=c.snippet_chars, max_count=c.max_count,
+                        transport=c.transport, sleep=c.sleep)
+
+
+def _searxng(s: Settings, c: Common) -> Provider:
+    return SearxngSearch(s.searxng_url, timeout=c.timeout, snippet_chars=c.snippet_chars, max_count=c.max_count,
+                         transport=c.transport, sleep=c.sleep)
+
+
+def _duckduckgo(s: Settings, c: Common) -> Provider:
+    return DuckDuckGoSearch(timeout=c.timeout, snippet_chars=c.snippet_chars, max_count=c.max_count)
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    name: str  # the name in SEARCH_PROVIDER (the class's ``name``)
+    label: str  # shown in the settings page's choices
+    cls: type[Provider]
+    build: Callable[[Settings, Common], Provider]  # the class, given what it needs from settings
+    env: tuple[str, ...] = ()  # the settings it needs (named when one is missing)
+
+
+#: Every provider, in the order the settings page lists them.
+REGISTRY: tuple[ProviderSpec, ...] = (
+    ProviderSpec("bocha", "Bocha", BochaSearch, _bocha, ("BOCHA_API_KEY",)),
+    ProviderSpec("tavily", "Tavily", TavilySearch, _tavily, ("TAVILY_API_KEY",)),
+    ProviderSpec("searxng", "SearXNG", SearxngSearch, _searxng, ("SEARXNG_URL",)),
+    ProviderSpec("duckduckgo", "DuckDuckGo", DuckDuckGoSearch, _duckduckgo),
+)
+SPECS: dict[str, ProviderSpec] = {spec.name: spec for spec in REGISTRY}
+NONE = "none"
+PROVIDERS: tuple[str, ...] = tuple(SPECS)
+VALID_NAMES: tuple[str, ...] = (*PROVIDERS, NONE)
+
+
+def choices() -> list[tuple[str, str]]:
+    """(label, name) for every value of SEARCH_PROVIDER with a single provider, "none" last."""
+    return [(spec.label, spec.name) for spec in REGISTRY] + [(NONE, NONE)]
+
+
+def _unknown(names: list[str]) -> ConfigError:
+    return ConfigError(Msg.of("search.unknown_provider", level="error", names=", ".join(repr(n) for n in names),
+                              valid=", ".join(VALID_NAMES)))
 
 
 def parse_provider_names(value: str | None) -> list[str]:
     """``"Bocha, duckduckgo"`` -> ``["bocha", "duckduckgo"]``; ``"none"``/empty -> ``[]``."""
     names = [part.strip().lower() for part in (value or "").split(",")]
     names = [n for n in names if n]
-    if not names or names == ["none"]:
+    if not names or names == [NONE]:
         return []
-    valid = ", ".join(VALID_NAMES)
     unknown = [n for n in names if n not in VALID_NAMES]
     if unknown:
-        raise ConfigError(
-            f"unknown SEARCH_PROVIDER {', '.join(repr(n) for n in unknown)}; valid names: {valid} "
-            "(or a comma-separated failover chain such as 'bocha,duckduckgo')"
-        )
-    if "none" in names:
-        raise ConfigError("SEARCH_PROVIDER 'none' cannot be part of a failover chain")
+        raise _unknown(unknown)
+    if NONE in names:
+        raise ConfigError(Msg.of("search.none_in_chain", level="error"))
     unique: list[str] = []
     for n in names:
         if n in unique:
@@ -53,31 +115,22 @@ def make_provider(
     settings: Settings,
     *,
     transport: httpx.BaseTransport | None = None,
-    sleep: Callable[[float], None] | None = None,
+    sleep: Sleep | None = None,
 ) -> Provider:
     """One provider from settings. Raises ``ConfigError`` naming the missing env var."""
-    common = {
-        "timeout": settings.search_timeout,
-        "snippet_chars": settings.search_snippet_chars,
-        "max_count": settings.search_count,
-    }
-    http = {"transport": transport, "sleep": sleep}
-    if name == "bocha":
-        return BochaSearch(settings.bocha_api_key, url=settings.bocha_api_url, **common, **http)
-    if name == "tavily":
-        return TavilySearch(settings.tavily_api_key, **common, **http)
-    if name == "searxng":
-        return SearxngSearch(settings.searxng_url, **common, **http)
-    if name == "duckduckgo":
-        return DuckDuckGoSearch(**common)
-    raise ConfigError(f"unknown search provider {name!r}; valid names: {', '.join(VALID_NAMES)}")
+    spec = SPECS.get(name)
+    if spec is None:
+        raise _unknown([name])
+    common = Common(timeout=settings.search_timeout, snippet_chars=settings.search_snippet_chars,
+                    max_count=settings.search_count, transport=transport, sleep=sleep)
+    return spec.build(settings, common)
 
 
 def make_web_search(
     settings: Settings,
     *,
     transport: httpx.BaseTransport | None = None,
-    sleep: Callable[[float], None] | None = None,
+    sleep: Sleep | None = None,
 ) -> WebSearch | None:
     """The shared web search for the app: a provider or a failover chain, behind the TTL cache
     (``search_cache_ttl``). None when SEARCH_PROVIDER is none/empty. All providers are built

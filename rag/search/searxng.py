@@ -6,23 +6,12 @@ from collections.abc import Callable
 
 import httpx
 
-from rag.errors import ConfigError
+from rag.errors import ConfigError, SearchConfigError, SearchError
+from rag.i18n import Msg
 from rag.logs import url_secrets
 from rag.schemas import SearchResult
-from rag.search.base import (
-    DEFAULT_MAX_RETRY_AFTER,
-    HttpProvider,
-    SearchConfigError,
-    SearchError,
-    excerpt,
-    make_result,
-)
-from rag.search.bocha import check_http_url
-
-JSON_DISABLED = (
-    "HTTP 403: JSON output is not enabled on this SearXNG instance "
-    "(add 'json' to search.formats in its settings.yml)"
-)
+from rag.search.base import DEFAULT_MAX_RETRY_AFTER, HttpProvider, missing_setting, require_http_url
+from rag.search.hygiene import excerpt, make_result
 
 
 class SearxngSearch(HttpProvider):
@@ -43,10 +32,9 @@ class SearxngSearch(HttpProvider):
         max_retry_after: float = DEFAULT_MAX_RETRY_AFTER,
     ) -> None:
         if not base_url or not base_url.strip():
-            raise ConfigError("SEARCH_PROVIDER includes searxng but SEARXNG_URL is not set")
-        base = check_http_url(base_url, "SEARXNG_URL").rstrip("/")
+            raise ConfigError(missing_setting(self.name, "SEARXNG_URL"))
+        base = require_http_url(base_url, "SEARXNG_URL").rstrip("/")
         self.url = base if base.endswith("/search") else base + "/search"
-        extra = {"sleep": sleep} if sleep is not None else {}
         # URL credentials (https://user:pass@host) are secrets too, and so is their Basic-auth form.
         secrets = url_secrets(self.url)
         super().__init__(
@@ -56,8 +44,8 @@ class SearxngSearch(HttpProvider):
             secrets=secrets,
             client=client,
             transport=transport,
+            sleep=sleep,
             max_retry_after=max_retry_after,
-            **extra,
         )
 
     def _build_request(self, query: str, count: int) -> httpx.Request:
@@ -65,10 +53,10 @@ class SearxngSearch(HttpProvider):
 
     def _forbidden(self, status: int, detail: str) -> SearchError:
         if status == 403:
-            return SearchConfigError(self.name, JSON_DISABLED)
+            return SearchConfigError(self.name, self._msg("json_disabled"))
         return super()._forbidden(status, detail)
 
-    def _fetch(self, query: str, count: int, notes: list[str]) -> list[SearchResult | None]:
+    def _fetch(self, query: str, count: int, notes: list[Msg]) -> list[SearchResult | None]:
         data = self._request_json(query, count, notes)
         items = self.results_list(data)
         unresponsive = data.get("unresponsive_engines")
@@ -77,7 +65,7 @@ class SearxngSearch(HttpProvider):
                 excerpt(" ".join(str(part) for part in entry) if isinstance(entry, list) else str(entry), 60)
                 for entry in unresponsive[:5]
             )
-            notes.append(f"searxng: unresponsive engines: {self._redact(names)}")
+            notes.append(Msg.of("search.unresponsive", level="warning", provider=self.name, names=self._redact(names)))
         return [
             make_result(
                 provider=self.name,

@@ -5,8 +5,10 @@ from __future__ import annotations
 import logging
 import threading
 
+from rag.errors import BudgetExceeded
+from rag.i18n import Msg
 from rag.schemas import SearchOutcome, SearchResult, WebSearch
-from rag.search.base import BudgetExceeded
+from rag.search import notes
 from rag.search.chain import outcome_of
 
 logger = logging.getLogger(__name__)
@@ -36,9 +38,8 @@ class SessionSearch:
     def remaining(self) -> int | None:
         return None if self.budget is None else max(0, self.budget - self._used)
 
-    def _budget_note(self, used: int, extra: str = "") -> str:
-        total = "unlimited" if self.budget is None else str(self.budget)
-        return f"budget {used}/{total}{extra}"
+    def _budget_note(self, used: int, *, free: bool = False) -> Msg:
+        return notes.budget(used, self.budget, free=free)
 
     def search(self, query: str, count: int) -> list[SearchResult]:
         return self.search_detailed(query, count).results
@@ -48,16 +49,12 @@ class SessionSearch:
         if callable(lookup):
             cached = lookup(query, count)
             if cached is not None:
-                note = self._budget_note(self._used, " (cache hit, not counted)")
-                return cached.model_copy(update={"notes": [*cached.notes, note]})
+                return notes.noted(cached, after=[self._budget_note(self._used, free=True)])
         with self._lock:
             if self.budget is not None and self._used >= self.budget:
                 logger.info("web search budget used up (%d/%d)", self._used, self.budget)
-                raise BudgetExceeded(
-                    self.name,
-                    f"this session's web search budget is used up ({self._used}/{self.budget} searches); "
-                    "start a new session or raise SEARCH_BUDGET",
-                )
+                raise BudgetExceeded(self.name, Msg.of("search.budget_used_up", level="error", provider=self.name,
+                                                       used=self._used, budget=self.budget))
             self._used += 1
             used = self._used
         outcome = outcome_of(self.ws, query, count)
@@ -65,10 +62,10 @@ class SessionSearch:
             with self._lock:
                 self._used -= 1
                 used = self._used
-            note = self._budget_note(used, " (cache hit, not counted)")
+            note = self._budget_note(used, free=True)
         else:
             note = self._budget_note(used)
-        return outcome.model_copy(update={"notes": [*outcome.notes, note]})
+        return notes.noted(outcome, after=[note])
 
     def __repr__(self) -> str:
         return f"SessionSearch({self.ws!r}, {self._budget_note(self._used)})"

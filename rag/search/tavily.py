@@ -7,13 +7,11 @@ from collections.abc import Callable
 import httpx
 from pydantic import SecretStr
 
+from rag.errors import SearchRateLimited
+from rag.i18n import Msg
 from rag.schemas import SearchResult
-from rag.search.base import (
-    DEFAULT_MAX_RETRY_AFTER,
-    HttpProvider,
-    SearchRateLimited,
-    make_result,
-)
+from rag.search.base import DEFAULT_MAX_RETRY_AFTER, HttpProvider, with_detail
+from rag.search.hygiene import make_result
 
 DEFAULT_URL = "https://api.tavily.com/search"
 MAX_COUNT = 20  # the API accepts max_results 0..20
@@ -45,7 +43,6 @@ class TavilySearch(HttpProvider):
         self._api_key = self.require_key(api_key)
         self.url = url
         self.search_depth = search_depth
-        extra = {"sleep": sleep} if sleep is not None else {}
         super().__init__(
             timeout=timeout,
             snippet_chars=snippet_chars,
@@ -53,8 +50,8 @@ class TavilySearch(HttpProvider):
             secrets=[api_key],
             client=client,
             transport=transport,
+            sleep=sleep,
             max_retry_after=max_retry_after,
-            **extra,
         )
 
     def _build_request(self, query: str, count: int) -> httpx.Request:
@@ -73,13 +70,10 @@ class TavilySearch(HttpProvider):
     def _check_status(self, response: httpx.Response) -> None:
         if response.status_code in QUOTA_STATUSES:
             detail = self._error_detail(response)
-            raise SearchRateLimited(
-                self.name,
-                f"usage limit of the Tavily plan reached (HTTP {response.status_code}){': ' + detail if detail else ''}",
-            )
+            raise SearchRateLimited(self.name, with_detail(self._msg("plan_limit", status=response.status_code), detail))
         super()._check_status(response)
 
-    def _fetch(self, query: str, count: int, notes: list[str]) -> list[SearchResult | None]:
+    def _fetch(self, query: str, count: int, notes: list[Msg]) -> list[SearchResult | None]:
         data = self._request_json(query, count, notes)
         items = self.results_list(data)
         return [

@@ -90,7 +90,8 @@ class BochaStubServer:
         if self._server is None:
             raise RuntimeError("the stub server is not running")
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1/web-search"
+        host_text = host.decode() if isinstance(host, bytes) else str(host)
+        return f"http://{host_text}:{port}/v1/web-search"
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         stub = self

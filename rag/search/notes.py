@@ -1,0 +1,83 @@
+"""What a search tells the trace, as message codes (the SEARCH dicts of ``rag.i18n``).
+
+A search's notes ("budget 3/20", "cache hit (searxng, 527 s old)", "bocha failed ...") are ``Msg``s.
+``SearchOutcome.notes`` (rag/schemas.py) holds English strings, so the outcomes made here are a
+``NotedOutcome``: the same outcome with ``messages``, the notes as codes (``notes`` is their English
+text, one for one). Readers that show notes in the reader's language read ``messages_of(outcome)``.
+
+The agent's own search notices use ``failed`` and ``not_configured``; ``no_results`` is the note
+for an answer without results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import Field
+
+from rag.errors import RagError
+from rag.i18n import Msg
+from rag.schemas import SearchOutcome
+
+
+class NotedOutcome(SearchOutcome):
+    """A ``SearchOutcome`` whose notes are also message codes: ``messages[i]`` is ``notes[i]``."""
+
+    messages: list[Msg] = Field(default_factory=list)
+
+
+def messages_of(outcome: SearchOutcome) -> list[Msg]:
+    """The outcome's notes as messages (a plain outcome's English notes are shown as written)."""
+    if isinstance(outcome, NotedOutcome) and len(outcome.messages) == len(outcome.notes):
+        return list(outcome.messages)
+    return [Msg.of("text", value=note) for note in outcome.notes]
+
+
+def noted(outcome: SearchOutcome, *, before: Sequence[Msg] = (), after: Sequence[Msg] = (),
+          keep: bool = True, **changes: object) -> NotedOutcome:
+    """``outcome`` with notes added ``before`` and ``after`` its own (dropped when ``keep`` is
+    False) and other fields changed (``results``, ``cached``)."""
+    messages = [*before, *(messages_of(outcome) if keep else []), *after]
+    fields = {"results": outcome.results, "provider": outcome.provider, "cached": outcome.cached, **changes}
+    return NotedOutcome.model_validate({**fields, "notes": [str(m) for m in messages], "messages": messages})
+
+
+def outcome(results: object, provider: str, messages: Sequence[Msg] = ()) -> NotedOutcome:
+    """A fresh outcome with its notes."""
+    return NotedOutcome.model_validate(
+        {"results": results, "provider": provider, "notes": [str(m) for m in messages], "messages": list(messages)})
+
+
+# -- the notes
+
+
+def budget(used: int, total: int | None, *, free: bool = False) -> Msg:
+    """"budget 3/20" ("budget 3/unlimited"); ``free``: a cache hit that was not counted."""
+    note = (Msg.of("search.budget_unlimited", used=used) if total is None
+            else Msg.of("search.budget", used=used, total=total))
+    return Msg.of("search.budget_free", budget=note) if free else note
+
+
+def cache_hit(provider: str, age_s: float) -> Msg:
+    return Msg.of("search.cache_hit", provider=provider, age=f"{age_s:.0f}")
+
+
+def no_results(provider: str | None = None) -> Msg:
+    """"no results", or "bocha: no results"."""
+    return Msg.of("search.no_results") if provider is None else Msg.of("search.provider_no_results",
+                                                                        provider=provider)
+
+
+def failed(error: RagError | Msg | str) -> Msg:
+    """The notice "web search failed: <why>" (an error)."""
+    detail = error.msg if isinstance(error, RagError) else error
+    return Msg.of("search.failed", level="error", detail=detail)
+
+
+def not_configured() -> Msg:
+    return Msg.of("search.not_configured", level="error")
+
+
+def is_no_results(note: Msg) -> bool:
+    """Whether ``note`` says the search found nothing (a provider's or the generic note)."""
+    return note.code in {"search.no_results", "search.provider_no_results"}
