@@ -6,6 +6,7 @@ echoed worked example); the figures on recorded replies are in tests/test_eval_r
 
 from __future__ import annotations
 
+from rag.checks.notes import codes
 from rag.checks.quotes import Source, question_left_out, verify_part
 from rag.checks.sentences import check_answer, split_sentences
 from rag.checks.text import content, coverage, normalize
@@ -53,7 +54,7 @@ def test_an_echoed_worked_example_is_not_a_part_of_the_question() -> None:
     """Measured in the browser: a 1.5B judge answered the English example's "who built the mill"."""
     q = "孙悟空被压在哪座山下？"
     check = verify_part("who built the mill", "齐天大圣孙悟空", 1, "把这猴王推出西天门外", [book(1, MOUNTAIN)], question=q)
-    assert check.status == "unverified" and "not a part of the question" in check.detail
+    assert check.status == "unverified" and codes(check.detail) == {"check.not_a_part"}
 
 
 def test_a_quote_about_another_event_does_not_verify_the_part() -> None:
@@ -69,10 +70,10 @@ def test_the_answer_must_answer_not_repeat_or_copy() -> None:
     q = "取经成功后唐僧被如来封为什么佛？"
     text = "唐僧把唐太宗所赐的紫金钵盂送给阿傩，才换来有字真经。如来封唐僧为旃檀功德佛。"
     repeat = verify_part("被如来封为什么佛", "如来", 1, "如来封唐僧为旃檀功德佛", [book(1, text)], question=q)
-    assert repeat.status == "unverified" and "repeats the question" in repeat.detail
+    assert repeat.status == "unverified" and "check.answer_repeats_question" in codes(repeat.detail)
     long_text = "他们一路上经历了许多磨难，" * 4 + text
     long_quote = verify_part("被如来封为什么佛", "旃檀功德佛", 1, long_text, [book(1, long_text)], question=q)
-    assert long_quote.status == "unverified" and "too long" in long_quote.detail
+    assert long_quote.status == "unverified" and codes(long_quote.detail) == {"check.quote_too_long"}
     good = verify_part("被如来封为什么佛", "旃檀功德佛", 1, "如来封唐僧为旃檀功德佛", [book(1, text)], question=q)
     assert good.status == "verified"
 
