@@ -10,6 +10,7 @@ from rag.checks.notes import codes
 from rag.checks.quotes import Source, question_left_out, verify_part
 from rag.checks.sentences import check_answer, split_sentences
 from rag.checks.text import content, coverage, normalize
+from rag.i18n import Msg
 
 WINE = ("关公曰：“酒且斟下，某去便来。”出帐提刀，飞身上马。众诸侯听得关外鼓声大振，喊声大举，如天摧地塌，"
         "岳撼山崩，众皆失惊。正欲探听，鸾铃响处，马到中军，云长提华雄之头，掷于地上。其酒尚温。")
@@ -150,8 +151,9 @@ def test_the_trace_says_what_verified_means() -> None:
     from rag.schemas import Evaluation, PartResult
     from rag.ui.render import evaluation_html
 
+    part = PartResult(part="他用什么打的", answer="柳条", source=1, quote="攀下柳条", status="verified",
+                      detail=Msg.of("check.quote_verbatim"))
     ev = Evaluation(reason="r", enough=True, missing=[], web_query=None, confidence=0.9, mode="evidence",
-                    model_enough=True, parts=[PartResult(part="他用什么打的", answer="柳条", source=1,
-                                                         quote="攀下柳条", status="verified", detail="quote verbatim")])
+                    model_enough=True, parts=[part])
     assert "不是对事实本身的担保" in evaluation_html(ev, 1, "zh")
     assert "not a guarantee of the fact itself" in evaluation_html(ev, 1, "en")

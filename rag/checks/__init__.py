@@ -1,6 +1,8 @@
 """Evidence that code checks, pure: quotes verified against the passages they claim to come from
 (``rag.checks.quotes``) and answer sentences checked against the sources they cite
-(``rag.checks.sentences``), on text normalised one way (``rag.checks.text``)."""
+(``rag.checks.sentences``), on text normalised one way (``rag.checks.text``). Each check says why in a
+``rag.i18n.Msg`` (codes ``check.*``: a part's ``detail``, a sentence's ``reason``; ``str()`` is the English
+text); code that decides on it reads its status, or its codes (``rag.checks.notes.codes``), never its wording."""
 
 from rag.checks.notes import codes
 from rag.checks.quotes import (
