@@ -8,11 +8,18 @@ from typing import Annotated, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, BeforeValidator, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from rag.i18n import Msg
+
 MAX_MISSING = 6
 MAX_PARTS = 6
 MAX_FIELD_CHARS = 400  # any one string the judge writes (bounded: a looping model cannot grow it)
 JudgeMode = Literal["evidence", "verdict", "guarded"]
 PartStatus = Literal["verified", "unverified", "not_found"]
+
+
+# Why a check decided what it did: a ``Msg`` from ``rag.checks`` (codes ``check.*``; ``str()`` is its
+# English text). Plain text is still taken, as written: a stored report, a producer not yet on codes.
+CheckNote = Msg | str
 
 
 def _clip(value: object, limit: int = MAX_FIELD_CHARS) -> object:
@@ -76,7 +83,7 @@ class PartResult(BaseModel):
     source: int | None = None  # the number the judge cited
     quote: str = ""
     status: PartStatus = "not_found"
-    detail: str = ""
+    detail: CheckNote = ""
     matched_source: int | None = None  # where the quote really is (may differ from ``source``)
     span: tuple[int, int] | None = None  # the quote's span in that source's text, for highlighting
     origin: Literal["book", "web"] | None = None
@@ -90,7 +97,7 @@ class SentenceResult(BaseModel):
     end: int
     citations: list[int] = Field(default_factory=list)
     status: Literal["supported", "unsupported", "uncited", "no_claim"]
-    reason: str = ""
+    reason: CheckNote = ""
     origin: Literal["book", "web", "both"] | None = None
 
 

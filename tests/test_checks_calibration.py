@@ -6,9 +6,11 @@ echoed worked example); the figures on recorded replies are in tests/test_eval_r
 
 from __future__ import annotations
 
+from rag.checks.notes import codes
 from rag.checks.quotes import Source, question_left_out, verify_part
 from rag.checks.sentences import check_answer, split_sentences
 from rag.checks.text import content, coverage, normalize
+from rag.i18n import Msg
 
 WINE = ("关公曰：“酒且斟下，某去便来。”出帐提刀，飞身上马。众诸侯听得关外鼓声大振，喊声大举，如天摧地塌，"
         "岳撼山崩，众皆失惊。正欲探听，鸾铃响处，马到中军，云长提华雄之头，掷于地上。其酒尚温。")
@@ -53,7 +55,7 @@ def test_an_echoed_worked_example_is_not_a_part_of_the_question() -> None:
     """Measured in the browser: a 1.5B judge answered the English example's "who built the mill"."""
     q = "孙悟空被压在哪座山下？"
     check = verify_part("who built the mill", "齐天大圣孙悟空", 1, "把这猴王推出西天门外", [book(1, MOUNTAIN)], question=q)
-    assert check.status == "unverified" and "not a part of the question" in check.detail
+    assert check.status == "unverified" and codes(check.detail) == {"check.not_a_part"}
 
 
 def test_a_quote_about_another_event_does_not_verify_the_part() -> None:
@@ -69,10 +71,10 @@ def test_the_answer_must_answer_not_repeat_or_copy() -> None:
     q = "取经成功后唐僧被如来封为什么佛？"
     text = "唐僧把唐太宗所赐的紫金钵盂送给阿傩，才换来有字真经。如来封唐僧为旃檀功德佛。"
     repeat = verify_part("被如来封为什么佛", "如来", 1, "如来封唐僧为旃檀功德佛", [book(1, text)], question=q)
-    assert repeat.status == "unverified" and "repeats the question" in repeat.detail
+    assert repeat.status == "unverified" and "check.answer_repeats_question" in codes(repeat.detail)
     long_text = "他们一路上经历了许多磨难，" * 4 + text
     long_quote = verify_part("被如来封为什么佛", "旃檀功德佛", 1, long_text, [book(1, long_text)], question=q)
-    assert long_quote.status == "unverified" and "too long" in long_quote.detail
+    assert long_quote.status == "unverified" and codes(long_quote.detail) == {"check.quote_too_long"}
     good = verify_part("被如来封为什么佛", "旃檀功德佛", 1, "如来封唐僧为旃檀功德佛", [book(1, text)], question=q)
     assert good.status == "verified"
 
@@ -149,8 +151,9 @@ def test_the_trace_says_what_verified_means() -> None:
     from rag.schemas import Evaluation, PartResult
     from rag.ui.render import evaluation_html
 
+    part = PartResult(part="他用什么打的", answer="柳条", source=1, quote="攀下柳条", status="verified",
+                      detail=Msg.of("check.quote_verbatim"))
     ev = Evaluation(reason="r", enough=True, missing=[], web_query=None, confidence=0.9, mode="evidence",
-                    model_enough=True, parts=[PartResult(part="他用什么打的", answer="柳条", source=1,
-                                                         quote="攀下柳条", status="verified", detail="quote verbatim")])
+                    model_enough=True, parts=[part])
     assert "不是对事实本身的担保" in evaluation_html(ev, 1, "zh")
     assert "not a guarantee of the fact itself" in evaluation_html(ev, 1, "en")

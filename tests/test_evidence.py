@@ -10,6 +10,7 @@ from rag.checks import (
     check_answer,
     citations_of,
     cn_to_int,
+    codes,
     match_quote,
     normalize,
     split_sentences,
@@ -99,7 +100,9 @@ def test_numerals_in_either_form_verify() -> None:
 def test_a_quote_from_another_passage_is_accepted_and_said() -> None:
     sources = [src(1, BATTLE), src(2, GUIDE)]
     check = verify_part("谁传授筋斗云", "须菩提祖师", 1, "须菩提祖师半夜传授悟空长生之道", sources)
-    assert check.status == "verified" and check.matched_source == 2 and "found in [2]" in check.detail
+    assert check.status == "verified" and check.matched_source == 2 and "check.found_elsewhere" in codes(check.detail)
+    assert str(check.detail) == ("quote verbatim; answer found in the quoted passage text (cited [1], found in [2])")
+    assert check.detail.text("zh") == "引文逐字吻合；答案见于引文所在的原文（模型标注 [1]，实际见于 [2]）"
 
 
 def test_the_answer_must_be_in_the_matched_passage_text_not_the_quote() -> None:
@@ -113,7 +116,8 @@ def test_the_answer_must_be_in_the_matched_passage_text_not_the_quote() -> None:
 
 def test_a_relevant_quote_without_the_answer_is_unverified() -> None:
     check = verify_part("筋斗云能翻多远", "十万九千里", 1, "一个筋斗能翻十万八千里", [src(1, GUIDE)])
-    assert check.status == "unverified" and "not in the quoted passage" in check.detail
+    assert check.status == "unverified" and "check.answer_not_in_quote" in codes(check.detail)
+    assert str(check.detail) == "[1]: answer not in the quoted passage text: 109000里"
 
 
 def test_yes_no_answers_need_shared_content_with_the_part() -> None:
@@ -205,10 +209,54 @@ def test_a_quote_from_a_passage_about_something_else_does_not_verify() -> None:
     passage about 无底洞 that merely names a demon. The source must share a term with the part."""
     other = "无底洞：黑松林里被绑在树上的女子被唐僧救下，她却是陷空山无底洞的金鼻白毛老鼠精。"
     bad = verify_part("狮驼岭三魔中的老三是什么", "金鼻白毛老鼠精", 1, "她却是陷空山无底洞的金鼻白毛老鼠精", [src(1, other)])
-    assert bad.status == "unverified" and "does not speak of this part" in bad.detail
+    assert bad.status == "unverified" and codes(bad.detail) == {"check.in_source", "check.not_about_part"}
     good = verify_part("无底洞的女妖是什么", "金鼻白毛老鼠精", 1, "她却是陷空山无底洞的金鼻白毛老鼠精", [src(1, other)])
     assert good.status == "verified"
     # an English part on a Chinese passage is compared by its words as the book writes them (无底洞)
     cross = verify_part("What was the demon of the Bottomless Cave?", "金鼻白毛老鼠精", 1,
                         "她却是陷空山无底洞的金鼻白毛老鼠精", [src(1, other)])
     assert cross.status == "verified"
+
+
+# --------------------------------------------------------------------------- details and reasons are codes
+def test_the_answer_sentences_reasons_are_codes_in_both_languages() -> None:
+    answer = ("马超与许褚大战三百余合[2]。"
+              "悟空后来在第九十回被如来收服。"
+              "马超与许褚大战二百余合[7]。"
+              "电视剧的导演无法从资料中确认。")
+    reasons = [s.reason for s in check_answer(answer, SOURCES).sentences]
+    assert [r.code for r in reasons] == ["check.sentence_not_in_sources", "check.sentence_covered",
+                                         "check.sentence_unknown_source", "check.sentence_hedge"]
+    assert [str(r) for r in reasons[::2]] == ["not in the cited sources: 300", "cites a source that does not exist: [7]"]
+    assert reasons[1].text("zh").endswith("（由段末的引用标注覆盖）")
+    assert reasons[2].text("zh") == "引用了不存在的来源：[7]"
+
+
+def test_a_parts_detail_names_each_source_it_tried() -> None:
+    check = verify_part("筋斗云能翻多远", "十万九千里", 1, "一个筋斗能翻十万八千里", [src(1, GUIDE), src(2, GUIDE + "。")])
+    assert check.status == "unverified" and check.detail.code == "join"
+    assert str(check.detail) == ("[1]: answer not in the quoted passage text: 109000里; "
+                                 "[2]: answer not in the quoted passage text: 109000里")
+    assert check.detail.text("zh") == "[1]：引文所在的原文中没有答案：109000里；[2]：引文所在的原文中没有答案：109000里"
+    fuzzy = verify_part("谁把悟空逐出师门", "祖师", 1, "悟室在同门面前卖弄变化，被祖师逐出师门。", [src(1, GUIDE)])
+    assert fuzzy.status == "verified" and "check.quote_matched" in codes(fuzzy.detail)
+    assert str(fuzzy.detail) == "quote matched 0.89; answer found in the quoted passage text"
+    assert fuzzy.detail.text("zh") == "引文近似吻合（0.89）；答案见于引文所在的原文"
+    none = verify_part("电视剧第几集", None, None, "not found", [src(1, GUIDE)])
+    assert none.detail.code == "check.no_evidence" and none.detail.text("zh") == "模型没有为这部分找到证据"
+
+
+def test_a_checked_part_keeps_its_detail_through_json() -> None:
+    from rag.eval.runner import evaluation_record
+    from rag.schemas import Evaluation, PartResult, SentenceResult
+
+    check = verify_part("谁传授筋斗云", "须菩提祖师", 1, "须菩提祖师半夜传授悟空长生之道", [src(1, BATTLE), src(2, GUIDE)])
+    part = PartResult(part=check.part, status=check.status, detail=check.detail)
+    again = PartResult.model_validate_json(part.model_dump_json())
+    assert again.detail == check.detail and codes(again.detail) == codes(check.detail)
+    ev = Evaluation(reason="r", enough=True, parts=[part, PartResult(part="old", detail="quote verbatim")])
+    assert [p["detail"] for p in evaluation_record(ev)["parts"]] == [str(check.detail), "quote verbatim"]
+    sentence = SentenceResult(text="x", start=0, end=1, status="no_claim",
+                              reason=check_answer("结论如下：", SOURCES).sentences[0].reason)
+    assert SentenceResult.model_validate_json(sentence.model_dump_json()).reason == sentence.reason
+    assert codes("plain text") == set()

@@ -17,6 +17,7 @@ from rag.agent.deps import Deps
 from rag.agent.events import NodeFinished, NodeStarted, run_turn
 from rag.agent.graph import build_graph
 from rag.agent.judge import sources_of
+from rag.i18n import Msg, join
 from rag.schemas import Evaluation, PartResult, SearchResult, SentenceResult
 from rag.testing.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 from rag.ui.render import (
@@ -133,7 +134,7 @@ def test_chat_answer_carries_the_marks_and_the_summary_in_the_session_language()
 
 
 def test_sentence_tip_in_chinese_translates_code_reasons():
-    check = SentenceResult(text="x", start=0, end=1, status="unsupported", reason="only 30% of its words are in the cited sources")
+    check = SentenceResult(text="x", start=0, end=1, status="unsupported", reason=Msg.of("check.sentence_few_words", share=0.3))
     assert sentence_tip(check, "zh") == "来源不支持：只有 30% 的词语出现在所引来源中"
 
 
@@ -145,12 +146,13 @@ def evidence_eval() -> Evaluation:
         reason="r", enough=False, missing=["b (unverified)", "c (not found)"], mode="evidence", model_enough=True,
         parts=[
             PartResult(part="which chapter", answer="第二十七回", source=2, quote="白骨夫人三次变化", status="verified",
-                       detail="quote verbatim; answer found in the quoted passage text (cited [2], found in [1])",
+                       detail=join([Msg.of("check.quote_verbatim"), Msg.of("check.found_elsewhere", cited="2", found=1,
+                                                                            detail=Msg.of("check.answer_in_quote"))]),
                        matched_source=1, span=(0, 8), origin="book"),
             PartResult(part="which episode", answer="11", source=3, quote="第十二集", status="unverified",
-                       detail="quote not found in any source"),
+                       detail=Msg.of("check.quote_not_found")),
             PartResult(part="who directed", answer="not found", quote="not found", status="not_found",
-                       detail="the judge found no evidence for this part"),
+                       detail=Msg.of("check.no_evidence")),
         ])
 
 

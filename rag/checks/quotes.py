@@ -35,6 +35,7 @@ from rag.checks.text import (
     normalize,
     shared_terms,
 )
+from rag.i18n import Msg, join
 
 # --------------------------------------------------------------------------- quote matching
 MIN_QUOTE_WEIGHT = 4.0  # at least 4 Han or 12 Latin characters after normalisation
@@ -199,7 +200,7 @@ def main_answer(answer: str) -> str:
 
 
 def answer_supported(answer: str, region: str, passage: str = "", part: str = "",
-                     quoted: str = "") -> tuple[bool, str]:
+                     quoted: str = "") -> tuple[bool, Msg]:
     """Whether the quote states ``answer`` (see the module docstring). ``quoted``: the passage text the
     quote matched; ``region``: the quote's sentence; ``passage``: the source's whole text (all
     normalised). Numbers must be in the quoted text, names in the passage; a short answer in the quoted
@@ -219,41 +220,41 @@ def answer_supported(answer: str, region: str, passage: str = "", part: str = ""
         # a yes/no answer is as good as the quote's bearing on the part (about_the_part, strictly);
         # what follows the yes or no ("没有喝，他让酒先斟下") is stated by the quote like any answer
         if not normalize(rest).text:
-            return True, "yes/no answer"
+            return True, Msg.of("check.yes_no")
         ok, why = answer_supported(rest, region, passage, "", quoted)
-        return ok, f"yes/no answer; {why}"
+        return ok, join([Msg.of("check.yes_no"), why])
     answer_norm = normalize(answer).text
     if part:  # (a yes/no answer returned above)
         own = content(answer).terms
         if own and all(contains(normalize(part).text, t) for t, _ in own):
-            return False, "the answer only repeats the question"
+            return False, Msg.of("check.answer_repeats_question")
     if not answer_norm:
-        return False, "empty answer"
+        return False, Msg.of("check.empty_answer")
     if content_weight(answer_norm) > MAX_ANSWER_WEIGHT:
-        return False, f"the answer is not a short fact ({len(answer_norm)} characters)"
+        return False, Msg.of("check.answer_too_long", n=len(answer_norm))
     missing = [t for t, forms in hard_facts(answer)
                if not found_in(forms, quoted if t[0].isdigit() else passage)]
     if missing:
-        return False, f"answer not in the quoted passage text: {', '.join(missing)}"
+        return False, Msg.of("check.answer_not_in_quote", missing=", ".join(missing))
     pieces = answer_pieces(answer)
     terms = content(answer).terms
     if all(len(p) <= SHORT_ANSWER for p in pieces):
         absent = [p for p in pieces if not _piece_found(p, quoted)
                   and not (_piece_found(p, passage) and coverage(content(p), quoted) >= ANSWER_COVERAGE / 2)]
         if not absent:
-            return True, "answer found in the quoted passage text"
+            return True, Msg.of("check.answer_in_quote")
         # a short paraphrase (酒还是温的 for 其酒尚温) is judged by its content like a long one; a name
         # the quote does not hold is not an answer the quote states, whatever the sentence around it says
         if all(t in NAMES for t, _ in terms):
-            return False, f"answer not in the quoted passage text: {', '.join(absent)}"
+            return False, Msg.of("check.answer_not_in_quote", missing=", ".join(absent))
     copied = _copy_slip(answer_norm, region)
     if copied:
-        return False, f"the answer copies the passage but changes it: {copied}"
+        return False, Msg.of("check.answer_changes_copy", changed=copied)
     stated = coverage(Content(terms), region)
     # a short answer is one fact: every term of it must be stated (金平府的国王 is not 金平府's 大王)
     if stated >= (1.0 if len(answer_norm) <= SHORT_ANSWER else ANSWER_COVERAGE):
-        return True, f"the quote states the answer ({stated:.0%} of its content)"
-    return False, f"answer not in the quoted passage text: only {stated:.0%} of its content"
+        return True, Msg.of("check.quote_states_answer", share=stated)
+    return False, Msg.of("check.answer_partly_stated", share=stated)
 
 
 def _copy_slip(answer_norm: str, region: str) -> str:
@@ -330,7 +331,7 @@ class PartCheck:
     source: int | None  # the number the judge cited
     quote: str | None
     status: PartStatus
-    detail: str
+    detail: Msg  # why (codes ``check.*``; ``str(detail)`` is the English text)
     matched_source: int | None = None  # where the quote was actually found (may differ from ``source``)
     span: tuple[int, int] | None = None  # the quote's span in that source's text (for highlighting)
     origin: Literal["book", "web"] | None = None
@@ -354,20 +355,19 @@ def verify_part(part: str, answer: str | None, source: int | None, quote: str | 
                 sources: Sequence[Source], *, question: str = "") -> PartCheck:
     """Verify one claimed part (see the module docstring): the cited source first, then any other."""
     if says_not_found(quote) or says_not_found(answer):
-        return PartCheck(part, answer, source, quote, "not_found", "the judge found no evidence for this part")
+        return PartCheck(part, answer, source, quote, "not_found", Msg.of("check.no_evidence"))
     assert quote is not None and answer is not None
     if question and not part_of_question(part, question):
-        return PartCheck(part, answer, source, quote, "unverified", "this part is not a part of the question")
+        return PartCheck(part, answer, source, quote, "unverified", Msg.of("check.not_a_part"))
     quote_norm = normalize(quote).text
     if content_weight(normalize(quote, numerals=False).text) < MIN_QUOTE_WEIGHT:  # 重八十二斤 is five characters
-        return PartCheck(part, answer, source, quote, "unverified", "quote too short to verify")
+        return PartCheck(part, answer, source, quote, "unverified", Msg.of("check.quote_too_short"))
     if content_weight(quote_norm) > MAX_QUOTE_WEIGHT:
-        return PartCheck(part, answer, source, quote, "unverified",
-                         f"quote too long to show what states the answer ({len(quote_norm)} characters)")
+        return PartCheck(part, answer, source, quote, "unverified", Msg.of("check.quote_too_long", n=len(quote_norm)))
     if len(quote_norm) > 30 and normalize(main_answer(answer)).text == quote_norm:
-        return PartCheck(part, answer, source, quote, "unverified", "the answer only repeats the quote")
+        return PartCheck(part, answer, source, quote, "unverified", Msg.of("check.answer_repeats_quote"))
     ordered = sorted(sources, key=lambda s: (s.number != source, s.number))
-    reasons = []
+    reasons: list[Msg] = []
     for src in ordered:
         for norm, text, in_label in ((src.norm, src.text, False), (src.label_norm, src.label, True)):
             match = match_quote(quote, norm)
@@ -383,22 +383,24 @@ def verify_part(part: str, answer: str | None, source: int | None, quote: str | 
                 # quote changed, is a different fact, not a copying slip.
                 pieces = answer_pieces(main_answer(answer))
                 if any(contains(quote_norm, p) != contains(region, p) for p in pieces):
-                    ok, why = False, "the answer differs from what the quote says"
+                    ok, why = False, Msg.of("check.answer_differs")
             if ok:
                 about, _ = about_the_part(part, answer, region, question, f"{src.label}\n{src.text}",
                                           match.region(norm))
                 if not about:
-                    ok, why = False, "the quote's sentence does not speak of this part of the question"
+                    ok, why = False, Msg.of("check.not_about_part")
             if ok:
-                where = "" if src.number == source else f" (cited [{source}], found in [{src.number}])"
-                kind = "verbatim" if match.exact else f"matched {match.ratio:.2f}"
-                kind += " in the chapter heading" if in_label else ""
-                return PartCheck(part, answer, source, quote, "verified", f"quote {kind}; {why}{where}",
+                if src.number != source:
+                    why = Msg.of("check.found_elsewhere", detail=why, cited=str(source), found=src.number)
+                heading = "_heading" if in_label else ""
+                kind = (Msg.of(f"check.quote_verbatim{heading}") if match.exact
+                        else Msg.of(f"check.quote_matched{heading}", ratio=match.ratio))
+                return PartCheck(part, answer, source, quote, "verified", join([kind, why]),
                                  matched_source=src.number, span=None if in_label else match.span,
                                  origin=src.origin)
-            reasons.append(f"[{src.number}]: {why}")
+            reasons.append(Msg.of("check.in_source", n=src.number, detail=why))
             break
-    detail = "; ".join(reasons) if reasons else "quote not found in any source"
+    detail = (reasons[0] if len(reasons) == 1 else join([*reasons])) if reasons else Msg.of("check.quote_not_found")
     return PartCheck(part, answer, source, quote, "unverified", detail)
 
 

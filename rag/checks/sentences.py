@@ -22,6 +22,7 @@ from typing import Literal
 
 from rag.checks.quotes import Source
 from rag.checks.text import NAMES, cn_to_int, contains, content, found_in, is_han, normalize
+from rag.i18n import Msg
 
 SentenceStatus = Literal["supported", "unsupported", "uncited", "no_claim"]
 _CITATION = re.compile(r"\[(\d+(?:\s*[,，、-]\s*\d+)*)\]")
@@ -55,7 +56,7 @@ class SentenceCheck:
     end: int
     citations: tuple[int, ...]  # its own, or those of the citation that closes its run
     status: SentenceStatus
-    reason: str
+    reason: Msg  # why (codes ``check.sentence_*``; ``str(reason)`` is the English text)
     origin: Literal["book", "web", "both"] | None = None  # where its support is
 
 
@@ -189,21 +190,21 @@ def _novel_run(terms: Sequence[tuple[str, frozenset[str]]], haystack: str) -> st
 
 
 def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, ...] | None = None,
-                   ) -> tuple[SentenceStatus, str, str | None]:
+                   ) -> tuple[SentenceStatus, Msg, Literal["book", "web", "both"] | None]:
     """One sentence against ``cites`` (default: its own citations)."""
     cites = citations_of(sentence) if cites is None else cites
     if _is_hedge(sentence):
-        return "no_claim", "says what the sources do not confirm", None
+        return "no_claim", Msg.of("check.sentence_hedge"), None
     if not _claims(sentence):
-        return "no_claim", "no factual claim", None
+        return "no_claim", Msg.of("check.sentence_no_claim"), None
     if not cites:
-        return "uncited", "states facts without citing a source", None
+        return "uncited", Msg.of("check.sentence_uncited"), None
     unknown = [c for c in cites if c not in sources]
     if unknown:
-        return "unsupported", f"cites a source that does not exist: {', '.join(f'[{c}]' for c in unknown)}", None
+        return "unsupported", Msg.of("check.sentence_unknown_source", cites=", ".join(f"[{c}]" for c in unknown)), None
     cited = [sources[c] for c in cites]
     origins = {s.origin for s in cited}
-    origin = "both" if len(origins) > 1 else next(iter(origins))
+    origin: Literal["book", "web", "both"] = "both" if len(origins) > 1 else next(iter(origins))
     body = _CITATION.sub(" ", sentence)
     haystack = normalize(" ".join(f"{s.label} {s.text}" for s in cited)).text
     has_han = any(is_han(ch) for ch in haystack)
@@ -212,20 +213,20 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
     body_terms = content(body).terms
     missing += [t for t, forms in body_terms if t in NAMES and not found_in(forms, haystack)]
     if missing:
-        return "unsupported", f"not in the cited sources: {', '.join(dict.fromkeys(missing))}", origin
+        return "unsupported", Msg.of("check.sentence_not_in_sources", missing=", ".join(dict.fromkeys(missing))), origin
     if "web" in origins and "book" not in origins and any(w in body.lower() for w in _BOOK_WORDS):
-        return "unsupported", "attributes to the book what only a web source says", origin
+        return "unsupported", Msg.of("check.sentence_web_as_book"), origin
     # Compare content within one script: a Chinese sentence citing an English page is checked by its facts.
     # numbers are facts, checked above; the words are compared within the sources' script
     terms = [(t, f) for t, f in body_terms if is_han(t[0]) == has_han and not t[0].isdigit()]
     if terms:
         stated = sum(1 for _, forms in terms if found_in(forms, haystack)) / len(terms)
         if stated < MIN_COVERAGE:
-            return "unsupported", f"only {stated:.0%} of its words are in the cited sources", origin
+            return "unsupported", Msg.of("check.sentence_few_words", share=stated), origin
         run = _novel_run(body_terms, haystack) if has_han else None
         if run:
-            return "unsupported", f"not in the cited sources: {run}", origin
-    return "supported", "its facts are in the cited sources", origin
+            return "unsupported", Msg.of("check.sentence_not_in_sources", missing=run), origin
+    return "supported", Msg.of("check.sentence_supported"), origin
 
 
 _HEADING_LINE = re.compile(r"^\s*(?:#+\s*.+|\*\*[^*]+\*\*[:：]?|(?:[一二三四五六七八九十]+、|\d+[.)、])\s*\*\*[^*]+\*\*[:：]?)\s*$")
@@ -301,10 +302,10 @@ def check_answer(answer: str, sources: Sequence[Source]) -> AnswerCheck:
     checks = []
     for (a, b), text, cites, mine in zip(spans, texts, covering, own, strict=True):
         if not cites and _HEADING_LINE.match(_CITATION.sub("", text).strip()):
-            checks.append(SentenceCheck(text, a, b, mine, "no_claim", "no factual claim"))
+            checks.append(SentenceCheck(text, a, b, mine, "no_claim", Msg.of("check.sentence_no_claim")))
             continue
         status, reason, origin = check_sentence(text, by_number, cites)
         if cites and not mine and status != "no_claim":
-            reason = f"{reason} (covered by the citation that closes its run)"
+            reason = Msg.of("check.sentence_covered", detail=reason)
         checks.append(SentenceCheck(text, a, b, cites if status != "no_claim" else mine, status, reason, origin))
     return AnswerCheck(tuple(checks))

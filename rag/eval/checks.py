@@ -154,7 +154,7 @@ def tamper_report(cases: Sequence[Case], max_chars: int = 1200) -> dict[str, Any
 # --------------------------------------------------------------------------- seeded answer errors
 def faithful_answer(e: Evidence) -> str:
     """One cited sentence per answer string: the clause that holds it, cited with its source."""
-    sentences = []
+    sentences: list[str] = []
     for _, _, src, clause in e.parts:
         body = clause.rstrip("。！？!?；;.")
         if body not in "".join(sentences):

@@ -84,7 +84,8 @@ def summarize_log(path: str | Path) -> LogSummary:
                 summary.bad_lines += 1
                 continue
             summary.records += 1
-            evaluation = record.get("evaluation") if isinstance(record.get("evaluation"), dict) else {}
+            stored = record.get("evaluation")
+            evaluation: dict[str, Any] = stored if isinstance(stored, dict) else {}
             if evaluation.get("enough") is not True:
                 summary.not_enough += 1
             if record.get("invalid_json") is True:

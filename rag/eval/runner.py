@@ -80,7 +80,16 @@ class JudgeOutcome:
                 "valid": self.stats.valid, "attempts": self.stats.attempts,
                 "invalid_replies": self.stats.invalid_replies, "call_errors": self.stats.call_errors,
                 "latency_s": round(self.stats.latency_s, 4), "errors": self.stats.errors,
-                "evaluation": self.evaluation.model_dump() if self.evaluation else None}
+                "evaluation": evaluation_record(self.evaluation) if self.evaluation else None}
+
+
+def evaluation_record(evaluation: Evaluation) -> dict[str, Any]:
+    """An evaluation as the reports write it: each part's detail as its English text (``str``), so
+    reports stay comparable with the ones before the details became message codes."""
+    data = evaluation.model_dump()
+    for part, dumped in zip(evaluation.parts, data["parts"], strict=True):
+        dumped["detail"] = str(part.detail)
+    return data
 
 
 def _judge_stats(errors: list[str], invalid: bool, latency: float) -> CallStats:
@@ -319,7 +328,7 @@ class AnswerOutcome:
                 "judged_enough": self.judged_enough, "states_missing": self.states_missing,
                 "asserted_missing_facts": self.asserted, "unsupported_numbers": self.unsupported,
                 "at_risk": self.at_risk,
-                "sentences": [{"status": c.status, "citations": c.citations, "reason": c.reason, "text": c.text}
+                "sentences": [{"status": c.status, "citations": c.citations, "reason": str(c.reason), "text": c.text}
                               for c in self.checks],
                 "latency_s": round(self.latency_s, 4), "error": self.error, "answer": self.answer}
 
