@@ -96,18 +96,19 @@ def make_chat_model(settings: Settings) -> Any | None:
     from langchain_openai import ChatOpenAI
 
     base, key, model = endpoint
-    return ChatOpenAI(
-        model=model,
-        base_url=base,
-        api_key=key,
-        temperature=settings.llm_temperature,
-        timeout=settings.llm_timeout,
-        max_retries=settings.llm_max_retries,
+    options: dict[str, Any] = {
+        "model": model,
+        "base_url": base,
+        "api_key": SecretStr(key),
+        "temperature": settings.llm_temperature,
+        "timeout": settings.llm_timeout,
+        "max_retries": settings.llm_max_retries,
         # The client sends the cap as max_completion_tokens, which llama.cpp's server ignores (a
         # grammar-constrained reply then runs to the context size): other servers also get max_tokens.
-        max_tokens=settings.llm_max_tokens,
-        extra_body=None if _is_openai(base) else {"max_tokens": settings.llm_max_tokens},
-    )
+        "max_tokens": settings.llm_max_tokens,
+        "extra_body": None if _is_openai(base) else {"max_tokens": settings.llm_max_tokens},
+    }
+    return ChatOpenAI(**options)
 
 
 def _is_openai(base_url: str | None) -> bool:

@@ -24,7 +24,6 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from rag.agent import prompts
 from rag.checks import Source, question_left_out, split_sentences, verify_part
 from rag.errors import LLMError
-from rag.lang import book_title_marks
 from rag.llm import failure_kind, structured_invoke
 from rag.schemas import (
     ClaimedPart,
@@ -43,54 +42,6 @@ JUDGE_MODES: tuple[JudgeMode, ...] = ("evidence", "guarded", "verdict")
 
 
 # --------------------------------------------------------------------------- sources and prompts
-_OPEN_RUN = re.compile(r"<{3,}")
-_CLOSE_RUN = re.compile(r">{3,}")
-_MARKER_WORD = re.compile(r"(END_)?(BOOK_PASSAGE|WEB_RESULT)", re.IGNORECASE)
-
-
-def neutralise_block_text(text: str, *, one_line: bool = False) -> str:
-    """Text that cannot open or close a delimited block in a prompt (``<<<`` / ``>>>`` runs and the
-    block markers are defused); line breaks are kept unless ``one_line``."""
-    text = " ".join(str(text).split()) if one_line else str(text)
-    text = _OPEN_RUN.sub("‹‹", text)
-    text = _CLOSE_RUN.sub("››", text)
-    return _MARKER_WORD.sub(lambda m: m.group(0).replace("_", " "), text)
-
-
-def fence_book_passage(n: int, head: str, body: str) -> str:
-    """One book passage as a delimited block of data, its first line ``[n] <head>``."""
-    return (f"<<<BOOK_PASSAGE {n}>>>\n[{n}] {neutralise_block_text(head, one_line=True)}\n"
-            f"{neutralise_block_text(body)}\n<<<END_BOOK_PASSAGE>>>")
-
-
-def fence_source(source: Source) -> str:
-    """A numbered source (``sources_of``) fenced as the judge saw it: a book passage, or a web result."""
-    if source.origin == "book":
-        return fence_book_passage(source.number, source.label, source.text)
-    title, _, snippet = source.text.partition("\n")
-    return (f"<<<WEB_RESULT {source.number}>>>\n[{source.number}] {neutralise_block_text(title, one_line=True)}\n"
-            f"Snippet: {neutralise_block_text(snippet, one_line=True)}\n<<<END_WEB_RESULT>>>")
-
-
-def format_book_context(passages: Sequence[Passage], max_chars: int = 1200) -> str:
-    """Book passages as numbered, delimited blocks of data for a prompt, like web results
-    (``rag.search.base.format_web_context``): block ``n`` is ::
-
-        <<<BOOK_PASSAGE n>>>
-        [n] 《title》 chapter
-        text of the passage (cut to ``max_chars``)
-        <<<END_BOOK_PASSAGE>>>
-
-    A book can hold instructions too: delimiter-like text inside a passage is neutralised, so it
-    cannot close its block or fake another one; the prompts say that text in the blocks is data."""
-    blocks = []
-    for i, p in enumerate(passages, start=1):
-        body = p.text if len(p.text) <= max_chars else p.text[:max_chars] + "…"
-        where = f"{book_title_marks(p.book_title)} " if p.book_title else ""
-        blocks.append(fence_book_passage(i, f"{where}{p.label()}", body))
-    return "\n\n".join(blocks)
-
-
 def sources_of(passages: Sequence[Passage], web_results: Sequence[SearchResult] = (),
                max_chars: int = 1200) -> list[Source]:
     """The numbered sources exactly as the judge and the writer see them: book passages [1..p]

@@ -92,7 +92,7 @@ Judge whether the context is enough. Remember: every part, specific facts, when 
 
 # Few-shot examples go in their own turns (user: question + sources; assistant: the JSON), with
 # neutral content that cannot be mistaken for the user's book, and both outcomes represented.
-# The sources are fenced as rag.agent.judge.format_book_context fences a book's passages.
+# The sources are fenced as rag.agent.context.format_book_context fences a book's passages.
 _EXAMPLE_SOURCES_ZH = """<<<BOOK_PASSAGE 1>>>
 [1] 第三章 海岛
 老周是这座灯塔的看守人，他在岛上一住就是十二年。每逢风暴，他都要爬上塔顶检查灯火。

@@ -1,7 +1,7 @@
 """Run the judge, the router, or the whole answer path over labelled cases.
 
 The judge and the router are called exactly as the graph calls them: the same prompt builders
-(``rag.agent.nodes.evaluate_messages`` / ``route_messages``), the same context formatting
+(``rag.agent.judge.judge_messages`` / ``rag.agent.context.route_messages``), the same context formatting
 (``format_book_context``), the same schema, the temperature-0 copy of the model (``judge_model``)
 and the same one-retry policy (``structured_with_retry``). A case whose reply is invalid twice is
 counted as "not enough" (judge) or "complex" (router) - what the graph would then do - and is
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rag.agent import prompts
-from rag.agent.judge import format_book_context, judge, structured_with_retry
-from rag.agent.nodes import route_messages
+from rag.agent.context import format_book_context, route_messages
+from rag.agent.judge import judge, structured_with_retry
 from rag.errors import LLMError
 from rag.eval.cases import Case, RouteCase
 from rag.eval.metrics import binary_metrics, confusion, latency_summary, per_group, ratio, risk_coverage

@@ -3,7 +3,7 @@
     ws = make_web_search(settings)          # provider or failover chain, behind a TTL cache; or None
     session_ws = SessionSearch(ws, budget=settings.search_budget)
     outcome = session_ws.search_detailed(query, count)   # SearchOutcome; raises SearchError subclasses
-    prompt_part = format_web_context(outcome.results, start_index=len(passages) + 1)
+    prompt_part = rag.agent.context.format_web_context(outcome.results, start_index=len(passages) + 1)
 """
 
 from rag.search.base import (
@@ -22,7 +22,6 @@ from rag.search.base import (
     SearchServerError,
     SearchTimeout,
     clean_results,
-    format_web_context,
     normalize_url,
     plain_text,
 )
@@ -60,7 +59,6 @@ __all__ = [
     "SessionSearch",
     "TavilySearch",
     "clean_results",
-    "format_web_context",
     "make_provider",
     "make_web_search",
     "normalize_url",

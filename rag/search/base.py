@@ -1,9 +1,9 @@
 """Shared pieces of the web search providers: typed errors, result hygiene, the HTTP plumbing
-every keyed provider uses, and the prompt rendering of results as untrusted data.
+every keyed provider uses.
 
 Everything a provider returns is untrusted text from the internet. This module turns it into
-plain text (no HTML), bounded in size, deduplicated; ``format_web_context`` wraps it in
-delimiters the web text cannot forge.
+plain text (no HTML), bounded in size, deduplicated; ``rag.agent.context.format_web_context``
+wraps it in delimiters the web text cannot forge.
 """
 
 from __future__ import annotations
@@ -281,51 +281,6 @@ def clean_results(results: Iterable[SearchResult | None], count: int, snippet_ch
         seen.add(key)
         kept.append(result.model_copy(update={"snippet": truncate(snippet, snippet_chars)}))
     return kept
-
-
-# --------------------------------------------------------------------------- prompt rendering
-
-_OPEN_RUN = re.compile(r"<{3,}")
-_CLOSE_RUN = re.compile(r">{3,}")
-_MARKER_WORD = re.compile(r"(END_)?WEB_RESULT", re.IGNORECASE)
-
-
-def _neutralise(text: str) -> str:
-    """One line of web text that cannot open or close a delimiter block."""
-    text = " ".join(str(text).split())
-    text = _OPEN_RUN.sub("‹‹", text)
-    text = _CLOSE_RUN.sub("››", text)
-    return _MARKER_WORD.sub(lambda m: m.group(0).replace("_", " "), text)
-
-
-def format_web_context(results: Sequence[SearchResult], start_index: int = 1) -> str:
-    """Render results as numbered, delimited blocks of untrusted data for the LLM prompt.
-
-    Block ``n`` (numbered from ``start_index``) is::
-
-        <<<WEB_RESULT n>>>
-        [n] <title>
-        URL: <url>
-        Site: <site>
-        Date: <date>
-        Snippet: <snippet>
-        <<<END_WEB_RESULT>>>
-
-    Every field is reduced to one line and any delimiter-like text inside it is neutralised, so
-    a page cannot close its block or fake another one. Returns "" for no results.
-    """
-    blocks: list[str] = []
-    for offset, result in enumerate(results):
-        n = start_index + offset
-        lines = [f"<<<WEB_RESULT {n}>>>", f"[{n}] {_neutralise(result.title)}", f"URL: {_neutralise(result.url)}"]
-        if result.site_name:
-            lines.append(f"Site: {_neutralise(result.site_name)}")
-        if result.date:
-            lines.append(f"Date: {_neutralise(result.date)}")
-        lines.append(f"Snippet: {_neutralise(result.snippet)}")
-        lines.append("<<<END_WEB_RESULT>>>")
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
 
 
 # --------------------------------------------------------------------------- providers
