@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import contextvars
 import json
 import logging
-import queue
 import re
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -192,61 +189,44 @@ def _chunk_text(chunk: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
+def _texts(llm: Any, messages: list[Any], kwargs: dict[str, Any]) -> Iterator[str]:
+    """The non-empty text pieces of ``llm``'s stream (the stream is closed when this ends)."""
+    stream: Iterator[Any] = llm.stream(messages, **kwargs)
+    try:
+        for chunk in stream:
+            text = _chunk_text(chunk)
+            if text:
+                yield text
+    finally:
+        close = getattr(stream, "close", None)
+        if callable(close):
+            close()
+
+
 def stream_text(llm: Any, messages: list[Any], *, idle: float | None = None) -> Streamed:
     """Stream ``llm``'s reply to ``messages`` (tokens reach LangGraph's stream as they come) within
     the current turn's deadline and, once text has started, with at most ``idle`` seconds between
     two pieces. Cut short, it returns the text so far with the reason; a failing model raises as
-    before. The stream is read in a worker thread, so a silent server cannot hold the caller; a
-    stream that is given up is closed at its next piece (or by its client timeout)."""
+    before. The stream is read by ``rag.deadline.pump``, so a silent server cannot hold the caller;
+    a stream that is given up is closed at its next piece (or by its client timeout)."""
     deadline = turn_deadline.current()
     if deadline is None and not idle:
-        return Streamed("".join(_chunk_text(chunk) for chunk in llm.stream(messages)))
+        return Streamed("".join(_texts(llm, messages, {})))
+    if deadline is not None and deadline.expired:
+        return Streamed("", "turn")
     kwargs: dict[str, Any] = {}
     if deadline is not None and _takes_timeout(llm):
         kwargs["timeout"] = _request_timeout(llm, deadline)
-    pieces: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
-    stop = threading.Event()
-
-    def pump() -> None:
-        stream: Iterator[Any] = llm.stream(messages, **kwargs)
-        try:
-            for chunk in stream:
-                if stop.is_set():
-                    return
-                pieces.put(("chunk", chunk))
-            pieces.put(("end", None))
-        except BaseException as exc:  # noqa: BLE001 - handed to the reader
-            pieces.put(("error", exc))
-        finally:
-            close = getattr(stream, "close", None)
-            if callable(close):
-                close()
-
-    if deadline is not None and deadline.expired:
-        return Streamed("", "turn")
-    context = contextvars.copy_context()
-    threading.Thread(target=context.run, args=(pump,), name="rag-answer-stream", daemon=True).start()
     parts: list[str] = []
     try:
-        while True:
-            wait, why = (deadline.remaining(), "turn") if deadline is not None else (None, "turn")
-            if wait is not None and wait <= 0:
-                return Streamed("".join(parts), "turn")
-            if idle and parts and (wait is None or idle < wait):
-                wait, why = idle, "idle"
-            try:
-                kind, item = pieces.get(timeout=wait)
-            except queue.Empty:
-                return Streamed("".join(parts), why)  # type: ignore[arg-type]
-            if kind == "end":
-                return Streamed("".join(parts))
-            if kind == "error":
-                raise item
-            text = _chunk_text(item)
-            if text:
-                parts.append(text)
-    finally:
-        stop.set()
+        for text in turn_deadline.pump(lambda: _texts(llm, messages, kwargs), deadline, what="answer stream",
+                                       idle=idle or None):
+            parts.append(text)
+    except turn_deadline.Idle:
+        return Streamed("".join(parts), "idle")
+    except DeadlineExceeded:
+        return Streamed("".join(parts), "turn")
+    return Streamed("".join(parts))
 
 
 def model_name(llm: Any) -> str:
