@@ -17,6 +17,7 @@ from rag import deadline as turn_deadline
 from rag.config import Settings
 from rag.deadline import DeadlineExceeded
 from rag.errors import ConfigError, LLMError, LLMOutputError, LLMUnavailable
+from rag.i18n import Msg
 from rag.logs import redact, url_secrets
 
 logger = logging.getLogger(__name__)
@@ -277,10 +278,6 @@ def _args_from_message(message: Any, schema_name: str) -> dict[str, Any]:
     return parse_json_text(_content_text(message))
 
 
-#: Every LLMUnavailable message starts with this; every LLMOutputError message with the other
-#: (``rag.eval.runner`` and ``failure_kind`` on message text rely on both).
-CALL_FAILED_PREFIX = "model call failed"
-OUTPUT_ERROR_PREFIX = "invalid structured output"
 OPENAI_DEFAULT_BASE = "https://api.openai.com/v1"
 FailureKind = Literal["transport", "invalid_output"]
 _TRANSPORT_ERRORS = {"APIConnectionError", "APITimeoutError", "APIStatusError", "ConnectError", "ConnectTimeout"}
@@ -310,47 +307,39 @@ def _is_transport(exc: BaseException) -> bool:
     return bool(names & _TRANSPORT_ERRORS) or isinstance(exc, (httpx.HTTPError, OSError, TimeoutError))
 
 
-def unavailable(llm: Any, exc: BaseException) -> LLMUnavailable:
-    """An ``LLMUnavailable`` for a failed call: what went wrong and where, never the key."""
-    endpoint = endpoint_of(llm)
+def _what_failed(exc: BaseException) -> Msg:
+    """What went wrong with a call, in a few words (an HTTP status, a timeout, no connection)."""
     status = getattr(exc, "status_code", None)
     names = {cls.__name__ for cls in type(exc).__mro__}
     if isinstance(status, int):
-        what = f"HTTP {status}"
-        if status in (401, 403):
-            what += ", the key was rejected: check LLM_API_KEY"
-        elif status == 404:
-            what += ", check LLM_BASE_URL and LLM_MODEL"
-    elif isinstance(exc, DeadlineExceeded):
-        what = "out of time: TURN_TIMEOUT"
-    elif "APITimeoutError" in names or isinstance(exc, (TimeoutError, httpx.TimeoutException)):
-        what = "no answer in time (LLM_TIMEOUT)"
-    elif "APIConnectionError" in names or isinstance(exc, (httpx.TransportError, OSError)):
-        what = "cannot connect"
-    else:
-        what = type(exc).__name__
+        code = {401: "llm.key_rejected", 403: "llm.key_rejected", 404: "llm.check_url_model"}.get(status,
+                                                                                                "llm.http_status")
+        return Msg.of(code, status=status)
+    if isinstance(exc, DeadlineExceeded):
+        return Msg.of("llm.out_of_time")
+    if "APITimeoutError" in names or isinstance(exc, (TimeoutError, httpx.TimeoutException)):
+        return Msg.of("llm.no_answer_in_time")
+    if "APIConnectionError" in names or isinstance(exc, (httpx.TransportError, OSError)):
+        return Msg.of("llm.cannot_connect")
+    return Msg.of("text", value=type(exc).__name__)
+
+
+def unavailable(llm: Any, exc: BaseException) -> LLMUnavailable:
+    """An ``LLMUnavailable`` for a failed call: what went wrong and where, never the key."""
+    endpoint = endpoint_of(llm)
     detail = redact(_short(exc), _secrets_of_llm(llm))
-    return LLMUnavailable(endpoint, f"{CALL_FAILED_PREFIX} at {endpoint} ({what}; {type(exc).__name__}): {detail}")
+    return LLMUnavailable(endpoint, Msg.of("llm.call_failed", level="error", endpoint=endpoint,
+                                           what=_what_failed(exc), kind=type(exc).__name__, detail=detail))
 
 
-def failure_kind(error: BaseException | str) -> FailureKind:
+def failure_kind(error: BaseException) -> FailureKind:
     """"transport" when the model could not be used at all (refused connection, 401, timeout, 5xx),
-    "invalid_output" when it answered with something unusable. Takes the exception, or a text
-    that holds one's message (e.g. an evaluation's reason): the first marker found decides."""
+    "invalid_output" when it answered with something unusable; read from the exception's type."""
     if isinstance(error, LLMUnavailable):
         return "transport"
-    if isinstance(error, LLMOutputError):
+    if isinstance(error, LLMError):
         return "invalid_output"
-    if isinstance(error, BaseException):
-        if isinstance(error, LLMError):
-            error = str(error)
-        else:
-            return "transport" if _is_transport(error) else "invalid_output"
-    text = str(error)
-    call, output = text.find(CALL_FAILED_PREFIX), text.find(OUTPUT_ERROR_PREFIX)
-    if call != -1 and (output == -1 or call < output):
-        return "transport"
-    return "invalid_output"
+    return "transport" if _is_transport(error) else "invalid_output"
 
 
 def structured_invoke(llm: Any, schema: type[T], messages: list[Any], method: str) -> T:
@@ -380,7 +369,8 @@ def structured_invoke(llm: Any, schema: type[T], messages: list[Any], method: st
     try:
         return schema.model_validate(_args_from_message(message, name))
     except (ValueError, ValidationError) as exc:
-        raise LLMOutputError(f"{OUTPUT_ERROR_PREFIX} for {name}: {redact(_short(exc), _secrets_of_llm(llm))}") from exc
+        raise LLMOutputError(Msg.of("llm.invalid_output", level="error", schema=name,
+                                    detail=redact(_short(exc), _secrets_of_llm(llm)))) from exc
 
 
 def _short(exc: BaseException, limit: int = 240) -> str:

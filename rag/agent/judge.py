@@ -23,8 +23,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from rag.agent import prompts
 from rag.checks import Source, question_left_out, split_sentences, verify_part
-from rag.errors import LLMError
-from rag.llm import failure_kind, structured_invoke
+from rag.errors import LLMError, LLMOutputError
+from rag.llm import structured_invoke
 from rag.schemas import (
     ClaimedPart,
     Evaluation,
@@ -114,19 +114,19 @@ def _fields(schema: type) -> str:
 
 
 def structured_with_retry(judge_llm: Any, schema: type, messages: list[BaseMessage], method: str,
-                          attempts: int = 2) -> tuple[Any | None, list[str]]:
-    """A structured call, retried once. An invalid reply is retried with the error named (at
-    temperature 0 the same prompt would give the same reply); a failed call is simply repeated.
-    Returns (result or None, the errors met)."""
-    errors: list[str] = []
+                          attempts: int = 2) -> tuple[Any | None, list[LLMError]]:
+    """A structured call, retried once. An invalid reply (``LLMOutputError``) is retried with the
+    error named (at temperature 0 the same prompt would give the same reply); a failed call is
+    simply repeated. Returns (result or None, the errors met)."""
+    errors: list[LLMError] = []
     current = list(messages)
     for _attempt in range(attempts):
         try:
             return structured_invoke(judge_llm, schema, current, method), errors
         except LLMError as exc:
             logger.warning("%s call failed: %s", schema.__name__, exc)
-            errors.append(str(exc))
-            if failure_kind(exc) == "invalid_output":
+            errors.append(exc)
+            if isinstance(exc, LLMOutputError):
                 current = [*messages, HumanMessage(prompts.RETRY_USER.format(error=str(exc)[:300],
                                                                               fields=_fields(schema)))]
     return None, errors
@@ -144,8 +144,13 @@ def relevance_check(judge_llm: Any, part: str, quote: str) -> bool:
 @dataclass
 class Judged:
     evaluation: Evaluation
-    errors: list[str] = field(default_factory=list)
+    errors: list[LLMError] = field(default_factory=list)
     invalid: bool = False  # no usable reply (the evaluation is the conservative default)
+
+    @property
+    def invalid_output(self) -> bool:
+        """No usable reply, and the model did answer (with something unusable): not a transport failure."""
+        return self.invalid and any(isinstance(e, LLMOutputError) for e in self.errors)
 
 
 def check_parts(parts: Sequence[ClaimedPart], sources: Sequence[Source], question: str = "") -> list[PartResult]:

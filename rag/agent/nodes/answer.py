@@ -50,15 +50,14 @@ class AnswerNode(RetrieveNode):
         if streamed.cut == "turn":
             seconds = f"{self.settings.turn_timeout:g}"
             line = prompts.text("answer_cut_turn", lang, seconds=seconds)
-            message = f"the answer was cut short: the turn's time limit was reached (TURN_TIMEOUT={seconds} s)"
+            code = "agent.answer_cut_turn"
         elif streamed.cut == "idle":
             seconds = f"{self.settings.stream_idle_timeout:g}"
             line = prompts.text("answer_cut_idle", lang, seconds=seconds)
-            message = f"the answer was cut short: the model sent nothing for {seconds} s (STREAM_IDLE_TIMEOUT)"
+            code = "agent.answer_cut_idle"
         else:
-            line = prompts.text("answer_empty", lang)
-            message = "the model returned an empty answer"
-        return line, self._n(node=node, level="error", message=message)
+            line, code, seconds = prompts.text("answer_empty", lang), "agent.answer_empty", ""
+        return line, self._n(node, code, "error", **({"seconds": seconds} if seconds else {}))
 
     def generate(self, state: GraphState) -> dict[str, Any]:
         lang = state.get("language", "en")
@@ -73,7 +72,7 @@ class AnswerNode(RetrieveNode):
             streamed = self._stream_answer(messages)
         except Exception as exc:  # noqa: BLE001 - show the sources instead of crashing
             logger.warning("generation failed: %s", exc)
-            notices.append(self._n(node=GENERATE, level="error", message=f"generation failed: {exc}"))
+            notices.append(self._n(GENERATE, "agent.generation_failed", "error", error=self.error(exc)))
             answer = sources_dump(state, prompts.text("generation_failed", lang, error=type(exc).__name__))
         else:
             answer = streamed.text
@@ -101,7 +100,7 @@ class AnswerNode(RetrieveNode):
                 parts.append(prompts.text("direct_note", lang))
             answer = "\n\n".join(part for part in parts if part)
         except Exception as exc:  # noqa: BLE001
-            notices.append(self._n(node=DIRECT_ANSWER, level="error", message=f"generation failed: {exc}"))
+            notices.append(self._n(DIRECT_ANSWER, "agent.generation_failed", "error", error=self.error(exc)))
             answer = prompts.text("generation_failed", lang, error=type(exc).__name__)
         return {"answer": answer, "answer_mode": "direct", "notices": notices, "messages": [AIMessage(answer)]}
 

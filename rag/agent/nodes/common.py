@@ -12,6 +12,8 @@ from langchain_core.messages import BaseMessage
 from rag.agent.deps import Deps, as_retriever, as_web_search
 from rag.agent.judge import structured_with_retry
 from rag.agent.state import GraphState, Notice
+from rag.errors import LLMError, RagError
+from rag.i18n import Level, Msg
 from rag.llm import DeadlineBound, judge_model
 from rag.logs import redact
 from rag.schemas import Retriever, WebSearch
@@ -56,13 +58,28 @@ class NodeBase:
     def web(self) -> WebSearch | None:
         return as_web_search(self.deps.web_search)
 
-    def _n(self, *, node: str, level: str, message: str) -> Notice:
-        """A notice for the trace, with any secret scrubbed from the message."""
-        return Notice(node=node, level=level, message=redact(message, self.deps.secrets))  # type: ignore[typeddict-item]
+    def _n(self, node: str, code: str, level: Level = "info", **params: Any) -> Notice:
+        """A notice for the trace: the message ``code`` at ``level``, any secret scrubbed from its params."""
+        msg = self.scrub(Msg.of(code, level=level, **params))
+        return Notice(node=node, level=level, message=str(msg), msg=msg)
 
-    def _structured(self, schema: type, messages: list[BaseMessage]) -> tuple[Any | None, list[str]]:
-        result, errors = structured_with_retry(self.judge_llm, schema, messages, self.settings.llm_structured_method)
-        return result, [redact(e, self.deps.secrets) for e in errors]
+    def scrub(self, msg: Msg) -> Msg:
+        """``msg`` with every secret of the settings removed from its text params (nested ones too)."""
+        def clean(value: Any) -> Any:
+            if isinstance(value, Msg):
+                return self.scrub(value)
+            if isinstance(value, list):
+                return [clean(v) for v in value]
+            return redact(value, self.deps.secrets) if isinstance(value, str) else value
+
+        return msg.model_copy(update={"params": {k: clean(v) for k, v in msg.params.items()}})
+
+    def error(self, exc: BaseException) -> Msg:
+        """An exception as a message param: its own ``Msg`` when it has one, else its text; scrubbed."""
+        return self.scrub(exc.msg if isinstance(exc, RagError) else Msg.of("text", value=str(exc)))
+
+    def _structured(self, schema: type, messages: list[BaseMessage]) -> tuple[Any | None, list[LLMError]]:
+        return structured_with_retry(self.judge_llm, schema, messages, self.settings.llm_structured_method)
 
     def _book_title(self, state: GraphState) -> str | None:
         """The loaded book's title, when the question is scoped to one book (for the router)."""

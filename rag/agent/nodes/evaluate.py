@@ -14,7 +14,7 @@ from rag.agent.judge import judge
 from rag.agent.names import EVALUATE, FALLBACK, GENERATE, WEB_SEARCH
 from rag.agent.nodes.common import NodeBase, current_question, web_allowed
 from rag.agent.state import GraphState, Notice
-from rag.llm import failure_kind, model_name
+from rag.llm import model_name
 from rag.logs import redact
 from rag.schemas import Evaluation
 
@@ -88,22 +88,21 @@ class EvaluateNode(NodeBase):
                        few_shot=self.deps.few_shot, web_query_rule=self._web_query_rule(state, rounds),
                        max_chars=self.settings.max_passage_chars, relevance=self.settings.judge_relevance_check,
                        evidence=self.settings.judge_evidence)
-        errors = [redact(e, self.deps.secrets) for e in judged.errors]
+        errors = [self.error(e) for e in judged.errors]
         evaluation = judged.evaluation.model_copy(update={"reason": redact(judged.evaluation.reason, self.deps.secrets)})
         notices: list[Notice] = []
         invalid = False
         if judged.invalid:
             # A model that could not be reached is not a model that wrote bad JSON (the eval log keeps them apart).
-            invalid = any(failure_kind(e) == "invalid_output" for e in judged.errors)
-            what = "evaluation output invalid twice" if invalid else "the model could not be reached"
-            notices.append(self._n(node=EVALUATE, level="warning", message=f"{what}; assumed not enough ({errors[-1]})"))
+            invalid = judged.invalid_output
+            code = "agent.eval_invalid" if invalid else "agent.eval_unreachable"
+            notices.append(self._n(EVALUATE, code, "warning", error=errors[-1]))
         elif errors:
-            notices.append(self._n(node=EVALUATE, level="info", message=f"evaluation retried once after: {errors[0]}"))
+            notices.append(self._n(EVALUATE, "agent.eval_retried", error=errors[0]))
         unverified = [p for p in evaluation.parts if p.status == "unverified"]
         if evaluation.model_enough and not evaluation.enough and unverified:
-            notices.append(self._n(node=EVALUATE, level="warning", message=(
-                f"the judge said enough, but {len(unverified)} of {len(evaluation.parts)} part(s) "
-                "had no evidence that checks out: not enough")))
+            notices.append(self._n(EVALUATE, "agent.judge_overruled", "warning", unverified=len(unverified),
+                                   parts=len(evaluation.parts)))
         return evaluation, invalid, notices
 
     def _log_evaluation(self, state: GraphState, evaluation: Evaluation, round_no: int, latency: float, *,

@@ -22,25 +22,23 @@ class RetrieveNode(NodeBase):
         fell back to keywords, the spoiler limit. ``chapters``: the (already limited) chapter range."""
         notices: list[Notice] = []
         if read_up_to is not None:
-            notices.append(self._n(node=RETRIEVE, level="info", message=(
-                f"spoiler limit: only chapters up to {read_up_to} are searched")))
+            notices.append(self._n(RETRIEVE, "agent.spoiler_limit", chapter=read_up_to))
         retriever = self.retriever
         if retriever is None:
             return {"passages": [], "local_context": "",
-                    "notices": [*notices, self._n(node=RETRIEVE, level="warning", message="no book index is loaded")]}
+                    "notices": [*notices, self._n(RETRIEVE, "agent.no_index", "warning")]}
         if chapters is not None and chapters[0] > chapters[1]:
-            return {"passages": [], "local_context": "", "notices": [*notices, self._n(
-                node=RETRIEVE, level="warning",
-                message=f"nothing to search: the chapters asked for all come after the spoiler limit ({read_up_to})")]}
+            return {"passages": [], "local_context": "",
+                    "notices": [*notices, self._n(RETRIEVE, "agent.after_limit", "warning", chapter=read_up_to)]}
         try:
             outcome = retriever.search(query, k=self.settings.retrieval_k, book_id=book_id, queries=queries or [],
                                        chapters=chapters)
         except (RagError, ValueError) as exc:
             return {"passages": [], "local_context": "",
-                    "notices": [*notices, self._n(node=RETRIEVE, level="error", message=f"book search failed: {exc}")]}
-        for note in outcome.notes:
-            level = "warning" if "failed" in note else "info"
-            notices.append(self._n(node=RETRIEVE, level=level, message=note))
+                    "notices": [*notices, self._n(RETRIEVE, "agent.book_search_failed", "error",
+                                                  error=self.error(exc))]}
+        for note in outcome.notes:  # the index's own words (its notes carry no code yet)
+            notices.append(self._n(RETRIEVE, "text", "warning" if "failed" in note else "info", value=note))
         passages = outcome.passages
         if read_up_to is not None:  # never trust the retriever with a spoiler
             passages = [p for p in passages if p.chapter_num is not None and p.chapter_num <= read_up_to]
@@ -56,15 +54,13 @@ class RetrieveNode(NodeBase):
                 rewritten = self.deps.rewriter.rewrite(question, book_title=self._book_title(state))
                 queries = rewritten.queries
                 if queries:
-                    notices.append(self._n(node=RETRIEVE, level="info", message=(
-                        f"searched also for: {' | '.join(queries)} (query rewrite {rewritten.seconds:.1f}s)")))
+                    notices.append(self._n(RETRIEVE, "agent.searched_also", queries=" | ".join(queries),
+                                           seconds=f"{rewritten.seconds:.1f}"))
             except Exception as exc:  # noqa: BLE001 - without a rewrite the question is searched as it is
-                notices.append(self._n(node=RETRIEVE, level="warning",
-                                       message=f"could not rewrite the question for the search: {exc}"))
+                notices.append(self._n(RETRIEVE, "agent.query_rewrite_failed", "warning", error=self.error(exc)))
         result = self._retrieve(question, state.get("book_id"), chapters=search_scope(state), queries=queries,
                                 read_up_to=state.get("read_up_to"))
         result["notices"] = [*notices, *result["notices"]]
         if state.get("read_up_to") is not None and self.deps.web_enabled and not state.get("allow_web_spoilers"):
-            result["notices"].append(self._n(node=RETRIEVE, level="info", message=(
-                "web search is off while the spoiler limit is on (allow it to search the web anyway)")))
+            result["notices"].append(self._n(RETRIEVE, "agent.web_off_spoilers"))
         return result

@@ -45,8 +45,7 @@ class RouteNode(NodeBase):
                 if text:
                     standalone = text.splitlines()[0].strip() or question
             except Exception as exc:  # noqa: BLE001 - a failed rewrite must not end the turn
-                notices.append(self._n(node=ROUTE, level="warning",
-                                       message=f"could not rewrite the follow-up question: {exc}"))
+                notices.append(self._n(ROUTE, "agent.rewrite_failed", "warning", error=self.error(exc)))
         route, route_notices = self._route(standalone, state)
         old = (state.get("messages") or [])[:-KEEP_MESSAGES] if state.get("messages") else []
         trimmed: list[BaseMessage] = [RemoveMessage(id=m.id) for m in old if m.id]
@@ -60,16 +59,16 @@ class RouteNode(NodeBase):
         if route is None:
             # A model that could not be reached is not a model that wrote bad JSON (as in evaluate).
             invalid = any(failure_kind(e) == "invalid_output" for e in errors)
-            what = "router output invalid twice" if invalid else "the model could not be reached"
-            route = RouteDecision(strategy="complex", reason=f"router failed twice, using retrieval: {errors[-1]}")
-            return route, [self._n(node=ROUTE, level="warning", message=f"{what}; took the retrieval path ({errors[-1]})")]
+            error = self.error(errors[-1])
+            route = RouteDecision(strategy="complex", reason=f"router failed twice, using retrieval: {error}")
+            code = "agent.router_invalid" if invalid else "agent.router_unreachable"
+            return route, [self._n(ROUTE, code, "warning", error=error)]
         if route.strategy == "simple":
             terms = self._book_terms(question, state.get("book_id"))
             if terms:  # a book question is never answered from the model's memory
                 names = "、".join(terms[:3])
                 route = RouteDecision(strategy="complex", reason=f"{route.reason} -> retrieval: the book itself uses {names}")
-                return route, [self._n(node=ROUTE, level="info",
-                                       message=f"the router said simple, but the book uses {names}: searching the book")]
+                return route, [self._n(ROUTE, "agent.router_book_terms", names=names)]
         return route, []
 
     def _book_terms(self, question: str, book_id: str | None) -> list[str]:

@@ -38,7 +38,7 @@ class VerifyNode(NodeBase):
             cited = [by_number[n] for n in r.citations if n in by_number]
             label, errors = self._structured(SentenceLabel, verify_messages(r.text, cited))
             if label is None:
-                return [self._n(node=VERIFY, level="warning", message=f"sentence check by the model failed: {errors[-1]}")]
+                return [self._n(VERIFY, "agent.verify_failed", "warning", error=self.error(errors[-1]))]
             if label.label in ("unsupported", "contradicted"):
                 results[i] = r.model_copy(update={"status": "unsupported",
                                                   "reason": f"the model: {label.label} ({label.reason})"})

@@ -13,6 +13,7 @@ from rag.agent.nodes.common import NodeBase, current_question
 from rag.agent.state import GraphState, Notice, WebRound, unseen_urls
 from rag.deadline import DeadlineExceeded
 from rag.errors import RagError
+from rag.i18n import Msg
 from rag.logs import redact
 from rag.schemas import SearchOutcome, SearchResult
 
@@ -40,7 +41,7 @@ class WebNode(NodeBase):
         """One search by the turn's deadline; raises ``RagError`` / ``DeadlineExceeded`` (and any provider bug)."""
         search, deadline, count = self.web, turn_deadline.current(), self.settings.search_count
         if search is None:
-            raise RagError("web search is not configured")
+            raise RagError(Msg.of("agent.web_not_configured", level="error"))
         if deadline is not None and deadline.expired:
             raise deadline.exceeded("not searched")
         return turn_deadline.call_before(lambda: search.search_detailed(query, count), deadline, "no results in time")
@@ -60,11 +61,11 @@ class WebNode(NodeBase):
                 web_round["notes"].append("no results")
         except (RagError, DeadlineExceeded) as exc:
             web_round["error"] = redact(str(exc), self.deps.secrets)
-            notices.append(self._n(node=WEB_SEARCH, level="error", message=f"web search failed: {exc}"))
+            notices.append(self._n(WEB_SEARCH, "agent.web_failed", "error", error=self.error(exc)))
         except Exception as exc:  # noqa: BLE001 - a provider bug must not end the turn
             logger.exception("web search crashed")
             web_round["error"] = redact(f"{type(exc).__name__}: {exc}", self.deps.secrets)
-            notices.append(self._n(node=WEB_SEARCH, level="error", message=f"web search failed: {web_round['error']}"))
+            notices.append(self._n(WEB_SEARCH, "agent.web_failed", "error", error=web_round["error"]))
         results = [*known, *new_results]
         limit = state.get("read_up_to")
         web_context = web_block(results, len(state.get("passages") or []) + 1, limit)
