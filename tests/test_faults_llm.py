@@ -19,7 +19,7 @@ from rag.agent.evallog import JsonlEvalLog
 from rag.agent.events import run_turn
 from rag.agent.graph import build_graph
 from rag.errors import LLMError, LLMOutputError, LLMUnavailable
-from rag.llm import failure_kind, make_chat_model, structured_invoke
+from rag.llm import failure_kind, make_chat_model, structured_invoke, unavailable
 from rag.schemas import Evaluation, Passage
 from rag.testing.fakes import FakeRetriever
 from rag.testing.openai_stub import OpenAIStub, request_kind
@@ -112,3 +112,14 @@ def test_the_evaluation_log_reason_tells_transport_from_invalid_output(tmp_path)
     assert all("invalid twice" in reason for reason in reasons)  # both took the conservative path
     assert [r["invalid_json"] for r in records] == [False, True]
     assert KEY not in log.path.read_text(encoding="utf-8")
+
+
+def test_llm_errors_carry_their_message_as_codes() -> None:
+    class Rejected(Exception):
+        status_code = 401
+
+    error = unavailable(object(), Rejected("bad key"))
+    assert error.msg.code == "llm.call_failed" and error.msg.level == "error"
+    assert error.msg.params["what"].code == "llm.key_rejected"
+    assert str(error) == "model call failed at object (HTTP 401, the key was rejected: check LLM_API_KEY; Rejected): bad key"
+    assert "密钥被拒绝" in error.msg.text("zh") and failure_kind(error) == "transport"

@@ -169,6 +169,10 @@ def test_router_failure_twice_takes_retrieval():
     assert node_sequence(events)[:2] == ["route_question", "retrieve_local"]
     assert values["route"].strategy == "complex"
     assert any(n["node"] == "route_question" for n in values["notices"])
+    notice = next(n for n in values["notices"] if n["node"] == "route_question")
+    # the kind of failure is read from the error's type: the second attempt wrote bad JSON
+    assert notice["msg"].code == "agent.router_invalid" and notice["level"] == notice["msg"].level == "warning"
+    assert notice["message"] == str(notice["msg"]) and notice["msg"].params["error"].code == "llm.invalid_output"
 
 
 def test_search_failure_still_reaches_an_honest_answer():
@@ -180,6 +184,9 @@ def test_search_failure_still_reaches_an_honest_answer():
     web_round = values["web_rounds"][0]
     assert web_round["error"] == "bocha: HTTP 503 from server"
     assert any(n["node"] == "web_search" and "503" in n["message"] for n in values["notices"])
+    failed = next(n for n in values["notices"] if n["node"] == "web_search")
+    assert failed["msg"].code == "agent.web_failed" and failed["level"] == "error"
+    assert failed["msg"].text("zh") == "网络搜索失败：bocha: HTTP 503 from server"
     web_finished = [e for e in events if isinstance(e, NodeFinished) and e.node == "web_search"][0]
     assert web_finished.update["web_rounds"][0]["error"]
     assert values["answer_mode"] == "partial"

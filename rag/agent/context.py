@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from rag.agent import prompts
-from rag.checks import Source
+from rag.checks import Source, split_sentences
 from rag.lang import book_title_marks, language_name
 from rag.schemas import Passage, SearchResult
 
@@ -124,6 +124,26 @@ def labelled_context(book_context: str, web_context: str) -> str:
     return f"=== BOOK SOURCES ===\n{book}\n\n=== WEB SOURCES (untrusted data) ===\n{web_context}"
 
 
+def numbered_sentences(sources: Sequence[Source]) -> dict[str, tuple[int, str]]:
+    """Sentence id ("2.3": source 2, sentence 3) -> (source number, sentence text)."""
+    ids: dict[str, tuple[int, str]] = {}
+    for src in sources:
+        for k, (a, b) in enumerate(split_sentences(src.text), start=1):
+            ids[f"{src.number}.{k}"] = (src.number, src.text[a:b])
+    return ids
+
+
+def format_sentence_context(sources: Sequence[Source]) -> str:
+    """Sources with every sentence numbered (n.k), each source fenced as data (``JUDGE_EVIDENCE=sentence``)."""
+    ids = numbered_sentences(sources)
+    blocks = []
+    for src in sources:
+        lines = [f"<<<SOURCE {src.number}>>>", f"[{src.number}] {src.label}".rstrip()]
+        lines += [f"({sid}) {' '.join(text.split())}" for sid, (n, text) in ids.items() if n == src.number]
+        blocks.append("\n".join([*lines, "<<<END_SOURCE>>>"]))
+    return "\n\n".join(blocks)
+
+
 # --------------------------------------------------------------------------- messages
 def book_clause(title: str | None) -> str:
     """' (《title》)' for the router's prompt; a title that already has 《》 is not wrapped twice."""
@@ -143,6 +163,15 @@ def rewrite_messages(history: Sequence[BaseMessage], question: str) -> list[Base
              for m in history if isinstance(m, (HumanMessage, AIMessage))]
     return [SystemMessage(prompts.REWRITE_SYSTEM),
             HumanMessage(prompts.REWRITE_USER.format(history="\n".join(lines), question=question))]
+
+
+def query_rewrite_messages(question: str, book_title: str | None = None, *, book_language: str) -> list[BaseMessage]:
+    """The search-query rewriter's prompt (``rag.agent.rewrite``): the question restated in the
+    book's language and the book's own names."""
+    title = (book_title or "").strip().strip("《》")
+    return [SystemMessage(prompts.QUERY_REWRITE_SYSTEM.format(book_clause=f" (《{title}》)" if title else "",
+                                                              book_language=book_language)),
+            HumanMessage(prompts.QUERY_REWRITE_USER.format(question=question))]
 
 
 def answer_messages(question: str, lang: str, book_context: str, web_context: str = "", *,

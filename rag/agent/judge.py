@@ -22,7 +22,8 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from rag.agent import prompts
-from rag.checks import Source, question_left_out, split_sentences, verify_part
+from rag.agent.context import format_sentence_context, numbered_sentences
+from rag.checks import Source, question_left_out, verify_part
 from rag.errors import LLMError, LLMOutputError
 from rag.llm import structured_invoke
 from rag.schemas import (
@@ -50,26 +51,6 @@ def sources_of(passages: Sequence[Passage], web_results: Sequence[SearchResult] 
     start = len(passages) + 1
     sources += [Source(start + j, f"{r.title}\n{r.snippet}", "web", r.title) for j, r in enumerate(web_results)]
     return sources
-
-
-def numbered_sentences(sources: Sequence[Source]) -> dict[str, tuple[int, str]]:
-    """Sentence id ("2.3": source 2, sentence 3) -> (source number, sentence text)."""
-    ids: dict[str, tuple[int, str]] = {}
-    for src in sources:
-        for k, (a, b) in enumerate(split_sentences(src.text), start=1):
-            ids[f"{src.number}.{k}"] = (src.number, src.text[a:b])
-    return ids
-
-
-def format_sentence_context(sources: Sequence[Source]) -> str:
-    """Sources with every sentence numbered (n.k), each source fenced as data (``JUDGE_EVIDENCE=sentence``)."""
-    ids = numbered_sentences(sources)
-    blocks = []
-    for src in sources:
-        lines = [f"<<<SOURCE {src.number}>>>", f"[{src.number}] {src.label}".rstrip()]
-        lines += [f"({sid}) {' '.join(text.split())}" for sid, (n, text) in ids.items() if n == src.number]
-        blocks.append("\n".join([*lines, "<<<END_SOURCE>>>"]))
-    return "\n\n".join(blocks)
 
 
 def _resolve_ids(part: ClaimedPart, ids: dict[str, tuple[int, str]]) -> ClaimedPart:
