@@ -117,7 +117,7 @@ def relevance_check(judge_llm: Any, part: str, quote: str) -> bool:
     """One short call: does this quote state the answer to this part? (``JUDGE_RELEVANCE_CHECK``)"""
     reply = judge_llm.invoke([SystemMessage(prompts.RELEVANCE_SYSTEM),
                               HumanMessage(prompts.RELEVANCE_USER.format(part=part, quote=quote))])
-    text = str(getattr(reply, "content", "")).strip().lower()
+    text = str(reply.content).strip().lower()
     return text.startswith(("yes", "是", "对")) and not text.startswith(("yes, but no", "不"))
 
 

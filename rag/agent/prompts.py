@@ -270,7 +270,11 @@ TEXTS: dict[str, dict[str, str]] = {
 }
 
 #: The fixed answer texts readers see (``rag.i18n`` codes ``answer.<key>``).
-READER_TEXTS = frozenset({"fallback", "fallback_web", "fallback_missing", "fallback_errors", "retrieval_only_head", "retrieval_only_none", "retrieval_only_howto", "direct_note", "generation_failed", "answer_empty", "answer_cut_turn", "answer_cut_idle", "sources_found"})
+READER_TEXTS = frozenset({
+    "fallback", "fallback_web", "fallback_missing", "fallback_errors", "retrieval_only_head", "retrieval_only_none",
+    "retrieval_only_howto", "direct_note", "generation_failed", "answer_empty", "answer_cut_turn", "answer_cut_idle",
+    "sources_found",
+})
 
 
 def text(key: str, lang: str, **kwargs: object) -> str:
