@@ -23,8 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from rag.agent.judge import format_book_context, judge_messages  # noqa: E402
-from rag.agent.nodes import answer_messages, route_messages  # noqa: E402
+from rag.agent.context import answer_messages, format_book_context, route_messages  # noqa: E402
+from rag.agent.judge import judge_messages  # noqa: E402
 from rag.eval.cases import ENOUGH_KINDS, Case, jsonl_records, load_cases  # noqa: E402
 from rag.eval.replay import fixture_record, write_fixture  # noqa: E402
 from rag.lang import detect_lang  # noqa: E402

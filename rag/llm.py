@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import contextvars
 import json
 import logging
-import queue
 import re
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -20,6 +17,7 @@ from rag import deadline as turn_deadline
 from rag.config import Settings
 from rag.deadline import DeadlineExceeded
 from rag.errors import ConfigError, LLMError, LLMOutputError, LLMUnavailable
+from rag.i18n import Msg
 from rag.logs import redact, url_secrets
 
 logger = logging.getLogger(__name__)
@@ -96,18 +94,19 @@ def make_chat_model(settings: Settings) -> Any | None:
     from langchain_openai import ChatOpenAI
 
     base, key, model = endpoint
-    return ChatOpenAI(
-        model=model,
-        base_url=base,
-        api_key=key,
-        temperature=settings.llm_temperature,
-        timeout=settings.llm_timeout,
-        max_retries=settings.llm_max_retries,
+    options: dict[str, Any] = {
+        "model": model,
+        "base_url": base,
+        "api_key": SecretStr(key),
+        "temperature": settings.llm_temperature,
+        "timeout": settings.llm_timeout,
+        "max_retries": settings.llm_max_retries,
         # The client sends the cap as max_completion_tokens, which llama.cpp's server ignores (a
         # grammar-constrained reply then runs to the context size): other servers also get max_tokens.
-        max_tokens=settings.llm_max_tokens,
-        extra_body=None if _is_openai(base) else {"max_tokens": settings.llm_max_tokens},
-    )
+        "max_tokens": settings.llm_max_tokens,
+        "extra_body": None if _is_openai(base) else {"max_tokens": settings.llm_max_tokens},
+    }
+    return ChatOpenAI(**options)
 
 
 def _is_openai(base_url: str | None) -> bool:
@@ -191,61 +190,44 @@ def _chunk_text(chunk: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
+def _texts(llm: Any, messages: list[Any], kwargs: dict[str, Any]) -> Iterator[str]:
+    """The non-empty text pieces of ``llm``'s stream (the stream is closed when this ends)."""
+    stream: Iterator[Any] = llm.stream(messages, **kwargs)
+    try:
+        for chunk in stream:
+            text = _chunk_text(chunk)
+            if text:
+                yield text
+    finally:
+        close = getattr(stream, "close", None)
+        if callable(close):
+            close()
+
+
 def stream_text(llm: Any, messages: list[Any], *, idle: float | None = None) -> Streamed:
     """Stream ``llm``'s reply to ``messages`` (tokens reach LangGraph's stream as they come) within
     the current turn's deadline and, once text has started, with at most ``idle`` seconds between
     two pieces. Cut short, it returns the text so far with the reason; a failing model raises as
-    before. The stream is read in a worker thread, so a silent server cannot hold the caller; a
-    stream that is given up is closed at its next piece (or by its client timeout)."""
+    before. The stream is read by ``rag.deadline.pump``, so a silent server cannot hold the caller;
+    a stream that is given up is closed at its next piece (or by its client timeout)."""
     deadline = turn_deadline.current()
     if deadline is None and not idle:
-        return Streamed("".join(_chunk_text(chunk) for chunk in llm.stream(messages)))
+        return Streamed("".join(_texts(llm, messages, {})))
+    if deadline is not None and deadline.expired:
+        return Streamed("", "turn")
     kwargs: dict[str, Any] = {}
     if deadline is not None and _takes_timeout(llm):
         kwargs["timeout"] = _request_timeout(llm, deadline)
-    pieces: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
-    stop = threading.Event()
-
-    def pump() -> None:
-        stream: Iterator[Any] = llm.stream(messages, **kwargs)
-        try:
-            for chunk in stream:
-                if stop.is_set():
-                    return
-                pieces.put(("chunk", chunk))
-            pieces.put(("end", None))
-        except BaseException as exc:  # noqa: BLE001 - handed to the reader
-            pieces.put(("error", exc))
-        finally:
-            close = getattr(stream, "close", None)
-            if callable(close):
-                close()
-
-    if deadline is not None and deadline.expired:
-        return Streamed("", "turn")
-    context = contextvars.copy_context()
-    threading.Thread(target=context.run, args=(pump,), name="rag-answer-stream", daemon=True).start()
     parts: list[str] = []
     try:
-        while True:
-            wait, why = (deadline.remaining(), "turn") if deadline is not None else (None, "turn")
-            if wait is not None and wait <= 0:
-                return Streamed("".join(parts), "turn")
-            if idle and parts and (wait is None or idle < wait):
-                wait, why = idle, "idle"
-            try:
-                kind, item = pieces.get(timeout=wait)
-            except queue.Empty:
-                return Streamed("".join(parts), why)  # type: ignore[arg-type]
-            if kind == "end":
-                return Streamed("".join(parts))
-            if kind == "error":
-                raise item
-            text = _chunk_text(item)
-            if text:
-                parts.append(text)
-    finally:
-        stop.set()
+        for text in turn_deadline.pump(lambda: _texts(llm, messages, kwargs), deadline, what="answer stream",
+                                       idle=idle or None):
+            parts.append(text)
+    except turn_deadline.Idle:
+        return Streamed("".join(parts), "idle")
+    except DeadlineExceeded:
+        return Streamed("".join(parts), "turn")
+    return Streamed("".join(parts))
 
 
 def model_name(llm: Any) -> str:
@@ -296,10 +278,6 @@ def _args_from_message(message: Any, schema_name: str) -> dict[str, Any]:
     return parse_json_text(_content_text(message))
 
 
-#: Every LLMUnavailable message starts with this; every LLMOutputError message with the other
-#: (``rag.eval.runner`` and ``failure_kind`` on message text rely on both).
-CALL_FAILED_PREFIX = "model call failed"
-OUTPUT_ERROR_PREFIX = "invalid structured output"
 OPENAI_DEFAULT_BASE = "https://api.openai.com/v1"
 FailureKind = Literal["transport", "invalid_output"]
 _TRANSPORT_ERRORS = {"APIConnectionError", "APITimeoutError", "APIStatusError", "ConnectError", "ConnectTimeout"}
@@ -329,47 +307,39 @@ def _is_transport(exc: BaseException) -> bool:
     return bool(names & _TRANSPORT_ERRORS) or isinstance(exc, (httpx.HTTPError, OSError, TimeoutError))
 
 
-def unavailable(llm: Any, exc: BaseException) -> LLMUnavailable:
-    """An ``LLMUnavailable`` for a failed call: what went wrong and where, never the key."""
-    endpoint = endpoint_of(llm)
+def _what_failed(exc: BaseException) -> Msg:
+    """What went wrong with a call, in a few words (an HTTP status, a timeout, no connection)."""
     status = getattr(exc, "status_code", None)
     names = {cls.__name__ for cls in type(exc).__mro__}
     if isinstance(status, int):
-        what = f"HTTP {status}"
-        if status in (401, 403):
-            what += ", the key was rejected: check LLM_API_KEY"
-        elif status == 404:
-            what += ", check LLM_BASE_URL and LLM_MODEL"
-    elif isinstance(exc, DeadlineExceeded):
-        what = "out of time: TURN_TIMEOUT"
-    elif "APITimeoutError" in names or isinstance(exc, (TimeoutError, httpx.TimeoutException)):
-        what = "no answer in time (LLM_TIMEOUT)"
-    elif "APIConnectionError" in names or isinstance(exc, (httpx.TransportError, OSError)):
-        what = "cannot connect"
-    else:
-        what = type(exc).__name__
+        code = {401: "llm.key_rejected", 403: "llm.key_rejected", 404: "llm.check_url_model"}.get(status,
+                                                                                                "llm.http_status")
+        return Msg.of(code, status=status)
+    if isinstance(exc, DeadlineExceeded):
+        return Msg.of("llm.out_of_time")
+    if "APITimeoutError" in names or isinstance(exc, (TimeoutError, httpx.TimeoutException)):
+        return Msg.of("llm.no_answer_in_time")
+    if "APIConnectionError" in names or isinstance(exc, (httpx.TransportError, OSError)):
+        return Msg.of("llm.cannot_connect")
+    return Msg.of("text", value=type(exc).__name__)
+
+
+def unavailable(llm: Any, exc: BaseException) -> LLMUnavailable:
+    """An ``LLMUnavailable`` for a failed call: what went wrong and where, never the key."""
+    endpoint = endpoint_of(llm)
     detail = redact(_short(exc), _secrets_of_llm(llm))
-    return LLMUnavailable(endpoint, f"{CALL_FAILED_PREFIX} at {endpoint} ({what}; {type(exc).__name__}): {detail}")
+    return LLMUnavailable(endpoint, Msg.of("llm.call_failed", level="error", endpoint=endpoint,
+                                           what=_what_failed(exc), kind=type(exc).__name__, detail=detail))
 
 
-def failure_kind(error: BaseException | str) -> FailureKind:
+def failure_kind(error: BaseException) -> FailureKind:
     """"transport" when the model could not be used at all (refused connection, 401, timeout, 5xx),
-    "invalid_output" when it answered with something unusable. Takes the exception, or a text
-    that holds one's message (e.g. an evaluation's reason): the first marker found decides."""
+    "invalid_output" when it answered with something unusable; read from the exception's type."""
     if isinstance(error, LLMUnavailable):
         return "transport"
-    if isinstance(error, LLMOutputError):
+    if isinstance(error, LLMError):
         return "invalid_output"
-    if isinstance(error, BaseException):
-        if isinstance(error, LLMError):
-            error = str(error)
-        else:
-            return "transport" if _is_transport(error) else "invalid_output"
-    text = str(error)
-    call, output = text.find(CALL_FAILED_PREFIX), text.find(OUTPUT_ERROR_PREFIX)
-    if call != -1 and (output == -1 or call < output):
-        return "transport"
-    return "invalid_output"
+    return "transport" if _is_transport(error) else "invalid_output"
 
 
 def structured_invoke(llm: Any, schema: type[T], messages: list[Any], method: str) -> T:
@@ -399,7 +369,8 @@ def structured_invoke(llm: Any, schema: type[T], messages: list[Any], method: st
     try:
         return schema.model_validate(_args_from_message(message, name))
     except (ValueError, ValidationError) as exc:
-        raise LLMOutputError(f"{OUTPUT_ERROR_PREFIX} for {name}: {redact(_short(exc), _secrets_of_llm(llm))}") from exc
+        raise LLMOutputError(Msg.of("llm.invalid_output", level="error", schema=name,
+                                    detail=redact(_short(exc), _secrets_of_llm(llm)))) from exc
 
 
 def _short(exc: BaseException, limit: int = 240) -> str:

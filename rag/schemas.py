@@ -210,11 +210,17 @@ class RetrievalOutcome(BaseModel):
     queries: list[str] = Field(default_factory=list)  # the extra (rewritten) queries that were fused
 
 
+class Titled(Protocol):
+    """A book as the agent needs it: its title (``rag.index``'s ``BookInfo`` is one)."""
+
+    @property
+    def title(self) -> str: ...
+
+
 @runtime_checkable
-class Retriever(Protocol):
-    """What ``retrieve_local`` needs from the book index. A retriever may also offer
-    ``search(query, k, book_id, *, chapters, queries) -> RetrievalOutcome`` (the book index does):
-    the node then fuses rewritten queries and shows the outcome's notes."""
+class PassageSource(Protocol):
+    """The least a book index must offer: the best passages for a query (a static context, a test's
+    stub). ``rag.agent.deps.as_retriever`` turns one into a ``Retriever``."""
 
     def retrieve(self, query: str, k: int | None = None, book_id: str | None = None,
                  chapters: tuple[int, int] | None = None) -> list[Passage]:
@@ -224,13 +230,33 @@ class Retriever(Protocol):
 
 
 @runtime_checkable
+class Retriever(PassageSource, Protocol):
+    """What the agent calls on the book index (``rag.index.BookIndex`` and its per-owner views)."""
+
+    def search(self, query: str, k: int | None = None, book_id: str | None = None, *,
+               chapters: tuple[int, int] | None = None, queries: list[str] | None = None) -> RetrievalOutcome:
+        """Like ``retrieve``, fusing the extra (rewritten) ``queries`` with ``query``, with the
+        notes the trace shows (a failed vector search, keyword results only...)."""
+        ...
+
+    def book(self, book_id: str) -> Titled:
+        """The book with this id (raises when there is none)."""
+        ...
+
+
+@runtime_checkable
 class WebSearch(Protocol):
-    """What ``web_search`` needs from a provider (or a failover chain of providers)."""
+    """What ``web_search`` calls on a provider (or a failover chain of providers, a cache, a
+    session's budget)."""
 
     name: str
 
     def search(self, query: str, count: int) -> list[SearchResult]:
         """Up to ``count`` results. Raises ``SearchError`` on failure; zero results is not an error."""
+        ...
+
+    def search_detailed(self, query: str, count: int) -> SearchOutcome:
+        """The results with who answered and the trace's notes (cache hit, budget, failover)."""
         ...
 
 

@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 from conftest import make_settings
 
-from rag.agent.judge import format_book_context, judge_messages
-from rag.agent.nodes import route_messages
+from rag.agent.context import format_book_context, route_messages
+from rag.agent.judge import judge_messages
 from rag.cli import main
 from rag.eval.cases import load_cases
 from rag.eval.checks import evidence_of
 from rag.eval.cli import cmd_answers
 from rag.eval.runner import StaticRetriever
-from rag.schemas import Passage, Retriever
+from rag.schemas import Passage, PassageSource
 from rag.testing.fakes import ScriptedChatModel
 from rag.testing.openai_stub import OpenAIStub, request_kind
 
@@ -327,7 +327,7 @@ def test_static_retriever_serves_the_case_context_whatever_the_query() -> None:
     passages = case.passages()
     other = Passage(id="o1", text="另一本书。", book_id="other-book")
     retriever = StaticRetriever([*passages, other])
-    assert isinstance(retriever, Retriever)
+    assert isinstance(retriever, PassageSource)
     assert retriever.retrieve("任何问题") == [*passages, other]
     assert retriever.retrieve("别的问题", k=1) == passages[:1]
     assert retriever.retrieve("q", book_id="other-book") == [p for p in passages if p.book_id == ""] + [other]

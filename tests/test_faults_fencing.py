@@ -11,10 +11,11 @@ import uuid
 from conftest import ev, make_settings, responder
 
 from rag.agent import prompts
+from rag.agent.context import format_book_context
 from rag.agent.deps import Deps
 from rag.agent.events import TurnFinished, run_turn
 from rag.agent.graph import build_graph
-from rag.agent.judge import format_book_context, sources_of
+from rag.agent.judge import sources_of
 from rag.schemas import Passage
 from rag.testing.fakes import FakeRetriever, ScriptedChatModel
 

@@ -19,7 +19,7 @@ from rag.agent.evallog import JsonlEvalLog
 from rag.agent.events import run_turn
 from rag.agent.graph import build_graph
 from rag.errors import LLMError, LLMOutputError, LLMUnavailable
-from rag.llm import failure_kind, make_chat_model, structured_invoke
+from rag.llm import failure_kind, make_chat_model, structured_invoke, unavailable
 from rag.schemas import Evaluation, Passage
 from rag.testing.fakes import FakeRetriever
 from rag.testing.openai_stub import OpenAIStub, request_kind
@@ -80,8 +80,8 @@ def test_failure_kind_of_messages_and_raw_exceptions() -> None:
     assert failure_kind(LLMOutputError("invalid structured output for Evaluation: no JSON")) == "invalid_output"
     assert failure_kind(ConnectionRefusedError()) == "transport"
     assert failure_kind(ValueError("no JSON object")) == "invalid_output"
-    # a model reply quoted inside an output error cannot pass for a transport failure
-    quoted = "invalid structured output for Evaluation: no JSON object in reply: 'model call failed'"
+    # the kind is the exception's type: a model reply quoted inside an output error cannot pass for a transport failure
+    quoted = LLMOutputError("invalid structured output for Evaluation: no JSON object in reply: 'model call failed'")
     assert failure_kind(quoted) == "invalid_output"
 
 
@@ -94,8 +94,8 @@ def _judge_fails_twice(base_url: str, eval_log: JsonlEvalLog, method: str = "fun
 
 
 def test_the_evaluation_log_reason_tells_transport_from_invalid_output(tmp_path) -> None:
-    """What nodes.py's eval-log record holds for each kind: ``failure_kind(evaluation.reason)``
-    separates them (the one-line change nodes.py needs for its ``invalid_json`` flag)."""
+    """What the eval-log record holds for each kind: its ``invalid_json`` flag (read from the
+    errors' types, never their wording) separates them."""
     log = JsonlEvalLog(tmp_path / "eval_log.jsonl")
 
     def route_then(reply):
@@ -110,5 +110,16 @@ def test_the_evaluation_log_reason_tells_transport_from_invalid_output(tmp_path)
     assert len(records) == 2
     reasons = [r["evaluation"]["reason"] for r in records]
     assert all("invalid twice" in reason for reason in reasons)  # both took the conservative path
-    assert [failure_kind(reason) for reason in reasons] == ["transport", "invalid_output"]
+    assert [r["invalid_json"] for r in records] == [False, True]
     assert KEY not in log.path.read_text(encoding="utf-8")
+
+
+def test_llm_errors_carry_their_message_as_codes() -> None:
+    class Rejected(Exception):
+        status_code = 401
+
+    error = unavailable(object(), Rejected("bad key"))
+    assert error.msg.code == "llm.call_failed" and error.msg.level == "error"
+    assert error.msg.params["what"].code == "llm.key_rejected"
+    assert str(error) == "model call failed at object (HTTP 401, the key was rejected: check LLM_API_KEY; Rejected): bad key"
+    assert "密钥被拒绝" in error.msg.text("zh") and failure_kind(error) == "transport"

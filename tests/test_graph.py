@@ -69,7 +69,7 @@ def test_a_simple_question_naming_what_the_book_uses_goes_to_the_book():
 
 
 def test_without_a_web_query_the_web_search_asks_for_the_parts_not_covered():
-    from rag.agent.nodes import web_query_for
+    from rag.agent.nodes.web import web_query_for
     from rag.schemas import Evaluation, PartResult
 
     parts = [PartResult(part="三打白骨精是第几回", status="verified"), PartResult(part="电视剧第几集", status="not_found")]
@@ -169,6 +169,10 @@ def test_router_failure_twice_takes_retrieval():
     assert node_sequence(events)[:2] == ["route_question", "retrieve_local"]
     assert values["route"].strategy == "complex"
     assert any(n["node"] == "route_question" for n in values["notices"])
+    notice = next(n for n in values["notices"] if n["node"] == "route_question")
+    # the kind of failure is read from the error's type: the second attempt wrote bad JSON
+    assert notice["msg"].code == "agent.router_invalid" and notice["level"] == notice["msg"].level == "warning"
+    assert notice["message"] == str(notice["msg"]) and notice["msg"].params["error"].code == "llm.invalid_output"
 
 
 def test_search_failure_still_reaches_an_honest_answer():
@@ -180,6 +184,9 @@ def test_search_failure_still_reaches_an_honest_answer():
     web_round = values["web_rounds"][0]
     assert web_round["error"] == "bocha: HTTP 503 from server"
     assert any(n["node"] == "web_search" and "503" in n["message"] for n in values["notices"])
+    failed = next(n for n in values["notices"] if n["node"] == "web_search")
+    assert failed["msg"].code == "agent.web_failed" and failed["level"] == "error"
+    assert failed["msg"].text("zh") == "网络搜索失败：bocha: HTTP 503 from server"
     web_finished = [e for e in events if isinstance(e, NodeFinished) and e.node == "web_search"][0]
     assert web_finished.update["web_rounds"][0]["error"]
     assert values["answer_mode"] == "partial"
@@ -313,7 +320,7 @@ def test_unexpected_exception_in_a_node_becomes_turn_failed():
 
 
 def test_long_conversations_keep_a_bounded_history():
-    from rag.agent.nodes import KEEP_MESSAGES
+    from rag.agent.nodes.route import KEEP_MESSAGES
 
     model = ScriptedChatModel(responder=responder(route="simple", answer="ok"))
     graph, _ = build(model)
@@ -343,3 +350,29 @@ def test_direct_answers_say_they_did_not_consult_the_book():
     _, values = run(graph, "什么是章回体小说？")
     assert values["answer"].startswith("章回体是中国古典长篇小说的体裁。")
     assert values["answer"].endswith("没有查阅书籍，也没有经过判断。）")
+
+
+def test_the_fakes_and_bare_sources_meet_the_protocols_the_nodes_call():
+    from rag.agent.deps import as_retriever, as_web_search
+    from rag.schemas import Retriever, WebSearch
+
+    fake = FakeRetriever(PASSAGES, titles={"b1": "西游记"})
+    assert isinstance(fake, Retriever) and as_retriever(fake) is fake and fake.book("b1").title == "西游记"
+    assert isinstance(FakeWebSearch(), WebSearch)
+
+    class Bare:  # only retrieve, without chapter scopes
+        def retrieve(self, query, k=None, book_id=None):
+            return PASSAGES[:1]
+
+    class PlainSearch:
+        name = "plain"
+
+        def search(self, query, count):
+            return []
+
+    adapted = as_retriever(Bare())
+    assert isinstance(adapted, Retriever) and adapted.search("q", k=2).passages == PASSAGES[:1]
+    with pytest.raises(LookupError):
+        adapted.book("b1")
+    outcome = as_web_search(PlainSearch()).search_detailed("q", 3)
+    assert outcome.provider == "plain" and outcome.results == []

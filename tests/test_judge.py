@@ -8,7 +8,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from rag.agent import prompts
-from rag.agent.judge import format_book_context, judge, judge_messages, sources_of
+from rag.agent.context import format_book_context
+from rag.agent.judge import judge, judge_messages, sources_of
 from rag.schemas import Passage, SearchResult
 from rag.testing.fakes import ScriptedChatModel
 
@@ -135,7 +136,7 @@ def test_sources_are_numbered_as_the_prompt_numbers_them() -> None:
 
 
 def test_book_titles_get_their_marks_once() -> None:
-    from rag.agent.nodes import book_clause
+    from rag.agent.context import book_clause
     from rag.lang import book_title_marks
 
     assert [book_title_marks(t) for t in ("西游记", "《西游记》", "《西游记》阅读指南", "")] == \

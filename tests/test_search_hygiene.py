@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rag.agent.context import format_web_context
 from rag.schemas import SearchResult
-from rag.search import clean_results, format_web_context, normalize_url, plain_text
+from rag.search import clean_results, normalize_url, plain_text
 from rag.search.base import Redactor, parse_retry_after
 from rag.search.hygiene import make_result, truncate
 

@@ -202,9 +202,13 @@ def test_messages_from_the_code_follow_the_language():
                         provider="none", search_key="", searxng="", k=6, rounds=1)
     assert str(bad.value) == "the LLM base URL must start with http:// or https://"
     assert t("zh", "settings_failed", message=bad.value.text("zh")) == "设置无效：模型 Base URL 必须以 http:// 或 https:// 开头"
-    notice = ("the model could not be reached; assumed not enough (model call failed at http://h:1/v1 "
-              "(cannot connect; APIConnectionError): Connection error.)")
-    assert message(notice, "zh").startswith("无法连接模型；按“不够”处理（调用 http://h:1/v1 的模型失败")
+    failed = Msg.of("llm.call_failed", endpoint="http://h:1/v1", what=Msg.of("llm.cannot_connect"),
+                    kind="APIConnectionError", detail="Connection error.")
+    notice = Msg.of("agent.eval_unreachable", level="warning", error=failed)  # as the evaluate node writes it
+    assert message(notice, "zh").startswith("无法连接模型；按“不够”处理（调用 http://h:1/v1 的模型失败（无法连接")
+    assert message(notice, "en") == ("the model could not be reached; assumed not enough (model call failed at "
+                                     "http://h:1/v1 (cannot connect; APIConnectionError): Connection error.)")
+    notice = str(notice)
     assert message("budget 1/20", "zh") == "搜索额度 1/20" and message("anything else", "zh") == "anything else"
     assert message(notice, "en") == notice
 

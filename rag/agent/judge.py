@@ -22,10 +22,10 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from rag.agent import prompts
-from rag.checks import Source, question_left_out, split_sentences, verify_part
-from rag.errors import LLMError
-from rag.lang import book_title_marks
-from rag.llm import failure_kind, structured_invoke
+from rag.agent.context import format_sentence_context, numbered_sentences
+from rag.checks import Source, question_left_out, verify_part
+from rag.errors import LLMError, LLMOutputError
+from rag.llm import structured_invoke
 from rag.schemas import (
     ClaimedPart,
     Evaluation,
@@ -43,54 +43,6 @@ JUDGE_MODES: tuple[JudgeMode, ...] = ("evidence", "guarded", "verdict")
 
 
 # --------------------------------------------------------------------------- sources and prompts
-_OPEN_RUN = re.compile(r"<{3,}")
-_CLOSE_RUN = re.compile(r">{3,}")
-_MARKER_WORD = re.compile(r"(END_)?(BOOK_PASSAGE|WEB_RESULT)", re.IGNORECASE)
-
-
-def neutralise_block_text(text: str, *, one_line: bool = False) -> str:
-    """Text that cannot open or close a delimited block in a prompt (``<<<`` / ``>>>`` runs and the
-    block markers are defused); line breaks are kept unless ``one_line``."""
-    text = " ".join(str(text).split()) if one_line else str(text)
-    text = _OPEN_RUN.sub("‹‹", text)
-    text = _CLOSE_RUN.sub("››", text)
-    return _MARKER_WORD.sub(lambda m: m.group(0).replace("_", " "), text)
-
-
-def fence_book_passage(n: int, head: str, body: str) -> str:
-    """One book passage as a delimited block of data, its first line ``[n] <head>``."""
-    return (f"<<<BOOK_PASSAGE {n}>>>\n[{n}] {neutralise_block_text(head, one_line=True)}\n"
-            f"{neutralise_block_text(body)}\n<<<END_BOOK_PASSAGE>>>")
-
-
-def fence_source(source: Source) -> str:
-    """A numbered source (``sources_of``) fenced as the judge saw it: a book passage, or a web result."""
-    if source.origin == "book":
-        return fence_book_passage(source.number, source.label, source.text)
-    title, _, snippet = source.text.partition("\n")
-    return (f"<<<WEB_RESULT {source.number}>>>\n[{source.number}] {neutralise_block_text(title, one_line=True)}\n"
-            f"Snippet: {neutralise_block_text(snippet, one_line=True)}\n<<<END_WEB_RESULT>>>")
-
-
-def format_book_context(passages: Sequence[Passage], max_chars: int = 1200) -> str:
-    """Book passages as numbered, delimited blocks of data for a prompt, like web results
-    (``rag.search.base.format_web_context``): block ``n`` is ::
-
-        <<<BOOK_PASSAGE n>>>
-        [n] 《title》 chapter
-        text of the passage (cut to ``max_chars``)
-        <<<END_BOOK_PASSAGE>>>
-
-    A book can hold instructions too: delimiter-like text inside a passage is neutralised, so it
-    cannot close its block or fake another one; the prompts say that text in the blocks is data."""
-    blocks = []
-    for i, p in enumerate(passages, start=1):
-        body = p.text if len(p.text) <= max_chars else p.text[:max_chars] + "…"
-        where = f"{book_title_marks(p.book_title)} " if p.book_title else ""
-        blocks.append(fence_book_passage(i, f"{where}{p.label()}", body))
-    return "\n\n".join(blocks)
-
-
 def sources_of(passages: Sequence[Passage], web_results: Sequence[SearchResult] = (),
                max_chars: int = 1200) -> list[Source]:
     """The numbered sources exactly as the judge and the writer see them: book passages [1..p]
@@ -99,26 +51,6 @@ def sources_of(passages: Sequence[Passage], web_results: Sequence[SearchResult] 
     start = len(passages) + 1
     sources += [Source(start + j, f"{r.title}\n{r.snippet}", "web", r.title) for j, r in enumerate(web_results)]
     return sources
-
-
-def numbered_sentences(sources: Sequence[Source]) -> dict[str, tuple[int, str]]:
-    """Sentence id ("2.3": source 2, sentence 3) -> (source number, sentence text)."""
-    ids: dict[str, tuple[int, str]] = {}
-    for src in sources:
-        for k, (a, b) in enumerate(split_sentences(src.text), start=1):
-            ids[f"{src.number}.{k}"] = (src.number, src.text[a:b])
-    return ids
-
-
-def format_sentence_context(sources: Sequence[Source]) -> str:
-    """Sources with every sentence numbered (n.k), each source fenced as data (``JUDGE_EVIDENCE=sentence``)."""
-    ids = numbered_sentences(sources)
-    blocks = []
-    for src in sources:
-        lines = [f"<<<SOURCE {src.number}>>>", f"[{src.number}] {src.label}".rstrip()]
-        lines += [f"({sid}) {' '.join(text.split())}" for sid, (n, text) in ids.items() if n == src.number]
-        blocks.append("\n".join([*lines, "<<<END_SOURCE>>>"]))
-    return "\n\n".join(blocks)
 
 
 def _resolve_ids(part: ClaimedPart, ids: dict[str, tuple[int, str]]) -> ClaimedPart:
@@ -163,19 +95,19 @@ def _fields(schema: type) -> str:
 
 
 def structured_with_retry(judge_llm: Any, schema: type, messages: list[BaseMessage], method: str,
-                          attempts: int = 2) -> tuple[Any | None, list[str]]:
-    """A structured call, retried once. An invalid reply is retried with the error named (at
-    temperature 0 the same prompt would give the same reply); a failed call is simply repeated.
-    Returns (result or None, the errors met)."""
-    errors: list[str] = []
+                          attempts: int = 2) -> tuple[Any | None, list[LLMError]]:
+    """A structured call, retried once. An invalid reply (``LLMOutputError``) is retried with the
+    error named (at temperature 0 the same prompt would give the same reply); a failed call is
+    simply repeated. Returns (result or None, the errors met)."""
+    errors: list[LLMError] = []
     current = list(messages)
     for _attempt in range(attempts):
         try:
             return structured_invoke(judge_llm, schema, current, method), errors
         except LLMError as exc:
             logger.warning("%s call failed: %s", schema.__name__, exc)
-            errors.append(str(exc))
-            if failure_kind(exc) == "invalid_output":
+            errors.append(exc)
+            if isinstance(exc, LLMOutputError):
                 current = [*messages, HumanMessage(prompts.RETRY_USER.format(error=str(exc)[:300],
                                                                               fields=_fields(schema)))]
     return None, errors
@@ -185,7 +117,7 @@ def relevance_check(judge_llm: Any, part: str, quote: str) -> bool:
     """One short call: does this quote state the answer to this part? (``JUDGE_RELEVANCE_CHECK``)"""
     reply = judge_llm.invoke([SystemMessage(prompts.RELEVANCE_SYSTEM),
                               HumanMessage(prompts.RELEVANCE_USER.format(part=part, quote=quote))])
-    text = str(getattr(reply, "content", "")).strip().lower()
+    text = str(reply.content).strip().lower()
     return text.startswith(("yes", "是", "对")) and not text.startswith(("yes, but no", "不"))
 
 
@@ -193,8 +125,13 @@ def relevance_check(judge_llm: Any, part: str, quote: str) -> bool:
 @dataclass
 class Judged:
     evaluation: Evaluation
-    errors: list[str] = field(default_factory=list)
+    errors: list[LLMError] = field(default_factory=list)
     invalid: bool = False  # no usable reply (the evaluation is the conservative default)
+
+    @property
+    def invalid_output(self) -> bool:
+        """No usable reply, and the model did answer (with something unusable): not a transport failure."""
+        return self.invalid and any(isinstance(e, LLMOutputError) for e in self.errors)
 
 
 def check_parts(parts: Sequence[ClaimedPart], sources: Sequence[Source], question: str = "") -> list[PartResult]:

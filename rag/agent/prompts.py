@@ -6,6 +6,8 @@ says which language to answer in, so Chinese and English questions both work.
 
 from __future__ import annotations
 
+from rag.i18n import t
+
 # --------------------------------------------------------------------------- rewrite
 REWRITE_SYSTEM = """You rewrite the user's latest message into a standalone question.
 Use the conversation only to resolve references (he, she, it, that, 他, 她, 它, 那个, 这一回...).
@@ -92,7 +94,7 @@ Judge whether the context is enough. Remember: every part, specific facts, when 
 
 # Few-shot examples go in their own turns (user: question + sources; assistant: the JSON), with
 # neutral content that cannot be mistaken for the user's book, and both outcomes represented.
-# The sources are fenced as rag.agent.judge.format_book_context fences a book's passages.
+# The sources are fenced as rag.agent.context.format_book_context fences a book's passages.
 _EXAMPLE_SOURCES_ZH = """<<<BOOK_PASSAGE 1>>>
 [1] 第三章 海岛
 老周是这座灯塔的看守人，他在岛上一住就是十二年。每逢风暴，他都要爬上塔顶检查灯火。
@@ -259,50 +261,25 @@ DIRECT_SYSTEM = """You are a helpful assistant. Answer the general question brie
 If you are not sure, say so. No emoji."""
 
 # --------------------------------------------------------------------------- fixed texts shown to users
+#: Texts that go into prompts, by language; the texts readers see are catalogue codes (``answer.<key>``).
 TEXTS: dict[str, dict[str, str]] = {
     "cannot_confirm": {"zh": "无法从资料中确认", "en": "cannot confirm from the sources"},
     "missing_heading": {"zh": "尚缺的信息", "en": "What is missing"},
     "no_book_context": {"zh": "（书中没有检索到相关段落）", "en": "(no relevant passage was found in the book)"},
     "no_web_context": {"zh": "（没有网络来源）", "en": "(no web sources)"},
-    "fallback": {
-        "zh": "抱歉，我在书中{web}没有找到能回答这个问题的内容，因此无法给出可靠的答案。",
-        "en": "Sorry, I found nothing in the book{web} that answers this question, so I cannot give a reliable answer.",
-    },
-    "fallback_web": {"zh": "和网络搜索中", "en": " or on the web"},
-    "fallback_missing": {"zh": "缺少的信息：", "en": "Missing:"},
-    "fallback_errors": {"zh": "过程中出现的问题：", "en": "Problems along the way:"},
-    "retrieval_only_head": {
-        "zh": "【仅检索模式】未连接语言模型，因此没有判断这些段落是否足以回答问题，也没有生成答案。以下是书中最相关的段落：",
-        "en": "[Retrieval-only mode] No language model is connected, so nothing has judged whether these passages "
-        "answer the question, and no answer was written. The most relevant passages in the book:",
-    },
-    "retrieval_only_none": {"zh": "书中没有检索到相关段落。", "en": "No relevant passage was found in the book."},
-    "retrieval_only_howto": {
-        "zh": "连接模型：设置 LLM_BASE_URL、LLM_API_KEY、LLM_MODEL（任何 OpenAI 兼容接口，如 DeepSeek、通义千问、OpenAI），或在本机启动 Ollama。",
-        "en": "To connect a model, set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL (any OpenAI-compatible endpoint: "
-        "OpenAI, DeepSeek, Qwen...), or start Ollama on this machine.",
-    },
-    "direct_note": {
-        "zh": "（这是模型凭常识给出的回答，没有查阅书籍，也没有经过判断。）",
-        "en": "(Answered from the model's general knowledge, without consulting the book or judging sources.)",
-    },
-    "generation_failed": {
-        "zh": "生成答案时模型出错（{error}）。以下是检索到的资料，未经模型整理：",
-        "en": "The model failed while writing the answer ({error}). Here are the sources found, unprocessed:",
-    },
-    "answer_empty": {"zh": "模型返回了空答案。", "en": "The model returned an empty answer."},
-    "answer_cut_turn": {
-        "zh": "（回答没有写完：已到本轮问答的时限 TURN_TIMEOUT，{seconds} 秒。）",
-        "en": "(The answer is unfinished: the turn's time limit, TURN_TIMEOUT = {seconds} s, was reached.)",
-    },
-    "answer_cut_idle": {
-        "zh": "（回答没有写完：模型 {seconds} 秒没有继续输出，STREAM_IDLE_TIMEOUT。）",
-        "en": "(The answer is unfinished: the model sent nothing more for {seconds} s, STREAM_IDLE_TIMEOUT.)",
-    },
-    "sources_found": {"zh": "以下是检索到的资料，未经模型整理：", "en": "Here are the sources found, unprocessed:"},
 }
+
+#: The fixed answer texts readers see (``rag.i18n`` codes ``answer.<key>``).
+READER_TEXTS = frozenset({
+    "fallback", "fallback_web", "fallback_missing", "fallback_errors", "retrieval_only_head", "retrieval_only_none",
+    "retrieval_only_howto", "direct_note", "generation_failed", "answer_empty", "answer_cut_turn", "answer_cut_idle",
+    "sources_found",
+})
 
 
 def text(key: str, lang: str, **kwargs: object) -> str:
+    """A fixed text in ``lang``: a prompt's (``TEXTS``) or, for what readers see, its catalogue code."""
+    if key in READER_TEXTS:
+        return t("zh" if lang == "zh" else "en", f"answer.{key}", **kwargs)
     template = TEXTS[key]["zh" if lang == "zh" else "en"]
     return template.format(**kwargs) if kwargs else template

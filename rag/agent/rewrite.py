@@ -13,9 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
-
-from rag.agent import prompts
+from rag.agent.context import query_rewrite_messages
 from rag.lang import detect_lang
 
 MAX_QUERIES = 3
@@ -58,11 +56,7 @@ class QueryRewriter:
     def rewrite(self, question: str, book_title: str | None = None) -> Rewritten:
         """Raises what the model call raises; the node turns that into a notice."""
         title = (book_title or "").strip().strip("《》")
-        messages = [
-            SystemMessage(prompts.QUERY_REWRITE_SYSTEM.format(
-                book_clause=f" (《{title}》)" if title else "", book_language=book_language(title))),
-            HumanMessage(prompts.QUERY_REWRITE_USER.format(question=question)),
-        ]
+        messages = query_rewrite_messages(question, title, book_language=book_language(title))
         started = time.perf_counter()
         reply = self.llm.invoke(messages)
         content = reply.content if isinstance(reply.content, str) else ""

@@ -321,7 +321,7 @@ def _book_check(args: argparse.Namespace, settings: Settings) -> tuple[Any, str 
         return None, None, None
     import tempfile
 
-    from rag.agent.nodes import ROUTE_CHECK_K
+    from rag.agent.nodes.route import ROUTE_CHECK_K
     from rag.agent.routing import book_terms
     from rag.index import open_index
 

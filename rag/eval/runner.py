@@ -1,7 +1,7 @@
 """Run the judge, the router, or the whole answer path over labelled cases.
 
 The judge and the router are called exactly as the graph calls them: the same prompt builders
-(``rag.agent.nodes.evaluate_messages`` / ``route_messages``), the same context formatting
+(``rag.agent.judge.judge_messages`` / ``rag.agent.context.route_messages``), the same context formatting
 (``format_book_context``), the same schema, the temperature-0 copy of the model (``judge_model``)
 and the same one-retry policy (``structured_with_retry``). A case whose reply is invalid twice is
 counted as "not enough" (judge) or "complex" (router) - what the graph would then do - and is
@@ -19,9 +19,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rag.agent import prompts
-from rag.agent.judge import format_book_context, judge, structured_with_retry
-from rag.agent.nodes import route_messages
-from rag.errors import LLMError
+from rag.agent.context import format_book_context, route_messages
+from rag.agent.judge import judge, structured_with_retry
+from rag.errors import LLMError, LLMOutputError
 from rag.eval.cases import Case, RouteCase
 from rag.eval.metrics import binary_metrics, confusion, latency_summary, per_group, ratio, risk_coverage
 from rag.llm import judge_model, model_name
@@ -29,7 +29,6 @@ from rag.schemas import Evaluation, JudgeMode, Passage, RouteDecision
 
 logger = logging.getLogger(__name__)
 
-_INVALID_PREFIX = "invalid structured output"
 WEB_RULES = {"first": prompts.WEB_QUERY_RULE_FIRST, "none": prompts.WEB_QUERY_RULE_NONE}
 
 
@@ -52,9 +51,9 @@ def _structured(judge_llm: Any, schema: type, messages: list[Any], method: str) 
     started = time.perf_counter()
     result, errors = structured_with_retry(judge_llm, schema, messages, method)
     latency = time.perf_counter() - started
-    invalid = sum(1 for e in errors if e.startswith(_INVALID_PREFIX))
+    invalid = sum(1 for e in errors if isinstance(e, LLMOutputError))
     stats = CallStats(attempts=len(errors) + (1 if result is not None else 0), invalid_replies=invalid,
-                      call_errors=len(errors) - invalid, latency_s=latency, errors=errors)
+                      call_errors=len(errors) - invalid, latency_s=latency, errors=[str(e) for e in errors])
     return result, stats
 
 
@@ -92,10 +91,10 @@ def evaluation_record(evaluation: Evaluation) -> dict[str, Any]:
     return data
 
 
-def _judge_stats(errors: list[str], invalid: bool, latency: float) -> CallStats:
-    bad = sum(1 for e in errors if e.startswith(_INVALID_PREFIX))
+def _judge_stats(errors: list[LLMError], invalid: bool, latency: float) -> CallStats:
+    bad = sum(1 for e in errors if isinstance(e, LLMOutputError))
     return CallStats(attempts=len(errors) + (0 if invalid else 1), invalid_replies=bad,
-                     call_errors=len(errors) - bad, latency_s=latency, errors=errors)
+                     call_errors=len(errors) - bad, latency_s=latency, errors=[str(e) for e in errors])
 
 
 def judge_case(judge_llm: Any, case: Case, *, method: str, few_shot: bool, max_chars: int = 1200,

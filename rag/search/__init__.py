@@ -20,7 +20,7 @@ from rag.errors import (
     SearchServerError,
     SearchTimeout,
 )
-from rag.search.base import HttpProvider, Provider, format_web_context
+from rag.search.base import HttpProvider, Provider
 from rag.search.bocha import BochaSearch
 from rag.search.cache import CachedWebSearch
 from rag.search.chain import SearchChain
@@ -58,7 +58,6 @@ __all__ = [
     "SessionSearch",
     "TavilySearch",
     "clean_results",
-    "format_web_context",
     "make_provider",
     "make_web_search",
     "messages_of",

@@ -1,9 +1,8 @@
 """The base of every web search provider: ``Provider`` (query checks, cleaning the results, notes),
 ``HttpProvider`` (one ``httpx.Client``: status codes and transport failures to typed errors, one
 retry on 429, a time and size limit on each request) and the ``Redactor`` that keeps keys out of
-messages. Result hygiene is in ``rag.search.hygiene``, the errors in ``rag.errors``.
-
-``format_web_context`` wraps results in delimiters the web text cannot forge.
+messages. Result hygiene is in ``rag.search.hygiene``, the errors in ``rag.errors``; the prompt's
+web block (delimiters the web text cannot forge) is ``rag.agent.context.format_web_context``.
 """
 
 from __future__ import annotations
@@ -11,10 +10,9 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
-import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import httpx
@@ -73,49 +71,6 @@ class Redactor:
         return f"Redactor({len(self._values)} secret(s))"
 
 
-# --------------------------------------------------------------------------- prompt rendering
-
-_OPEN_RUN = re.compile(r"<{3,}")
-_CLOSE_RUN = re.compile(r">{3,}")
-_MARKER_WORD = re.compile(r"(END_)?WEB_RESULT", re.IGNORECASE)
-
-
-def _neutralise(text: str) -> str:
-    """One line of web text that cannot open or close a delimiter block."""
-    text = " ".join(str(text).split())
-    text = _OPEN_RUN.sub("‹‹", text)
-    text = _CLOSE_RUN.sub("››", text)
-    return _MARKER_WORD.sub(lambda m: m.group(0).replace("_", " "), text)
-
-
-def format_web_context(results: Sequence[SearchResult], start_index: int = 1) -> str:
-    """Render results as numbered, delimited blocks of untrusted data for the LLM prompt.
-
-    Block ``n`` (numbered from ``start_index``) is::
-
-        <<<WEB_RESULT n>>>
-        [n] <title>
-        URL: <url>
-        Site: <site>
-        Date: <date>
-        Snippet: <snippet>
-        <<<END_WEB_RESULT>>>
-
-    Every field is reduced to one line and any delimiter-like text inside it is neutralised, so
-    a page cannot close its block or fake another one. Returns "" for no results.
-    """
-    blocks: list[str] = []
-    for offset, result in enumerate(results):
-        n = start_index + offset
-        lines = [f"<<<WEB_RESULT {n}>>>", f"[{n}] {_neutralise(result.title)}", f"URL: {_neutralise(result.url)}"]
-        if result.site_name:
-            lines.append(f"Site: {_neutralise(result.site_name)}")
-        if result.date:
-            lines.append(f"Date: {_neutralise(result.date)}")
-        lines.append(f"Snippet: {_neutralise(result.snippet)}")
-        lines.append("<<<END_WEB_RESULT>>>")
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
 
 
 # --------------------------------------------------------------------------- providers

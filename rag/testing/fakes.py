@@ -14,11 +14,12 @@ from typing import Any
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, PrivateAttr
 
-from rag.schemas import Passage, SearchOutcome, SearchResult
+from rag.schemas import Passage, RetrievalOutcome, SearchOutcome, SearchResult
 
 #: A scripted reply: a dict (structured output: a tool call or JSON text), a str (text), or an
 #: Exception (raised, as a provider error would be).
@@ -98,7 +99,7 @@ class ScriptedChatModel(BaseChatModel):
         message = self._message(self._next(messages, schema_of(kwargs)), kwargs)
         if message.tool_calls:
             yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=[
-                {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": 0}
+                tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=0)
                 for c in message.tool_calls]))
             return
         text = str(message.content)
@@ -110,15 +111,40 @@ class ScriptedChatModel(BaseChatModel):
             yield chunk
 
 
-class FakeRetriever:
-    """Returns the given passages (scoped by book_id when they carry one, and by chapter range);
-    records queries and the scope of each call (``calls``)."""
+class FakeBook:
+    """A book as ``FakeRetriever.book`` returns it."""
 
-    def __init__(self, passages: list[Passage] | None = None, error: BaseException | None = None) -> None:
+    def __init__(self, book_id: str, title: str) -> None:
+        self.book_id = book_id
+        self.title = title
+
+
+class FakeRetriever:
+    """A ``rag.schemas.Retriever``: returns the given passages (scoped by book_id when they carry
+    one, and by chapter range); records queries and the scope of each call (``calls``). ``titles``:
+    book id -> title, for ``book`` (an unknown id raises ``LookupError``)."""
+
+    def __init__(self, passages: list[Passage] | None = None, error: BaseException | None = None,
+                 titles: dict[str, str] | None = None) -> None:
         self.passages = passages or []
         self.error = error
+        self.titles = titles or {}
         self.queries: list[str] = []
         self.calls: list[dict[str, Any]] = []
+
+    def book(self, book_id: str) -> FakeBook:
+        if book_id not in self.titles:
+            raise LookupError(f"no book with id {book_id!r}")
+        return FakeBook(book_id, self.titles[book_id])
+
+    def search(self, query: str, k: int | None = None, book_id: str | None = None, *,
+               chapters: tuple[int, int] | None = None, queries: list[str] | None = None) -> RetrievalOutcome:
+        """``retrieve`` (the rewritten ``queries`` are recorded in the call, not searched)."""
+        scope = {"chapters": chapters} if chapters is not None else {}  # a subclass may not take chapters
+        passages = self.retrieve(query, k, book_id, **scope)
+        if queries:
+            self.calls[-1]["queries"] = list(queries)
+        return RetrievalOutcome(passages=passages, queries=list(queries or []))
 
     def retrieve(self, query: str, k: int | None = None, book_id: str | None = None,
                  chapters: tuple[int, int] | None = None) -> list[Passage]:
@@ -132,7 +158,7 @@ class FakeRetriever:
 
 
 class FakeWebSearch:
-    """Returns the given results, or raises ``error``; records queries."""
+    """A ``rag.schemas.WebSearch``: returns the given results, or raises ``error``; records queries."""
 
     def __init__(self, results: list[SearchResult] | None = None, error: BaseException | None = None,
                  name: str = "fake") -> None:

@@ -17,26 +17,7 @@ __all__ = ["message", "node_title", "pick_language", "t"]
 # message is split at "; " and every piece is matched on its own, and anything not known stays as
 # written (a file name, an HTTP error) rather than being guessed at.
 _ZH_MESSAGES: tuple[tuple[str, str], ...] = (
-    # notices (rag.agent.nodes)
-    (r"the model could not be reached", "无法连接模型"),
-    (r"assumed not enough \((?P<detail>.*)\)", "按“不够”处理（{detail}）"),
-    (r"took the retrieval path \((?P<detail>.*)\)", "改为查书（{detail}）"),
-    (r"router output invalid twice", "路由输出两次无效"),
-    (r"model call failed at (?P<where>\S+) \((?P<what>.*?); (?P<cls>\w+)\): (?P<rest>.*)",
-     "调用 {where} 的模型失败（{what}；{cls}）：{rest}"),
-    (r"evaluation output invalid twice", "评估输出两次无效"),
-    (r"evaluation retried once after: (?P<detail>.*)", "评估重试了一次，原因：{detail}"),
-    (r"web search failed: (?P<detail>.*)", "网络搜索失败：{detail}"),
-    (r"web search is not configured", "未配置网络搜索"),
-    (r"generation failed: (?P<detail>.*)", "生成回答失败：{detail}"),
-    (r"book search failed: (?P<detail>.*)", "检索本书失败：{detail}"),
-    (r"no book index is loaded", "没有加载书库"),
-    (r"could not rewrite the follow-up question: (?P<detail>.*)", "无法改写追问：{detail}"),
-    (r"the router said simple, but the book uses (?P<names>.*): searching the book",
-     "路由判断为简单问题，但书中用到了 {names}：改为查书"),
-    (r"the judge said enough, but (?P<n>\d+) of (?P<m>\d+) part\(s\) had no evidence that checks out: not enough",
-     "模型说“足够”，但 {m} 个部分中有 {n} 个的证据核对不上：判为不够"),
-    (r"sentence check by the model failed: (?P<detail>.*)", "模型逐句核对失败：{detail}"),
+    # web rounds' notes (rag.search, rag.agent.nodes.web)
     (r"budget (?P<used>\d+)/(?P<total>\w+)(?P<rest>.*)", "搜索额度 {used}/{total}{rest}"),
     (r"cache hit", "缓存命中"),
     (r"cache miss", "缓存未命中"),

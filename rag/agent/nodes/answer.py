@@ -1,0 +1,142 @@
+"""The nodes that write the answer: ``generate`` (cited, from the sources), ``direct_answer`` (a
+general question, from the model's knowledge), ``fallback`` (nothing usable was found) and
+``retrieval_only`` (no model: the best passages as they are)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from rag.agent import prompts
+from rag.agent.context import answer_messages, direct_messages
+from rag.agent.names import DIRECT_ANSWER, GENERATE
+from rag.agent.nodes.common import current_question, search_scope
+from rag.agent.nodes.retrieve import RetrieveNode
+from rag.agent.state import RESET, GraphState, Notice, reset_question_state
+from rag.lang import detect_lang
+from rag.llm import Streamed, stream_text
+from rag.schemas import Passage
+
+logger = logging.getLogger(__name__)
+
+SNIPPET_CHARS = 300  # of each source listed under an answer that could not be written
+RETRIEVAL_ONLY_CHARS = 400  # of each passage shown without a model
+
+
+def sources_dump(state: GraphState, head: str) -> str:
+    """``head`` and the numbered sources found, unprocessed (when no answer could be written)."""
+    lines = [head, ""]
+    for i, p in enumerate(state.get("passages") or [], start=1):
+        lines.append(f"[{i}] {p.label()}: {p.text[:SNIPPET_CHARS]}")
+    offset = len(state.get("passages") or [])
+    for j, r in enumerate(state.get("web_results") or [], start=offset + 1):
+        lines.append(f"[{j}] {r.title} ({r.url}): {r.snippet[:SNIPPET_CHARS]}")
+    return "\n".join(lines)
+
+
+class AnswerNode(RetrieveNode):
+    def _stream_answer(self, messages: list[BaseMessage]) -> Streamed:
+        """The answer as it streams, within the turn's deadline and ``STREAM_IDLE_TIMEOUT``."""
+        return stream_text(self.llm, messages, idle=self.settings.stream_idle_timeout)
+
+    def _unfinished(self, node: str, streamed: Streamed, lang: str) -> tuple[str, Notice] | None:
+        """For an answer that is empty (or only whitespace) or was cut short: the line that says so
+        in the answer, and the notice for the trace (an error: no complete answer was written).
+        None for a complete answer."""
+        if streamed.cut is None and streamed.text.strip():
+            return None
+        if streamed.cut == "turn":
+            seconds = f"{self.settings.turn_timeout:g}"
+            line = prompts.text("answer_cut_turn", lang, seconds=seconds)
+            code = "agent.answer_cut_turn"
+        elif streamed.cut == "idle":
+            seconds = f"{self.settings.stream_idle_timeout:g}"
+            line = prompts.text("answer_cut_idle", lang, seconds=seconds)
+            code = "agent.answer_cut_idle"
+        else:
+            line, code, seconds = prompts.text("answer_empty", lang), "agent.answer_empty", ""
+        return line, self._n(node, code, "error", **({"seconds": seconds} if seconds else {}))
+
+    def generate(self, state: GraphState) -> dict[str, Any]:
+        lang = state.get("language", "en")
+        evaluations = state.get("evaluations") or []
+        last = evaluations[-1] if evaluations else None
+        mode = "full" if last is not None and last.enough else "partial"
+        messages = answer_messages(current_question(state), lang, state.get("local_context") or "",
+                                   state.get("web_context") or "",
+                                   missing=None if mode == "full" else (last.missing if last else []))
+        notices: list[Notice] = []
+        try:
+            streamed = self._stream_answer(messages)
+        except Exception as exc:  # noqa: BLE001 - show the sources instead of crashing
+            logger.warning("generation failed: %s", exc)
+            notices.append(self._n(GENERATE, "agent.generation_failed", "error", error=self.error(exc)))
+            answer = sources_dump(state, prompts.text("generation_failed", lang, error=type(exc).__name__))
+        else:
+            answer = streamed.text
+            unfinished = self._unfinished(GENERATE, streamed, lang)
+            if unfinished is not None:  # keep what was written, say why it stops, and show the sources
+                line, notice = unfinished
+                notices.append(notice)
+                head = f"{line}\n{prompts.text('sources_found', lang)}"
+                kept = answer if answer.strip() else ""  # as streamed: the text shown so far stays its prefix
+                answer = "\n\n".join(part for part in (kept, sources_dump(state, head)) if part)
+        return {"answer": answer, "answer_mode": mode, "notices": notices, "messages": [AIMessage(answer)]}
+
+    def direct_answer(self, state: GraphState) -> dict[str, Any]:
+        lang = state.get("language", "en")
+        notices: list[Notice] = []
+        try:
+            streamed = self._stream_answer(direct_messages(current_question(state), lang))
+            unfinished = self._unfinished(DIRECT_ANSWER, streamed, lang)
+            parts = [streamed.text.rstrip()]
+            if unfinished is not None:
+                parts.append(unfinished[0])
+                notices.append(unfinished[1])
+            if streamed.text.strip():
+                # Say plainly that nothing was looked up: a misrouted book question must not pass as sourced.
+                parts.append(prompts.text("direct_note", lang))
+            answer = "\n\n".join(part for part in parts if part)
+        except Exception as exc:  # noqa: BLE001
+            notices.append(self._n(DIRECT_ANSWER, "agent.generation_failed", "error", error=self.error(exc)))
+            answer = prompts.text("generation_failed", lang, error=type(exc).__name__)
+        return {"answer": answer, "answer_mode": "direct", "notices": notices, "messages": [AIMessage(answer)]}
+
+    def fallback(self, state: GraphState) -> dict[str, Any]:
+        """Nothing usable was found: say so without calling the model, and list what is missing."""
+        lang = state.get("language", "en")
+        tried_web = bool(state.get("web_rounds"))
+        lines = [prompts.text("fallback", lang, web=prompts.text("fallback_web", lang) if tried_web else "")]
+        evaluations = state.get("evaluations") or []
+        missing = evaluations[-1].missing if evaluations else []
+        if missing:
+            lines += ["", prompts.text("fallback_missing", lang)] + [f"- {m}" for m in missing]
+        problems = [n["message"] for n in state.get("notices") or [] if n["level"] == "error"]
+        if problems:
+            lines += ["", prompts.text("fallback_errors", lang)] + [f"- {p}" for p in problems]
+        answer = "\n".join(lines)
+        return {"answer": answer, "answer_mode": "fallback", "messages": [AIMessage(answer)]}
+
+    def retrieval_only(self, state: GraphState) -> dict[str, Any]:
+        question = (state.get("question") or "").strip()
+        lang = detect_lang(question)
+        update: dict[str, Any] = {**reset_question_state(), "standalone_question": question, "language": lang}
+        retrieved = self._retrieve(question, state.get("book_id"), chapters=search_scope(state),
+                                   read_up_to=state.get("read_up_to"))
+        update.update(passages=retrieved["passages"], local_context=retrieved["local_context"],
+                      notices=[RESET, *retrieved.get("notices", [])])
+        passages: list[Passage] = retrieved["passages"]
+        lines = [prompts.text("retrieval_only_head", lang), ""]
+        if not passages:
+            lines.append(prompts.text("retrieval_only_none", lang))
+        for i, p in enumerate(passages, start=1):
+            snippet = " ".join(p.text.split())
+            snippet = snippet if len(snippet) <= RETRIEVAL_ONLY_CHARS else snippet[:RETRIEVAL_ONLY_CHARS] + "…"
+            lines.append(f"[{i}] {p.label()} (score {p.score:.3f})\n{snippet}\n")
+        lines += ["", prompts.text("retrieval_only_howto", lang)]
+        answer = "\n".join(lines)
+        update.update(answer=answer, answer_mode="retrieval_only",
+                      messages=[HumanMessage(question), AIMessage(answer)])
+        return update

@@ -1,0 +1,92 @@
+"""What every node shares: the injected ``Deps`` (``NodeBase``), the notice helper, the structured
+call with its retry, and the pure questions about a state (the question being answered, the
+chapters to search, whether the web may be searched)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from rag.agent.deps import Deps, as_retriever, as_web_search
+from rag.agent.judge import structured_with_retry
+from rag.agent.state import GraphState, Notice
+from rag.errors import LLMError, RagError
+from rag.i18n import Level, Msg
+from rag.llm import DeadlineBound, judge_model
+from rag.logs import redact
+from rag.schemas import Retriever, WebSearch
+from rag.scope import limit_chapters
+
+logger = logging.getLogger(__name__)
+
+
+def current_question(state: GraphState) -> str:
+    """The question being answered: the rewritten follow-up when there is one."""
+    return state.get("standalone_question") or state.get("question", "")
+
+
+def web_allowed(state: GraphState, web_enabled: bool) -> bool:
+    """The web may be searched for this question: it is enabled, and there is no spoiler limit or
+    the user allowed web results despite it (they are then marked as possible spoilers)."""
+    return web_enabled and (state.get("read_up_to") is None or bool(state.get("allow_web_spoilers")))
+
+
+def search_scope(state: GraphState) -> tuple[int, int] | None:
+    """The chapters to search: the question's chapter range cut at its spoiler limit (empty, a > b,
+    when the range lies wholly after the limit)."""
+    chapters = state.get("chapters")
+    return limit_chapters(tuple(chapters) if chapters else None, state.get("read_up_to"))  # type: ignore[arg-type]
+
+
+class NodeBase:
+    """Holds the injected ``Deps``; nodes create no clients and read no global state."""
+
+    def __init__(self, deps: Deps) -> None:
+        self.deps = deps
+        self.settings = deps.settings
+        self.llm = deps.llm
+        # Route, rewrite and evaluate are deterministic: temperature 0. Every call ends by the turn's deadline.
+        self.judge_llm = DeadlineBound(judge_model(deps.llm)) if deps.llm is not None else None
+
+    @property
+    def retriever(self) -> Retriever | None:
+        return as_retriever(self.deps.retriever)
+
+    @property
+    def web(self) -> WebSearch | None:
+        return as_web_search(self.deps.web_search)
+
+    def _n(self, node: str, code: str, level: Level = "info", **params: Any) -> Notice:
+        """A notice for the trace: the message ``code`` at ``level``, any secret scrubbed from its params."""
+        msg = self.scrub(Msg.of(code, level=level, **params))
+        return Notice(node=node, level=level, message=str(msg), msg=msg)
+
+    def scrub(self, msg: Msg) -> Msg:
+        """``msg`` with every secret of the settings removed from its text params (nested ones too)."""
+        def clean(value: Any) -> Any:
+            if isinstance(value, Msg):
+                return self.scrub(value)
+            if isinstance(value, list):
+                return [clean(v) for v in value]
+            return redact(value, self.deps.secrets) if isinstance(value, str) else value
+
+        return msg.model_copy(update={"params": {k: clean(v) for k, v in msg.params.items()}})
+
+    def error(self, exc: BaseException) -> Msg:
+        """An exception as a message param: its own ``Msg`` when it has one, else its text; scrubbed."""
+        return self.scrub(exc.msg if isinstance(exc, RagError) else Msg.of("text", value=str(exc)))
+
+    def _structured(self, schema: type, messages: list[BaseMessage]) -> tuple[Any | None, list[LLMError]]:
+        return structured_with_retry(self.judge_llm, schema, messages, self.settings.llm_structured_method)
+
+    def _book_title(self, state: GraphState) -> str | None:
+        """The loaded book's title, when the question is scoped to one book (for the router)."""
+        book_id, retriever = state.get("book_id"), self.retriever
+        if not book_id or retriever is None:
+            return None
+        try:
+            return str(retriever.book(book_id).title)
+        except Exception:  # noqa: BLE001 - a title is a hint, never a reason to fail
+            return None

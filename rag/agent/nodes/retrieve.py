@@ -1,0 +1,66 @@
+"""``retrieve_local``: the book searched for the question (and its rewritten queries), within the
+question's chapters and its spoiler limit; the passages become the numbered book block."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from rag.agent.context import format_book_context, spoiler_book_block
+from rag.agent.names import RETRIEVE
+from rag.agent.nodes.common import NodeBase, current_question, search_scope
+from rag.agent.state import GraphState, Notice
+from rag.errors import RagError
+
+logger = logging.getLogger(__name__)
+
+
+class RetrieveNode(NodeBase):
+    def _retrieve(self, query: str, book_id: str | None, *, chapters: tuple[int, int] | None = None,
+                  queries: list[str] | None = None, read_up_to: int | None = None) -> dict[str, Any]:
+        """Passages, their numbered context, and notices: the book could not be searched, the search
+        fell back to keywords, the spoiler limit. ``chapters``: the (already limited) chapter range."""
+        notices: list[Notice] = []
+        if read_up_to is not None:
+            notices.append(self._n(RETRIEVE, "agent.spoiler_limit", chapter=read_up_to))
+        retriever = self.retriever
+        if retriever is None:
+            return {"passages": [], "local_context": "",
+                    "notices": [*notices, self._n(RETRIEVE, "agent.no_index", "warning")]}
+        if chapters is not None and chapters[0] > chapters[1]:
+            return {"passages": [], "local_context": "",
+                    "notices": [*notices, self._n(RETRIEVE, "agent.after_limit", "warning", chapter=read_up_to)]}
+        try:
+            outcome = retriever.search(query, k=self.settings.retrieval_k, book_id=book_id, queries=queries or [],
+                                       chapters=chapters)
+        except (RagError, ValueError) as exc:
+            return {"passages": [], "local_context": "",
+                    "notices": [*notices, self._n(RETRIEVE, "agent.book_search_failed", "error",
+                                                  error=self.error(exc))]}
+        for note in outcome.notes:  # the index's own words (its notes carry no code yet)
+            notices.append(self._n(RETRIEVE, "text", "warning" if "failed" in note else "info", value=note))
+        passages = outcome.passages
+        if read_up_to is not None:  # never trust the retriever with a spoiler
+            passages = [p for p in passages if p.chapter_num is not None and p.chapter_num <= read_up_to]
+        context = spoiler_book_block(format_book_context(passages, self.settings.max_passage_chars), read_up_to)
+        return {"passages": passages, "local_context": context, "notices": notices}
+
+    def retrieve_local(self, state: GraphState) -> dict[str, Any]:
+        question = current_question(state)
+        notices: list[Notice] = []
+        queries: list[str] = []
+        if self.deps.rewriter is not None:
+            try:
+                rewritten = self.deps.rewriter.rewrite(question, book_title=self._book_title(state))
+                queries = rewritten.queries
+                if queries:
+                    notices.append(self._n(RETRIEVE, "agent.searched_also", queries=" | ".join(queries),
+                                           seconds=f"{rewritten.seconds:.1f}"))
+            except Exception as exc:  # noqa: BLE001 - without a rewrite the question is searched as it is
+                notices.append(self._n(RETRIEVE, "agent.query_rewrite_failed", "warning", error=self.error(exc)))
+        result = self._retrieve(question, state.get("book_id"), chapters=search_scope(state), queries=queries,
+                                read_up_to=state.get("read_up_to"))
+        result["notices"] = [*notices, *result["notices"]]
+        if state.get("read_up_to") is not None and self.deps.web_enabled and not state.get("allow_web_spoilers"):
+            result["notices"].append(self._n(RETRIEVE, "agent.web_off_spoilers"))
+        return result

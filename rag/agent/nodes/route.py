@@ -1,0 +1,83 @@
+"""``route_question``: the follow-up rewritten into a standalone question, then the router's
+strategy; a "simple" question that names things the book itself uses goes to the book anyway
+(``rag.agent.routing.book_terms``)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, RemoveMessage
+
+from rag.agent.context import rewrite_messages, route_messages
+from rag.agent.names import ROUTE
+from rag.agent.nodes.common import NodeBase
+from rag.agent.routing import book_terms
+from rag.agent.state import RESET, GraphState, Notice, reset_question_state
+from rag.lang import detect_lang
+from rag.llm import failure_kind
+from rag.schemas import RouteDecision
+
+logger = logging.getLogger(__name__)
+
+HISTORY_TURNS = 3  # question/answer pairs used to rewrite a follow-up
+KEEP_MESSAGES = 4 * HISTORY_TURNS  # messages kept in the thread; older ones are removed
+ROUTE_CHECK_K = 8  # passages searched to tell whether a "simple" question names things the book uses
+
+
+def history(messages: list[AnyMessage]) -> list[BaseMessage]:
+    """The last ``HISTORY_TURNS`` question/answer pairs of the thread."""
+    pairs: list[BaseMessage] = [m for m in messages if isinstance(m, (HumanMessage, AIMessage))]
+    return pairs[-2 * HISTORY_TURNS:]
+
+
+class RouteNode(NodeBase):
+    def route_question(self, state: GraphState) -> dict[str, Any]:
+        question = (state.get("question") or "").strip()
+        update: dict[str, Any] = reset_question_state()
+        notices: list[Notice] = []
+        standalone = question
+        earlier = history(state.get("messages") or [])
+        if earlier and self.judge_llm is not None:
+            try:
+                reply = self.judge_llm.invoke(rewrite_messages(earlier, question))
+                text = str(reply.content).strip().strip('"“”')
+                if text:
+                    standalone = text.splitlines()[0].strip() or question
+            except Exception as exc:  # noqa: BLE001 - a failed rewrite must not end the turn
+                notices.append(self._n(ROUTE, "agent.rewrite_failed", "warning", error=self.error(exc)))
+        route, route_notices = self._route(standalone, state)
+        old = (state.get("messages") or [])[:-KEEP_MESSAGES] if state.get("messages") else []
+        trimmed: list[BaseMessage] = [RemoveMessage(id=m.id) for m in old if m.id]
+        update.update(standalone_question=standalone, language=detect_lang(question), route=route,
+                      notices=[RESET, *notices, *route_notices], messages=[*trimmed, HumanMessage(question)])
+        return update
+
+    def _route(self, question: str, state: GraphState) -> tuple[RouteDecision, list[Notice]]:
+        """The router's decision and what the trace should know about it."""
+        route, errors = self._structured(RouteDecision, route_messages(question, self._book_title(state)))
+        if route is None:
+            # A model that could not be reached is not a model that wrote bad JSON (as in evaluate).
+            invalid = any(failure_kind(e) == "invalid_output" for e in errors)
+            error = self.error(errors[-1])
+            route = RouteDecision(strategy="complex", reason=f"router failed twice, using retrieval: {error}")
+            code = "agent.router_invalid" if invalid else "agent.router_unreachable"
+            return route, [self._n(ROUTE, code, "warning", error=error)]
+        if route.strategy == "simple":
+            terms = self._book_terms(question, state.get("book_id"))
+            if terms:  # a book question is never answered from the model's memory
+                names = "、".join(terms[:3])
+                route = RouteDecision(strategy="complex", reason=f"{route.reason} -> retrieval: the book itself uses {names}")
+                return route, [self._n(ROUTE, "agent.router_book_terms", names=names)]
+        return route, []
+
+    def _book_terms(self, question: str, book_id: str | None) -> list[str]:
+        """Terms of the question that the book itself uses (see ``rag.agent.routing``); [] without a book."""
+        if self.retriever is None:
+            return []
+        try:
+            passages = self.retriever.retrieve(question, k=ROUTE_CHECK_K, book_id=book_id)
+        except Exception as exc:  # noqa: BLE001 - the check is a safeguard, not a step that may fail a turn
+            logger.warning("book-term check failed: %s", exc)
+            return []
+        return book_terms(question, passages)
