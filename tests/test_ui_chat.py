@@ -22,17 +22,17 @@ from fixtures_ui.turn import PASSAGES, QUESTION, scripted_turn
 from rag.agent.deps import Deps
 from rag.agent.events import NodeStarted, Token, run_turn
 from rag.agent.graph import build_graph
+from rag.deadline import END, TIMEOUT, Pump
+from rag.errors import ConfigError
 from rag.schemas import Passage
 from rag.testing.fakes import FakeRetriever, ScriptedChatModel
 from rag.testing.openai_stub import OpenAIStub
 from rag.ui.api import chapter_range, scope_kwargs
-from rag.errors import ConfigError
+from rag.ui.i18n import message, t
 from rag.ui.pages.books import EtaTracker, eta_seconds, stage_text
 from rag.ui.pages.settings import apply_settings, probe_target
-from rag.ui.i18n import message, t
 from rag.ui.probe import ProbeCache, chat_models_first, display_url, probe_endpoint
 from rag.ui.render import book_status_text, find_urls, fmt_eta, how_found, link_citations, render_trace
-from rag.deadline import END, TIMEOUT, Pump
 from rag.ui.session import Session, SessionStore
 from rag.ui.translate import UiState, apply_event, apply_events, start_turn, stop_turn
 
