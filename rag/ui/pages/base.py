@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rag.agent.deps import Deps
 from rag.i18n import Msg
@@ -20,6 +20,9 @@ from rag.ui.i18n import t
 from rag.ui.probe import ProbeCache, display_url, llm_endpoint
 from rag.ui.render import esc, render_banner
 from rag.ui.session import Session, SessionStore
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rag.index.catalog import BookInfo
 
 logger = logging.getLogger(__name__)
 
@@ -34,10 +37,10 @@ class Library(Protocol):
     """The book index as the UI uses it (``rag.index``'s ``BookIndex`` and its owner views)."""
 
     def for_owner(self, owner: str | None) -> Library: ...
-    def books(self) -> Sequence[Any]: ...
-    def book(self, book_id: str) -> Any: ...
-    def find_book(self, name_or_id: str) -> Any | None: ...
-    def ingest(self, path: str, *, progress: Any = None, background: bool = False) -> Any: ...
+    def books(self) -> Sequence[BookInfo]: ...
+    def book(self, book_id: str) -> BookInfo: ...
+    def find_book(self, name_or_id: str) -> BookInfo | None: ...
+    def ingest(self, path: str, *, progress: Any = None, background: bool = False) -> BookInfo: ...
     def delete_book(self, book_id: str) -> None: ...
 
 

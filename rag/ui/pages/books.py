@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
@@ -21,6 +21,9 @@ from rag.ui.layout import ALL_BOOKS, Layout
 from rag.ui.pages.base import AppContext, show
 from rag.ui.render import render_books
 from rag.ui.session import Session
+
+if TYPE_CHECKING:  # pragma: no cover - the index package is imported only where a book index is used
+    from rag.index.catalog import BookInfo
 
 logger = logging.getLogger(__name__)
 
@@ -58,15 +61,9 @@ def eta_seconds(samples: list[tuple[float, int]], chunks: int) -> float | None:
     return max(0.0, (chunks - e1) / ((e1 - e0) / (t1 - t0)))
 
 
-def book_choices(books: list[Any] | None, lang: str) -> list[tuple[str, str]]:
-    """The active-book choices: every book, then each book by title (``BookInfo`` or dicts)."""
-    choices = [(t(lang, "all_books"), ALL_BOOKS)]
-    for book in books or []:
-        book_id = book.get("id") if isinstance(book, dict) else getattr(book, "id", None)
-        title = book.get("title") if isinstance(book, dict) else getattr(book, "title", None)
-        if book_id:
-            choices.append((str(title or book_id), str(book_id)))
-    return choices
+def book_choices(books: list[BookInfo] | None, lang: str) -> list[tuple[str, str]]:
+    """The active-book choices: every book, then each book by title."""
+    return [(t(lang, "all_books"), ALL_BOOKS), *((str(b.title or b.id), str(b.id)) for b in books or [] if b.id)]
 
 
 def stage_text(lang: str, stage: str, done: int, total: int) -> str:
@@ -115,7 +112,7 @@ class BooksPage:
         self.etas = EtaTracker()
 
     # ------------------------------------------------------------------ what the page shows
-    def list_books(self, session: Session) -> list[Any] | None:
+    def list_books(self, session: Session) -> list[BookInfo] | None:
         library = self.ctx.library(session)
         if library is None:
             return None
@@ -130,12 +127,10 @@ class BooksPage:
         books = self.list_books(session)
         choices = book_choices(books, session.lang)
         values = {value for _, value in choices}
-        pending = any(str(getattr(b, "status", "")) in _PENDING for b in books or [])
+        pending = any(b.status in _PENDING for b in books or [])
         left: dict[str, float] = {}
         for b in books or []:
-            status = str(getattr(b, "status", ""))
-            eta = self.etas.observe(str(b.id), int(getattr(b, "embedded", 0) or 0), int(getattr(b, "chunks", 0) or 0),
-                                    embedding=status == "embedding")
+            eta = self.etas.observe(b.id, int(b.embedded or 0), int(b.chunks or 0), embedding=b.status == "embedding")
             if eta is not None:
                 left[str(b.id)] = eta
         msg = session.books_message
@@ -187,7 +182,7 @@ class BooksPage:
                 with contextlib.suppress(Exception):  # progress is cosmetic
                     progress((done / total) if total else None, desc=stage_text(lang, stage, done, total))
 
-        known = {str(getattr(b, "id", "")) for b in self.list_books(session) or []}
+        known = {b.id for b in self.list_books(session) or []}
         if progress is not None:
             progress(0, desc=t(lang, "indexing"))
         try:
@@ -199,7 +194,7 @@ class BooksPage:
             return {self.ui.upload: None, **self.outputs(session, current_book)}
         finally:
             live.clear()
-        new_id = str(getattr(info, "id", "") or current_book or ALL_BOOKS)
+        new_id = str(info.id or current_book or ALL_BOOKS)
         if session.upload_cancel.is_set() and new_id not in known:
             try:
                 library.delete_book(new_id)
@@ -209,8 +204,8 @@ class BooksPage:
             return {self.ui.upload: None, **self.outputs(session, current_book)}
         if new_id not in known:
             session.uploaded.add(new_id)
-        session.books_message = Msg.of("indexed", title=str(getattr(info, "title", Path(path).stem)),
-                                       chapters=getattr(info, "chapters", "?"), chunks=getattr(info, "chunks", "?"))
+        session.books_message = Msg.of("indexed", title=info.title or Path(path).stem, chapters=info.chapters,
+                                       chunks=info.chunks)
         return {self.ui.upload: None, **self.outputs(session, new_id)}
 
     def on_upload_cancel(self, session: Session | None) -> Any:
