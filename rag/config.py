@@ -12,6 +12,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag.errors import ConfigError
+from rag.i18n import Msg
 from rag.schemas import JudgeMode
 
 StructuredMethod = Literal["function_calling", "json_mode", "json_schema"]
@@ -72,10 +73,11 @@ class Settings(BaseSettings):
 
     # --- Retrieval ---
     retrieval_mode: RetrievalMode = "hybrid"
-    retrieval_k: int = 6
+    retrieval_k: int = Field(default=6, ge=1, le=50)
     # With a model: rewrite the question into the book's language and keywords before searching (one
     # short model call per question, shown in the trace).
     query_rewrite: bool = True
+    # The book a new browser session starts with (an id or title; unset or unknown: every book).
     active_book: str | None = None
     max_passage_chars: int = 1200
     # An optional cross-encoder reranker server (rag/index/rerank.py): the first RERANK_CANDIDATES fused
@@ -145,6 +147,23 @@ class Settings(BaseSettings):
             return not os.environ.get("SPACE_ID")
         return value
 
+    def with_session(self, **changes: object) -> Settings:
+        """A validated copy with ``changes`` (a browser session's settings; ``model_copy`` would skip
+        validation). A URL a session gives must be an http(s) URL. Raises ``ConfigError`` whose
+        ``.msg`` is a ``settings.*`` code naming what is wrong."""
+        for name in _SESSION_URLS:
+            value = changes.get(name)
+            if value is not None and not is_http_url(str(value)):
+                raise ConfigError(Msg.of(_FIELD_CODES[name], level="error"))
+        try:
+            return type(self).model_validate({**dict(self), **changes})
+        except ValidationError as exc:
+            fields = [str(e["loc"][0]) for e in exc.errors() if e["loc"]]
+            code = next((_FIELD_CODES[f] for f in fields if f in _FIELD_CODES), None)
+            if code is None:
+                raise ConfigError(Msg.of("settings.invalid", level="error", names=", ".join(fields).upper())) from None
+            raise ConfigError(Msg.of(code, level="error")) from None
+
     @property
     def web_enabled(self) -> bool:
         """Whether these settings let answers search the web (see ``web_enabled``)."""
@@ -161,6 +180,17 @@ class Settings(BaseSettings):
     @property
     def eval_log_path(self) -> Path:
         return self.data_dir / "eval_log.jsonl"
+
+
+#: The URLs a browser session may set (``Settings.with_session`` checks them), and the message code
+#: of each field whose session value can be wrong.
+_SESSION_URLS = ("llm_base_url", "searxng_url")
+_FIELD_CODES = {
+    "retrieval_k": "settings.k_range",
+    "max_web_rounds": "settings.rounds_range",
+    "llm_base_url": "settings.base_url_scheme",
+    "searxng_url": "settings.searxng_scheme",
+}
 
 
 def web_enabled(has_search: bool, max_web_rounds: int) -> bool:

@@ -2,7 +2,7 @@
 uploaded in a browser session is that session's, unless the owner shares the library
 (SHARED_LIBRARY). Another visitor neither lists nor searches it, not even by its id; books nobody
 owns (the sample guide, the command line's) are everyone's. Real index (Chroma on disk + BM25, the
-hash embedder), and the real app on a loopback port driven by two Gradio clients (two sessions)."""
+hash embedder), and the app's page handlers driven by two browser sessions."""
 
 from __future__ import annotations
 
@@ -15,12 +15,11 @@ from typing import Any
 import pytest
 from conftest import make_settings
 from fixtures_index.books import make_epub
-from fixtures_ui.live import make_index, served_app
-from gradio_client import Client, handle_file
+from fixtures_ui.live import make_index
+from fixtures_ui.pages import last, make_pages
 
 from rag.agent.deps import Deps
 from rag.errors import BookError
-from rag.ui.blocks import build_app
 
 SHARED = ("第一回 导读", "本书是西游记的导读，介绍全书的结构与人物。" * 30)
 ALICE = ("第一回 石猴", "花果山顶有一块仙石，仙石迸裂，生出一个石猴。" * 30)
@@ -88,25 +87,31 @@ def test_the_library_is_shared_locally_and_private_on_a_space(monkeypatch, tmp_p
 
 
 @contextmanager
-def served(settings: Any, index: Any) -> Iterator[str]:
+def served(settings: Any, index: Any) -> Iterator[Any]:
+    """The app's pages (their handlers, as the page's events call them: tests/fixtures_ui/pages.py)."""
     deps = Deps(settings=settings, retriever=index)  # no model: answers list the passages found
-    demo = build_app(deps, index=index, make_deps=lambda s, index=None: Deps(settings=s, retriever=index))
-    with served_app(demo, settings) as url:
-        yield url
+    yield make_pages(deps, index=index, make_deps=lambda s, index=None: Deps(settings=s, retriever=index))
 
 
-def visitor(url: str) -> Client:
-    client = Client(f"{url}/", verbose=False)
-    client.predict({}, "__all__", api_name="/on_load")  # as the page does when it opens: the session starts
-    return client
+def visitor(pages: Any) -> tuple[Any, Any]:
+    """A browser session, started as the page does when it opens."""
+    return pages, pages.shell.on_load(None, {}, "__all__")[pages.layout.shell.session]
 
 
-def listed(client: Client) -> str:
-    return str(client.predict("__all__", api_name="/on_tick")[0])
+def upload(client: tuple[Any, Any], path: Path) -> str:
+    pages, session = client
+    return repr(pages.books.on_upload(session, str(path), "__all__"))
 
 
-def asked(client: Client, question: str) -> str:
-    return repr(client.predict(question, "__all__", api_name="/on_ask"))
+def listed(client: tuple[Any, Any]) -> str:
+    pages, session = client
+    return str(pages.books.on_tick(session, "__all__")[pages.layout.books.books_html])
+
+
+def asked(client: tuple[Any, Any], question: str) -> str:
+    pages, session = client
+    pages.chat.on_submit(session, question)
+    return repr(last(pages.chat.on_ask(session, "__all__", None, None, None, False)))
 
 
 @pytest.mark.parametrize("space", [True, False])
@@ -122,7 +127,7 @@ def test_an_upload_on_a_space_is_the_uploaders_own(monkeypatch, tmp_path: Path, 
         index.ingest(files["shared"], background=False)  # the sample guide: nobody's
         with served(settings, index) as url:
             alice, bob = visitor(url), visitor(url)
-            uploaded = repr(alice.predict(handle_file(str(files["alice"])), "__all__", api_name="/on_upload"))
+            uploaded = upload(alice, files["alice"])
             alice_list, bob_list = listed(alice), listed(bob)
             alice_answer, bob_answer = asked(alice, "仙石 石猴"), asked(bob, "仙石 石猴")
     finally:

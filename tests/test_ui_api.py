@@ -111,30 +111,6 @@ def test_the_readme_example_runs_against_the_app(live):
     assert lines[-1] == f"{len(ANSWER)} characters so far" and len(lines) > 6  # streamed in several steps
 
 
-def test_a_client_that_keeps_a_session_drives_the_page_events(tmp_path):
-    """The page's own events are named (not documented): a client session loads, uploads, lists and
-    asks as the page does, giving every input."""
-    from fixtures_index.books import make_epub
-    from fixtures_ui.live import make_index
-    from gradio_client import handle_file
-
-    settings = make_settings(data_dir=tmp_path / "data")
-    index = make_index(tmp_path, settings)
-    demo = build_app(Deps(settings=settings, retriever=index), index=index)
-    book = make_epub(tmp_path / "b.epub", [("第一回 石猴", "花果山顶仙石迸裂，生出石猴。" * 20),
-                                            ("第二回 学艺", "石猴拜师学艺。" * 20)], title="石猴书")
-    try:
-        with served_app(demo, settings) as url:
-            client = Client(f"{url}/", verbose=False)
-            client.predict({}, "__all__", api_name="/on_load")
-            uploaded = repr(client.predict(handle_file(str(book)), "__all__", api_name="/on_upload"))
-            listed = str(client.predict("__all__", api_name="/on_tick")[0])
-            answer = repr(client.predict("仙石 石猴", "__all__", api_name="/on_ask"))
-    finally:
-        index.close()
-    assert "石猴书" in uploaded and "石猴书" in listed and "仙石迸裂" in answer
-
-
 def test_scripts_see_only_shared_books_when_the_library_is_private():
     from rag.ui.api import ScriptApi
 

@@ -15,8 +15,11 @@ from fixtures_index.embedders import HashEmbedder
 from pydantic import SecretStr
 
 from rag.agent.deps import Deps
+from rag.errors import ConfigError
 from rag.testing.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
-from rag.ui.blocks import Session, _apply_settings, _mode_of, _per_session_deps, build_app
+from rag.ui.blocks import Session, build_app
+from rag.ui.pages.base import mode_of, per_session_deps
+from rag.ui.pages.settings import apply_settings
 from rag.ui.serve import server_host, start_sample_ingest
 
 SERVER_KEY = "sk-server-secret-123"
@@ -44,7 +47,7 @@ def apply(deps, make_deps=None, **fields):
               "provider": deps.settings.search_provider, "search_key": "", "searxng": "",
               "k": deps.settings.retrieval_k, "rounds": deps.settings.max_web_rounds}
     values.update(fields)
-    return _apply_settings(deps, None, make_deps, **values)
+    return apply_settings(deps, None, make_deps, **values)
 
 
 def test_unchanged_settings_keep_the_server_deps():
@@ -61,8 +64,9 @@ def test_k_and_rounds_change_without_make_deps():
 
 
 def test_model_change_needs_make_deps():
-    with pytest.raises(ValueError, match="cannot change"):
+    with pytest.raises(ConfigError, match="cannot change") as refused:
         apply(base_deps(), model="other")
+    assert refused.value.msg.code == "settings.no_make_deps"
 
 
 def test_server_key_is_never_sent_to_a_user_base_url():
@@ -87,11 +91,26 @@ def test_search_key_goes_to_the_chosen_provider():
     assert settings.bocha_api_key.get_secret_value() == "bocha-secret"
 
 
-@pytest.mark.parametrize("field,value", [("base_url", "file:///etc/passwd"), ("searxng", "javascript:x"),
-                                         ("k", 0), ("rounds", 9)])
-def test_bad_settings_are_rejected(field, value):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize("field,value,code", [("base_url", "file:///etc/passwd", "settings.base_url_scheme"),
+                                              ("searxng", "javascript:x", "settings.searxng_scheme"),
+                                              ("k", 0, "settings.k_range"), ("rounds", 9, "settings.rounds_range")])
+def test_bad_settings_are_rejected(field, value, code):
+    with pytest.raises(ConfigError) as bad:
         apply(base_deps(), RecordingMakeDeps(), **{field: value})
+    assert bad.value.msg.code == code and bad.value.msg.level == "error"
+
+
+def test_with_session_validates_what_model_copy_would_not():
+    settings = make_settings(retrieval_k=6)
+    assert settings.with_session(retrieval_k=3).retrieval_k == 3 and settings.retrieval_k == 6
+    with pytest.raises(ConfigError) as bad:
+        settings.with_session(retrieval_k=99)
+    assert bad.value.msg.code == "settings.k_range"
+    with pytest.raises(ConfigError) as bad:
+        settings.with_session(llm_temperature="hot")
+    assert bad.value.msg.code == "settings.invalid" and "LLM_TEMPERATURE" in str(bad.value)
+    kept = make_settings(llm_api_key="sk-1").with_session(llm_model="m")
+    assert kept.llm_api_key.get_secret_value() == "sk-1" and kept.llm_model == "m"
 
 
 def test_session_repr_and_copy_hold_no_secrets(caplog):
@@ -108,19 +127,19 @@ def test_session_repr_and_copy_hold_no_secrets(caplog):
 
 def test_each_session_gets_its_own_search_budget():
     deps = base_deps(search_budget=2)
-    a, b = _per_session_deps(deps), _per_session_deps(deps)
+    a, b = per_session_deps(deps), per_session_deps(deps)
     assert a.web_search is not b.web_search and a.web_search.budget == 2
     assert a.web_search.ws is deps.web_search  # the shared (cached) search underneath
-    assert _per_session_deps(a) is a
+    assert per_session_deps(a) is a
     no_web = Deps(settings=deps.settings, llm=None)
-    assert _per_session_deps(no_web) is no_web
+    assert per_session_deps(no_web) is no_web
 
 
 def test_mode_of_deps():
     deps = base_deps()
-    assert _mode_of(deps) == {"llm_model": "server-model", "llm_connected": True, "web_provider": "fake"}
+    assert mode_of(deps) == {"llm_model": "server-model", "llm_connected": True, "web_provider": "fake"}
     off = Deps(settings=make_settings(max_web_rounds=0), llm=None, web_search=FakeWebSearch([]))
-    assert _mode_of(off) == {"llm_model": None, "llm_connected": False, "web_provider": None}
+    assert mode_of(off) == {"llm_model": None, "llm_connected": False, "web_provider": None}
 
 
 def test_build_app_builds_blocks_without_launching(caplog):

@@ -22,16 +22,19 @@ from fixtures_ui.turn import PASSAGES, QUESTION, scripted_turn
 from rag.agent.deps import Deps
 from rag.agent.events import NodeStarted, Token, run_turn
 from rag.agent.graph import build_graph
+from rag.deadline import END, TIMEOUT, Pump
+from rag.errors import ConfigError
 from rag.i18n import Msg
 from rag.schemas import Passage
 from rag.testing.fakes import FakeRetriever, ScriptedChatModel
 from rag.testing.openai_stub import OpenAIStub
 from rag.ui.api import chapter_range, scope_kwargs
-from rag.ui.blocks import EtaTracker, SettingsError, _apply_settings, _probe_target, _stage_text, eta_seconds
 from rag.ui.i18n import message, t
+from rag.ui.pages.books import EtaTracker, eta_seconds, stage_text
+from rag.ui.pages.settings import apply_settings, probe_target
 from rag.ui.probe import ProbeCache, chat_models_first, display_url, probe_endpoint
 from rag.ui.render import book_status_text, find_urls, fmt_eta, how_found, link_citations, render_trace
-from rag.ui.session import TIMEOUT, EventPump, Session, SessionStore
+from rag.ui.session import Session, SessionStore
 from rag.ui.translate import UiState, apply_event, apply_events, start_turn, stop_turn
 
 # --------------------------------------------------------------------------- one turn at a time, Stop
@@ -48,22 +51,22 @@ def slow_events(n: int, delay: float, closed: threading.Event) -> Iterator[Any]:
 
 def test_pump_hands_over_events_and_stop_closes_the_run():
     closed = threading.Event()
-    pump = EventPump(slow_events(1000, 0.02, closed))
-    first = pump.next(5.0)
+    pump = Pump(slow_events(1000, 0.02, closed))
+    first = pump.get(5.0)
     assert isinstance(first, Token) and first.text == "t0"
     pump.stop()
     assert pump.join(5.0) and closed.is_set()  # the iterator was closed by its own thread
     seen = []
-    while (item := pump.next(0.5)) is not None:
+    while (item := pump.get(0.5)) is not END:
         seen.append(item)
     assert len(seen) <= 2  # at most what was queued before the stop
-    assert pump.next(0.01) is None  # stays ended
+    assert pump.get(0.01) is END  # stays ended
 
 
 def test_pump_times_out_while_a_node_runs():
     closed = threading.Event()
-    pump = EventPump(slow_events(1, 1.0, closed))
-    assert pump.next(0.05) is TIMEOUT
+    pump = Pump(slow_events(1, 1.0, closed))
+    assert pump.get(0.05) is TIMEOUT
     pump.stop()
     assert pump.join(5.0)
 
@@ -169,10 +172,10 @@ def test_trace_lists_are_numbered_once():
 
 
 def test_upload_progress_says_the_book_is_searchable_before_vectors():
-    assert _stage_text("en", "keyword", 10, 10) == "Keyword search ready: you can ask now"
-    assert _stage_text("zh", "embedding", 3, 10).startswith("关键词检索已就绪：现在就可以提问")
-    assert _stage_text("en", "reading", 0, 1) == "Reading the book"
-    assert "keyword keyword" not in _stage_text("en", "keyword", 10, 10)
+    assert stage_text("en", "keyword", 10, 10) == "Keyword search ready: you can ask now"
+    assert stage_text("zh", "embedding", 3, 10).startswith("关键词检索已就绪：现在就可以提问")
+    assert stage_text("en", "reading", 0, 1) == "Reading the book"
+    assert "keyword keyword" not in stage_text("en", "keyword", 10, 10)
 
 
 def test_time_left_from_the_embedding_rate():
@@ -197,11 +200,12 @@ def test_messages_from_the_code_follow_the_language():
     empty = Msg.of("book.empty_file", level="error", name="empty.txt")
     assert t("zh", "index_failed", message=message(empty, "zh")) == \
         "无法索引这本书：empty.txt：文件是空的（0 字节）。"
-    with pytest.raises(SettingsError) as bad:
-        _apply_settings(Deps(settings=make_settings()), None, None, base_url="ftp://x", model="", key="",
-                        provider="none", search_key="", searxng="", k=6, rounds=1)
+    with pytest.raises(ConfigError) as bad:
+        apply_settings(Deps(settings=make_settings()), None, None, base_url="ftp://x", model="", key="",
+                       provider="none", search_key="", searxng="", k=6, rounds=1)
+    assert bad.value.msg.code == "settings.base_url_scheme" and bad.value.msg.level == "error"
     assert str(bad.value) == "the LLM base URL must start with http:// or https://"
-    assert t("zh", "settings_failed", message=bad.value.text("zh")) == "设置无效：模型 Base URL 必须以 http:// 或 https:// 开头"
+    assert t("zh", "settings_failed", message=bad.value.msg) == "设置无效：模型 Base URL 必须以 http:// 或 https:// 开头"
     failed = Msg.of("llm.call_failed", endpoint="http://h:1/v1", what=Msg.of("llm.cannot_connect"),
                     kind="APIConnectionError", detail="Connection error.")
     notice = Msg.of("agent.eval_unreachable", level="warning", error=failed)  # as the evaluate node writes it
@@ -224,18 +228,12 @@ def test_strategy_is_translated_in_the_chat_thought():
 # --------------------------------------------------------------------------- the graph's scope keywords
 
 
-def test_scope_keywords_only_when_set_and_accepted():
-    def old(graph, question, *, thread_id, book_id=None):
-        pass
-
-    def new(graph, question, *, thread_id, book_id=None, chapters=None, read_up_to=None, allow_web_spoilers=False):
-        pass
-
-    assert scope_kwargs(old, chapters=(1, 5), read_up_to=3, allow_web_spoilers=True) == {}
-    assert scope_kwargs(new) == {}
-    assert scope_kwargs(new, chapters=(1, 5), read_up_to=3, allow_web_spoilers=True) == {
+def test_scope_keywords_only_when_set():
+    assert scope_kwargs() == {}
+    assert scope_kwargs(chapters=(1, 5), read_up_to=3, allow_web_spoilers=True) == {
         "chapters": (1, 5), "read_up_to": 3, "allow_web_spoilers": True}
-    assert scope_kwargs(run_turn, chapters=(2, 3)) in ({}, {"chapters": (2, 3)})
+    assert scope_kwargs(chapters=(2, 3)) == {"chapters": (2, 3)}
+    run_turn(object(), "q", thread_id="t", **scope_kwargs(chapters=(1, 2), read_up_to=1, allow_web_spoilers=True))
     assert chapter_range(None, None) is None and chapter_range(5, 2) == (2, 5) and chapter_range(3, 0) == (3, 10**6)
     with pytest.raises(ValueError):
         chapter_range(-1, 2)
@@ -301,13 +299,13 @@ def test_probe_cache_asks_once_per_ttl():
 
 def test_what_apply_checks():
     server = make_settings(llm_base_url="http://server.internal/v1", llm_model="m", llm_api_key="srv")
-    assert _probe_target(server, base_url="", key="", model="m", allow_endpoints=True) is None
-    assert _probe_target(server, base_url="http://mine/v1", key="k", model="", allow_endpoints=True) == (
+    assert probe_target(server, base_url="", key="", model="m", allow_endpoints=True) is None
+    assert probe_target(server, base_url="http://mine/v1", key="k", model="", allow_endpoints=True) == (
         "http://mine/v1", "k", True)
-    assert _probe_target(server, base_url="", key="", model="other", allow_endpoints=True) == (
+    assert probe_target(server, base_url="", key="", model="other", allow_endpoints=True) == (
         "http://server.internal/v1", "srv", False)  # the server's URL: never shown (own=False)
-    assert _probe_target(server, base_url="http://mine/v1", key="", model="", allow_endpoints=False) is None
-    assert _probe_target(make_settings(), base_url="", key="", model="x", allow_endpoints=True) is None
+    assert probe_target(server, base_url="http://mine/v1", key="", model="", allow_endpoints=False) is None
+    assert probe_target(make_settings(), base_url="", key="", model="x", allow_endpoints=True) is None
 
 
 # --------------------------------------------------------------------------- the router's notice
@@ -333,10 +331,11 @@ def test_router_says_when_the_model_cannot_be_reached():
 
 
 def test_the_browser_keeps_no_url_with_credentials_and_updates_merge():
-    from rag.ui.blocks import _keepable_url, merge
+    from rag.ui.pages.base import merge
+    from rag.ui.pages.settings import keepable_url
 
-    assert _keepable_url(" http://host:8000/v1 ") == "http://host:8000/v1"
-    assert _keepable_url("https://user:pw@host/v1") == "" and _keepable_url("") == ""
-    assert _keepable_url("http://host/v1?next=a@b") == "http://host/v1?next=a@b"  # not in the host part
+    assert keepable_url(" http://host:8000/v1 ") == "http://host:8000/v1"
+    assert keepable_url("https://user:pw@host/v1") == "" and keepable_url("") == ""
+    assert keepable_url("http://host/v1?next=a@b") == "http://host/v1?next=a@b"  # not in the host part
     merged = merge({"chat": ["m1"]}, {"chat": {"__type__": "update", "label": "Chat"}, "other": 1})
     assert merged == {"chat": {"__type__": "update", "value": ["m1"], "label": "Chat"}, "other": 1}

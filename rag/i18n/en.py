@@ -97,13 +97,6 @@ LABELS: dict[str, str] = {
     "settings_failed": "Invalid settings: {message}",
     "settings_restored": "Your settings from this browser were restored.",
     "remember_keys": "Remember API keys in this browser (unticked, keys stay in this tab only)",
-    "err_k_range": "k must be between 1 and 50",
-    "err_rounds_range": "web rounds must be between 0 and 5",
-    "err_endpoints_forbidden": "this server does not let sessions choose the LLM base URL or SearXNG URL (ALLOW_SESSION_ENDPOINTS=false); leave them empty",
-    "err_base_url_scheme": "the LLM base URL must start with http:// or https://",
-    "err_searxng_scheme": "the SearXNG URL must start with http:// or https://",
-    "err_no_make_deps": "this app cannot change the model or search provider per session",
-    "err_other": "an internal error ({name})",
     "probe_ok": "Reached {where}: {n} model(s) to choose from.",
     "probe_unreachable": "Cannot reach the model at {where} ({why}). Settings not applied.",
     "probe_rejected": "{where} rejected the API key (HTTP {status}): check the key. Settings not applied.",
@@ -411,6 +404,13 @@ SEARCH: dict[str, str] = {
 # settings and the session (rag.config, rag.ui)
 SETTINGS: dict[str, str] = {
     # -- settings and the session (rag.config, rag.ui)
+    "settings.k_range": "k must be between 1 and 50",
+    "settings.rounds_range": "web rounds must be between 0 and 5",
+    "settings.endpoints_forbidden": "this server does not let sessions choose the LLM base URL or SearXNG URL (ALLOW_SESSION_ENDPOINTS=false); leave them empty",
+    "settings.base_url_scheme": "the LLM base URL must start with http:// or https://",
+    "settings.searxng_scheme": "the SearXNG URL must start with http:// or https://",
+    "settings.no_make_deps": "this app cannot change the model or search provider per session",
+    "settings.invalid": "invalid values for {names}",
 
 }
 

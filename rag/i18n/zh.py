@@ -97,13 +97,6 @@ LABELS: dict[str, str] = {
     "settings_failed": "设置无效：{message}",
     "settings_restored": "已恢复你上次在此浏览器中的设置。",
     "remember_keys": "在此浏览器中记住 API Key（不勾选时，密钥只留在本标签页）",
-    "err_k_range": "k 必须在 1 到 50 之间",
-    "err_rounds_range": "网络搜索轮数必须在 0 到 5 之间",
-    "err_endpoints_forbidden": "本服务器不允许会话自选模型地址或 SearXNG 地址（ALLOW_SESSION_ENDPOINTS=false），请留空",
-    "err_base_url_scheme": "模型 Base URL 必须以 http:// 或 https:// 开头",
-    "err_searxng_scheme": "SearXNG 地址必须以 http:// 或 https:// 开头",
-    "err_no_make_deps": "此应用不能按会话更换模型或搜索引擎",
-    "err_other": "出现内部错误（{name}）",
     "probe_ok": "已连接 {where}：可选 {n} 个模型。",
     "probe_unreachable": "无法连接模型：{where}（{why}）。设置未应用。",
     "probe_rejected": "{where} 拒绝了 API Key（HTTP {status}），请检查密钥。设置未应用。",
@@ -404,6 +397,13 @@ SEARCH: dict[str, str] = {
 # settings and the session (rag.config, rag.ui)
 SETTINGS: dict[str, str] = {
     # -- settings and the session (rag.config, rag.ui)
+    "settings.k_range": "k 必须在 1 到 50 之间",
+    "settings.rounds_range": "网络搜索轮数必须在 0 到 5 之间",
+    "settings.endpoints_forbidden": "本服务器不允许会话自选模型地址或 SearXNG 地址（ALLOW_SESSION_ENDPOINTS=false），请留空",
+    "settings.base_url_scheme": "模型 Base URL 必须以 http:// 或 https:// 开头",
+    "settings.searxng_scheme": "SearXNG 地址必须以 http:// 或 https:// 开头",
+    "settings.no_make_deps": "此应用不能按会话更换模型或搜索引擎",
+    "settings.invalid": "以下设置的值无效：{names}",
 
 }
 

@@ -1,5 +1,5 @@
 """The script API behind the page (``/ask`` and ``/ask_json``, see README "Script API"), and the
-one place that knows which scope keywords ``rag.agent.events.run_turn`` accepts. No Gradio import.
+one place that turns a question's scope into ``rag.agent.events.run_turn``'s keywords. No Gradio import.
 
 Each call is a fresh conversation with its own graph, memory and web-search budget; it runs the
 same graph and the same pure translation (``rag.ui.translate``) as the page.
@@ -7,27 +7,18 @@ same graph and the same pure translation (``rag.ui.translate``) as the page.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from rag.errors import RagError
 from rag.ui.translate import Turn, UiState, apply_event, start_turn, turn_result
 
-#: The scope of a question, as the graph's input gains it: an inclusive chapter range, the last
-#: chapter the reader has read (no spoilers past it), and whether web results may spoil anyway.
-SCOPE_KEYWORDS = ("chapters", "read_up_to", "allow_web_spoilers")
 
-
-def scope_kwargs(run_turn: Callable[..., Any], *, chapters: tuple[int, int] | None = None,
-                 read_up_to: int | None = None, allow_web_spoilers: bool = False) -> dict[str, Any]:
-    """The scope keywords to pass to ``run_turn``: only those that are set, and only those its
-    signature accepts (an older ``run_turn`` is called exactly as before)."""
-    try:
-        params = inspect.signature(run_turn).parameters
-    except (TypeError, ValueError):
-        return {}
-    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+def scope_kwargs(*, chapters: tuple[int, int] | None = None, read_up_to: int | None = None,
+                 allow_web_spoilers: bool = False) -> dict[str, Any]:
+    """The scope keywords of ``run_turn`` that are set (the others keep its defaults): an inclusive
+    chapter range, the last chapter the reader has read (no spoilers past it), and whether web
+    results may spoil anyway."""
     wanted: dict[str, Any] = {}
     if chapters is not None:
         wanted["chapters"] = chapters
@@ -35,7 +26,7 @@ def scope_kwargs(run_turn: Callable[..., Any], *, chapters: tuple[int, int] | No
         wanted["read_up_to"] = read_up_to
     if allow_web_spoilers:
         wanted["allow_web_spoilers"] = True
-    return {k: v for k, v in wanted.items() if takes_all or k in params}
+    return wanted
 
 
 def chapter_range(first: float | int | None, last: float | int | None) -> tuple[int, int] | None:
@@ -64,8 +55,7 @@ class ScriptApi:
         self.owner = owner
 
     def _library(self, owner: str | None) -> Any:
-        view = getattr(self.index, "for_owner", None)
-        return view(owner) if owner is not None and callable(view) else self.index
+        return self.index.for_owner(owner) if owner is not None and self.index is not None else self.index
 
     def _book_id(self, book: str, library: Any) -> str | None:
         book = (book or "").strip()
@@ -86,7 +76,7 @@ class ScriptApi:
         question = (question or "").strip()
         if not question:
             raise ValueError("the question is empty")
-        scope = scope_kwargs(run_turn, chapters=chapter_range(chapter_from, chapter_to),
+        scope = scope_kwargs(chapters=chapter_range(chapter_from, chapter_to),
                              read_up_to=int(read_up_to) if read_up_to else None,
                              allow_web_spoilers=bool(allow_web_spoilers))
         owner = self.owner()
@@ -100,7 +90,9 @@ class ScriptApi:
                 assert state.current is not None
                 yield state.current
         finally:
-            events.close()
+            close = getattr(events, "close", None)  # run_turn is a generator: closing it ends the graph run
+            if callable(close):
+                close()
 
     def ask(self, *args: Any, **kwargs: Any) -> Iterator[str]:
         """The answer text each time it grows; raises ``RagError`` if the turn fails."""

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+from pydantic import SecretStr
 
 ProbeStatus = Literal["ok", "unreachable", "rejected", "no_list"]
 _EMBEDDING_HINTS = ("embed", "bge", "e5", "minilm", "nomic", "rerank")
@@ -77,9 +78,10 @@ def llm_endpoint(llm: Any) -> tuple[str, str | None] | None:
     """(base URL, key) of a LangChain ``ChatOpenAI``-like model; None for anything else (fakes)."""
     if llm is None or not hasattr(llm, "openai_api_key"):
         return None
+    # Only OpenAI-compatible chat models have these (checked above); a fake or another client has none.
     base = getattr(llm, "openai_api_base", None) or OPENAI_BASE
     key = getattr(llm, "openai_api_key", None)
-    secret = key.get_secret_value() if hasattr(key, "get_secret_value") else key
+    secret = key.get_secret_value() if isinstance(key, SecretStr) else key
     return str(base), (str(secret) if secret else None)
 
 

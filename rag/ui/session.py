@@ -1,6 +1,6 @@
-"""Browser sessions: one ``Session`` per conversation, a bounded store that lets a reload find its
-session again (the browser keeps only the session's random id), and ``EventPump``, which runs one
-turn's events in a worker thread so that a turn can be stopped at once.
+"""Browser sessions: one ``Session`` per conversation, and a bounded store that lets a reload find
+its session again (the browser keeps only the session's random id). A turn's events are read in a
+``rag.deadline.Pump`` (a worker thread), so that a turn can be stopped at once.
 
 No Gradio import here; ``rag.ui.blocks`` wires these into the page.
 """
@@ -8,15 +8,15 @@ No Gradio import here; ``rag.ui.blocks`` wires these into the page.
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag.deadline import Pump
+from rag.i18n import Msg
 from rag.ui.translate import UiState
 
 logger = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ class ActiveTurn:
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
     cancel: threading.Event = field(default_factory=threading.Event)
     asked_at: float = field(default_factory=time.monotonic)
-    pump: EventPump | None = None
+    pump: Pump[Any] | None = None
     started: bool = False  # a handler has taken it up (so a second one does not)
 
 
@@ -52,13 +52,13 @@ class Session:
         self.custom = False  # settings overridden in this session
         self.lock = threading.RLock()
         self.active: ActiveTurn | None = None
-        self.last_pump: EventPump | None = None  # the previous turn's run, until it has ended
+        self.last_pump: Pump[Any] | None = None  # the previous turn's run, until it has ended
         self.llm_unreachable: str | None = None  # where the model could not be reached (safe to show)
         self.uploaded: set[str] = set()  # ids of books uploaded in this session (it may delete them)
         self.pending_delete: str | None = None  # a book id awaiting the second click
-        # Status lines kept as (key, kwargs, level), so a language switch re-renders them.
-        self.settings_status: tuple[str, dict[str, Any], str] | None = None
-        self.books_message: tuple[str, dict[str, Any], str] | None = None
+        # Status lines kept as messages, so a language switch re-renders them.
+        self.settings_status: Msg | None = None
+        self.books_message: Msg | None = None
         self.saved: dict[str, Any] = {}  # the settings the browser remembers (no keys unless opted in)
         self.saved_keys: dict[str, str] = {}  # the keys typed in, for the browser only if the user opts in
         self.upload_cancel = threading.Event()  # set by "cancel the upload"
@@ -161,59 +161,3 @@ class SessionStore:
         now = self.clock()
         for sid in [sid for sid, s in self._sessions.items() if now - s.last_seen > self.ttl_s and s.active is None]:
             self._sessions.pop(sid, None)
-
-
-# --------------------------------------------------------------------------- running a turn
-_DONE = object()
-TIMEOUT = object()
-
-
-class EventPump:
-    """Iterates ``events`` (a turn's ``run_turn``) in a daemon thread and hands each event over a
-    queue, so the page's handler can wait with a timeout and notice Stop at once. ``stop()`` makes
-    the thread close the iterator at its next event: the graph's stream is closed and its run ends
-    (a node already running finishes first; nothing after it starts)."""
-
-    def __init__(self, events: Iterator[Any], name: str = "turn") -> None:
-        self._events = events
-        self._queue: queue.Queue[Any] = queue.Queue()
-        self._stop = threading.Event()
-        self.closed = threading.Event()  # set once the iterator is closed (the graph run ended)
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            for event in self._events:
-                if self._stop.is_set():
-                    break
-                self._queue.put(event)
-        except Exception:  # noqa: BLE001 - run_turn never raises; this is a safety net
-            logger.exception("a turn's event stream failed")
-        finally:
-            close = getattr(self._events, "close", None)
-            if callable(close):
-                try:
-                    close()
-                except Exception:  # noqa: BLE001
-                    logger.exception("closing a turn's event stream failed")
-            self.closed.set()
-            self._queue.put(_DONE)
-
-    def next(self, timeout: float) -> Any:
-        """The next event; ``TIMEOUT`` if none came within ``timeout``; None when the run ended."""
-        try:
-            item = self._queue.get(timeout=timeout)
-        except queue.Empty:
-            return TIMEOUT
-        if item is _DONE:
-            self._queue.put(_DONE)  # stays ended for any later call
-            return None
-        return item
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def join(self, timeout: float | None = None) -> bool:
-        """Wait until the iterator is closed; True if it is."""
-        return self.closed.wait(timeout)

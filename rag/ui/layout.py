@@ -1,0 +1,227 @@
+"""The page's components, placed as the page shows them: header and banner on top, the chat on the
+left, the trace / sources / books / settings tabs on the right. ``build_layout`` must run inside a
+``gr.Blocks``; it returns each page's components (``ShellView``, ``ChatView``, ``BooksView``,
+``SettingsView``), which the pages (``rag.ui.pages``) update and ``rag.ui.blocks`` wires.
+
+Labels are in the server's default language here; ``ShellPage.on_load`` relabels for the visitor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+
+from rag.ui.i18n import t
+from rag.ui.render import render_books, render_sources, render_trace
+from rag.ui.translate import UiState
+
+ALL_BOOKS = "__all__"  # the active-book choice "every book"
+BOOK_TYPES = [".epub", ".txt", ".md", ".markdown"]
+BROWSER_KEY = "enough-rag"  # the browser's localStorage key for the session id, language and settings
+NAV = (("chat", "💬"), ("trace", "🧭"), ("sources", "📎"), ("books", "📚"), ("settings", "⚙️"))
+
+
+@dataclass
+class ShellView:
+    session: Any  # gr.State: the Session
+    browser: Any  # gr.BrowserState: sid, language, saved settings
+    header: Any
+    banner: Any
+    lang: Any
+    nav: Any
+    locale_changed: Any  # hidden: whether the browser switched Gradio's own locale
+    tab_trace: Any
+    tab_sources: Any
+    tab_books: Any
+    tab_settings: Any
+
+
+@dataclass
+class ChatView:
+    chatbot: Any
+    preview_store: Any
+    question: Any
+    send: Any
+    stop: Any
+    new_chat: Any
+    demo_btn: Any
+    trace: Any
+    eval_acc: Any
+    eval_json: Any
+    sources: Any
+
+    @property
+    def panels(self) -> list[Any]:
+        return [self.chatbot, self.trace, self.sources, self.eval_json, self.preview_store]
+
+
+@dataclass
+class BooksView:
+    upload: Any
+    upload_cancel: Any
+    active_book: Any
+    scope_acc: Any
+    scope_note: Any
+    chapter_from: Any
+    chapter_to: Any
+    read_up_to: Any
+    allow_spoilers: Any
+    books_html: Any
+    delete_btn: Any
+    timer: Any
+
+    @property
+    def outputs(self) -> list[Any]:
+        return [self.books_html, self.active_book, self.timer]
+
+
+@dataclass
+class SettingsView:
+    note: Any
+    base_url: Any
+    model: Any
+    key: Any
+    provider: Any
+    search_key: Any
+    searxng: Any
+    k: Any
+    rounds: Any
+    remember: Any
+    apply: Any
+    reset: Any
+    status: Any
+
+    @property
+    def fields(self) -> list[Any]:
+        return [self.base_url, self.model, self.key, self.provider, self.search_key, self.searxng, self.k,
+                self.rounds]
+
+
+@dataclass
+class Layout:
+    shell: ShellView
+    chat: ChatView
+    books: BooksView
+    settings: SettingsView
+
+
+def header_html(lang: str) -> str:
+    from rag.ui.render import esc
+
+    return (f'<div class="rag-header"><h1>{esc(t(lang, "app_title"))}</h1>'
+            f'<p class="muted">{esc(t(lang, "app_subtitle"))}</p></div>')
+
+
+def nav_html(lang: str) -> str:
+    from rag.ui.render import esc
+
+    buttons = "".join(
+        f'<button type="button" data-view="{view}" class="rag-nav-btn">{icon} {esc(t(lang, f"nav_{view}"))}</button>'
+        for view, icon in NAV)
+    return f'<nav class="rag-nav" aria-label="views">{buttons}</nav>'
+
+
+def server_placeholder(value: str | None, lang: str) -> str:
+    """The placeholder of a URL field: says a server value exists without showing it."""
+    return t(lang, "set_on_server") if value else ""
+
+
+def build_layout(*, lang: str, head: str, banner: str, browser_secret: str, settings: Any, has_index: bool,
+                 providers: list[str]) -> Layout:
+    """Every component, in place. ``settings``: the server's (defaults of the settings tab)."""
+    session = gr.State(None)
+    browser = gr.BrowserState({}, storage_key=BROWSER_KEY, secret=browser_secret)
+    header = gr.HTML(header_html(lang), head=head, elem_id="rag-header")
+    with gr.Row(equal_height=False, elem_id="rag-top"):
+        banner_html = gr.HTML(banner, elem_id="rag-banner")
+        lang_radio = gr.Radio(choices=[("中文", "zh"), ("English", "en")], value=lang, label=t(lang, "language"),
+                              elem_id="rag-lang", scale=0, min_width=190, show_label=False, container=False)
+    nav = gr.HTML(nav_html(lang), elem_id="rag-nav")
+    with gr.Row(equal_height=False, elem_id="rag-main"):
+        with gr.Column(scale=3, min_width=300, elem_id="rag-chat-col"):
+            chat = _chat_column(lang)
+        with gr.Column(scale=2, min_width=300, elem_id="rag-side-col"), gr.Tabs(elem_id="rag-side"):
+            with gr.Tab(t(lang, "tab_trace"), id="trace", elem_id="rag-tab-trace", render_children=True) as tab_trace:
+                chat.trace = gr.HTML(render_trace(None, lang), elem_id="rag-trace")
+                with gr.Accordion(t(lang, "evaluations_json"), open=False) as eval_acc:
+                    chat.eval_acc, chat.eval_json = eval_acc, gr.JSON(value=[], elem_id="rag-evals", show_label=False)
+            with gr.Tab(t(lang, "tab_sources"), id="sources", elem_id="rag-tab-sources",
+                        render_children=True) as tab_sources:
+                chat.sources = gr.HTML(render_sources(UiState(), lang), elem_id="rag-sources")
+            with gr.Tab(t(lang, "tab_books"), id="books", elem_id="rag-tab-books") as tab_books:
+                books = _books_tab(lang, has_index)
+            with gr.Tab(t(lang, "tab_settings"), id="settings", elem_id="rag-tab-settings") as tab_settings:
+                settings_view = _settings_tab(lang, settings, providers)
+    locale_changed = gr.Textbox("", visible=False)
+    shell = ShellView(session, browser, header, banner_html, lang_radio, nav, locale_changed,
+                      tab_trace, tab_sources, tab_books, tab_settings)
+    return Layout(shell, chat, books, settings_view)
+
+
+def _chat_column(lang: str) -> ChatView:
+    chatbot = gr.Chatbot(label=t(lang, "chat"), elem_id="rag-chat", height=620, buttons=["copy"],
+                         feedback_options=None, sanitize_html=True, render_markdown=True,
+                         group_consecutive_messages=False)
+    # A hidden copy of the sources, always on the page (a tab's content is not until it is
+    # opened): citation previews read it.
+    preview_store = gr.HTML("", elem_id="rag-preview-store")
+    with gr.Row(elem_id="rag-ask-row"):
+        question = gr.Textbox(label=t(lang, "question"), placeholder=t(lang, "question_placeholder"),
+                              lines=1, max_lines=6, scale=5, elem_id="rag-question")
+        send = gr.Button(t(lang, "send"), variant="primary", scale=1, elem_id="rag-send", min_width=80)
+        stop = gr.Button(t(lang, "stop"), variant="stop", scale=1, elem_id="rag-stop", visible=False, min_width=80)
+    with gr.Row():
+        new_chat = gr.Button(t(lang, "new_conversation"), size="sm", elem_id="rag-new")
+        demo_btn = gr.Button(f"💡 {t(lang, 'demo_question')}", size="sm", elem_id="rag-demo", scale=4)
+    # trace, eval_acc, eval_json and sources sit in the side tabs: build_layout fills them in.
+    return ChatView(chatbot, preview_store, question, send, stop, new_chat, demo_btn, None, None, None, None)
+
+
+def _books_tab(lang: str, has_index: bool) -> BooksView:
+    upload = gr.File(label=t(lang, "upload"), file_types=BOOK_TYPES, file_count="single", type="filepath",
+                     elem_id="rag-upload", interactive=has_index)
+    upload_cancel = gr.Button(t(lang, "upload_cancel"), size="sm", variant="stop", visible=False,
+                              elem_id="rag-upload-cancel")
+    active_book = gr.Dropdown(choices=[(t(lang, "all_books"), ALL_BOOKS)], value=ALL_BOOKS,
+                              label=t(lang, "active_book"), elem_id="rag-active-book", interactive=True)
+    with gr.Accordion(t(lang, "scope_title"), open=False, elem_id="rag-scope") as scope_acc:
+        scope_note = gr.Markdown(t(lang, "scope_note"))
+        with gr.Row():
+            chapter_from = gr.Number(None, precision=0, minimum=1, label=t(lang, "chapter_from"), elem_id="rag-ch-from")
+            chapter_to = gr.Number(None, precision=0, minimum=1, label=t(lang, "chapter_to"), elem_id="rag-ch-to")
+        read_up_to = gr.Number(None, precision=0, minimum=1, label=t(lang, "read_up_to"), elem_id="rag-read-up-to")
+        allow_spoilers = gr.Checkbox(False, label=t(lang, "allow_web_spoilers"), elem_id="rag-allow-spoilers")
+    books_html = gr.HTML(render_books([] if has_index else None, lang), elem_id="rag-books")
+    delete_btn = gr.Button(t(lang, "delete_book"), size="sm", elem_id="rag-delete-book", visible=has_index)
+    timer = gr.Timer(2.0, active=False)
+    return BooksView(upload, upload_cancel, active_book, scope_acc, scope_note, chapter_from, chapter_to,
+                     read_up_to, allow_spoilers, books_html, delete_btn, timer)
+
+
+def _settings_tab(lang: str, s: Any, providers: list[str]) -> SettingsView:
+    note = gr.Markdown(t(lang, "settings_note"))
+    allowed = bool(s.allow_session_endpoints)
+    # Server URLs can carry credentials or internal addresses: the page only says that one is set (an
+    # empty field means "the server's"), and shows no URL field at all when visitors may not choose
+    # endpoints (ALLOW_SESSION_ENDPOINTS=false).
+    base_url = gr.Textbox(label=t(lang, "llm_base_url"), value="", placeholder=server_placeholder(s.llm_base_url, lang),
+                          visible=allowed, elem_id="rag-s-base-url")
+    model = gr.Dropdown(label=t(lang, "llm_model"), value=s.llm_model or "", choices=[s.llm_model or ""],
+                        allow_custom_value=True, elem_id="rag-s-model")
+    key = gr.Textbox(label=t(lang, "llm_api_key"), type="password", value="", elem_id="rag-s-key")
+    provider = gr.Dropdown(choices=providers, value=s.search_provider, allow_custom_value=True,
+                           label=t(lang, "search_provider"), elem_id="rag-s-provider")
+    search_key = gr.Textbox(label=t(lang, "search_api_key"), type="password", value="", elem_id="rag-s-search-key")
+    searxng = gr.Textbox(label=t(lang, "searxng_url"), value="", placeholder=server_placeholder(s.searxng_url, lang),
+                         visible=allowed, elem_id="rag-s-searxng")
+    k = gr.Slider(1, 20, step=1, value=s.retrieval_k, label=t(lang, "retrieval_k"), elem_id="rag-s-k")
+    rounds = gr.Slider(0, 5, step=1, value=s.max_web_rounds, label=t(lang, "web_rounds"), elem_id="rag-s-rounds")
+    remember = gr.Checkbox(False, label=t(lang, "remember_keys"), elem_id="rag-s-remember")
+    with gr.Row():
+        apply = gr.Button(t(lang, "apply"), variant="primary", elem_id="rag-s-apply")
+        reset = gr.Button(t(lang, "reset"), elem_id="rag-s-reset")
+    status = gr.Markdown("", elem_id="rag-s-status")
+    return SettingsView(note, base_url, model, key, provider, search_key, searxng, k, rounds, remember, apply,
+                        reset, status)

@@ -1,0 +1,206 @@
+"""What every page shares: ``AppContext`` (the server's deps and index, the session store, the graph
+factory, the probe cache) and the helpers that render a session's banner and status lines.
+
+No page holds state of its own: everything of a visitor lives in their ``Session``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from rag.agent.deps import Deps
+from rag.i18n import Msg
+from rag.ui.i18n import message as code_message
+from rag.ui.i18n import t
+from rag.ui.probe import ProbeCache, display_url, llm_endpoint
+from rag.ui.render import esc, render_banner
+from rag.ui.session import Session, SessionStore
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rag.index.catalog import BookInfo
+
+logger = logging.getLogger(__name__)
+
+GraphFactory = Callable[..., Any]
+MakeDeps = Callable[..., Deps]
+_ICONS = {"info": "ℹ️", "warning": "⚠️", "error": "⚠️"}
+#: Status lines that say an action was done (shown with ✅).
+DONE_CODES = frozenset({"settings_applied", "settings_reset", "settings_restored"})
+
+
+class Library(Protocol):
+    """The book index as the UI uses it (``rag.index``'s ``BookIndex`` and its owner views)."""
+
+    def for_owner(self, owner: str | None) -> Library: ...
+    def books(self) -> Sequence[BookInfo]: ...
+    def book(self, book_id: str) -> BookInfo: ...
+    def find_book(self, name_or_id: str) -> BookInfo | None: ...
+    def ingest(self, path: str, *, progress: Any = None, background: bool = False) -> BookInfo: ...
+    def delete_book(self, book_id: str) -> None: ...
+
+
+def merge(*updates: dict[Any, Any]) -> dict[Any, Any]:
+    """Handler outputs from several parts: a component that two of them update gets one update with
+    both (e.g. the chat's messages and its label), never only the later one."""
+    out: dict[Any, Any] = {}
+    for part in updates:
+        for component, value in part.items():
+            if component in out:
+                first, second = (v if _is_update(v) else {"__type__": "update", "value": v} for v in (out[component], value))
+                value = {**first, **second}
+            out[component] = value
+    return out
+
+
+def _is_update(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("__type__") == "update"
+
+
+def show(msg: Msg | None, lang: str, *, icon: bool = True) -> str:
+    """A status line (a ``Msg``) in ``lang``: with ``icon``, marked by its level (✅ for a done
+    action) and escaped for Markdown; without, plain text (the book list escapes it). Its
+    ``message`` param (an error's text) goes through ``rag.ui.i18n.message``, as every message from
+    the code does."""
+    if msg is None:
+        return ""
+    params = {k: (code_message(v, lang) if k == "message" and isinstance(v, (str, Msg)) else v)
+              for k, v in msg.params.items()}
+    body = t(lang, msg.code, **params)
+    if not icon:
+        return body
+    mark = "✅" if msg.code in DONE_CODES else _ICONS.get(msg.level, "")
+    return f"{mark} {esc(body)}"
+
+
+def mode_of(deps: Deps | None) -> dict[str, Any]:
+    """What the banner says of ``deps``: the model, whether one is connected, the web provider."""
+    if deps is None:
+        return {"llm_model": None, "llm_connected": False, "web_provider": None}
+    settings = deps.settings
+    # The model's name: the setting, else what the chat model calls itself (langchain's chat models
+    # name it ``model_name`` or ``model``; a fake may have neither).
+    model = settings.llm_model or getattr(deps.llm, "model_name", None) or getattr(deps.llm, "model", None)
+    web = None
+    if deps.web_enabled:
+        # A search client may name itself (``rag.search`` chains do); a test fake may not.
+        web = getattr(deps.web_search, "name", None) or settings.search_provider
+    return {"llm_model": str(model) if model else None, "llm_connected": deps.llm is not None, "web_provider": web}
+
+
+def per_session_deps(deps: Deps, owner: str | None = None) -> Deps:
+    """A copy of ``deps`` whose web search counts against this session's own budget, and whose
+    book index is the one ``owner`` sees (``SHARED_LIBRARY=false``; None: the whole library)."""
+    changes: dict[str, Any] = {}
+    # Only the book index's retriever has owner views; a plain retriever (a fake, a test's) has none.
+    view = getattr(deps.retriever, "for_owner", None)
+    if owner is not None and callable(view):
+        retriever = view(owner)
+        if retriever is not deps.retriever:
+            changes["retriever"] = retriever
+    search = session_search(deps)
+    if search is not deps.web_search:
+        changes["web_search"] = search
+    return dataclasses.replace(deps, **changes) if changes else deps
+
+
+def session_search(deps: Deps) -> Any | None:
+    """``deps``' web search, counted against one session's budget."""
+    from rag.search import SessionSearch
+
+    ws = deps.web_search
+    if ws is None:
+        return None
+    return ws if isinstance(ws, SessionSearch) else SessionSearch(ws, budget=deps.settings.search_budget)
+
+
+@dataclass
+class AppContext:
+    """The server side every page reads: default deps, the book index, the session store."""
+
+    deps: Deps
+    index: Library | None = None
+    make_deps: MakeDeps | None = None
+    graph_factory: GraphFactory | None = None
+    store: SessionStore = field(default_factory=SessionStore)
+    probes: ProbeCache = field(default_factory=ProbeCache)
+    data_dir: Path | None = None
+
+    @property
+    def settings(self) -> Any:
+        return self.deps.settings
+
+    @property
+    def default_lang(self) -> str:
+        lang = self.settings.ui_language
+        return lang if lang in ("zh", "en") else "zh"
+
+    @property
+    def endpoints_allowed(self) -> bool:
+        return bool(self.settings.allow_session_endpoints)
+
+    @property
+    def shared_library(self) -> bool:
+        """SHARED_LIBRARY (on a public Space, false): whose books a session sees and uploads."""
+        return bool(self.settings.shared_library)
+
+    # ------------------------------------------------------------------ sessions
+    def ensure_session(self, session: Session | None) -> Session:
+        if isinstance(session, Session):
+            return session
+        return self.store.add(Session(lang=self.default_lang))
+
+    def owner_of(self, session: Session) -> str | None:
+        """Whose books a session sees and uploads: its own (with the shared ones) unless the library is shared."""
+        return None if self.shared_library else session.id
+
+    def library(self, session: Session) -> Library | None:
+        """The book index as this session sees it."""
+        return None if self.index is None else self.index.for_owner(self.owner_of(session))
+
+    def session_deps(self, deps: Deps, session: Session) -> Deps:
+        return per_session_deps(deps, self.owner_of(session))
+
+    def make_graph(self, session_deps: Deps, checkpointer: Any) -> Any:
+        if self.graph_factory is not None:
+            return self.graph_factory(session_deps, checkpointer=checkpointer)
+        from rag.agent.graph import build_graph
+
+        return build_graph(session_deps, checkpointer=checkpointer)
+
+    def ensure_graph(self, session: Session) -> Any:
+        with session.lock:
+            if session.graph is None:
+                from rag.agent.graph import make_checkpointer
+
+                if session.checkpointer is None:
+                    session.checkpointer = make_checkpointer()
+                if session.deps is None:
+                    session.deps = self.session_deps(self.deps, session)
+                session.graph = self.make_graph(session.deps, session.checkpointer)
+            return session.graph
+
+    # ------------------------------------------------------------------ the model's endpoint
+    def model_where(self, session: Session, base: str) -> str:
+        """How the page names the session's model endpoint: a URL the visitor typed, never the server's."""
+        current = session.deps or self.deps
+        own = (session.custom and bool(current.settings.llm_base_url)
+               and current.settings.llm_base_url != self.settings.llm_base_url)
+        return display_url(base) if own else t(session.lang, "server_endpoint")
+
+    def model_unreachable(self, session: Session) -> str | None:
+        """Where the session's model cannot be reached, from a (cached) probe of its endpoint."""
+        endpoint = llm_endpoint((session.deps or self.deps).llm)
+        if endpoint is None:
+            return None
+        base, key = endpoint
+        where = self.model_where(session, base)
+        return None if self.probes.probe(base, key, where).reachable else where
+
+    def banner_html(self, session: Session) -> str:
+        mode = mode_of(session.deps or self.deps)
+        return render_banner(**mode, custom=session.custom, lang=session.lang, llm_unreachable=session.llm_unreachable)

@@ -1,0 +1,254 @@
+"""The books page: upload (with progress, and cancel), the list with its embedding progress (a
+timer ticks while a book is embedded), pick the active book, delete a book this session uploaded
+(two clicks). Handlers take ``(session, ...)`` and return component updates."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import gradio as gr
+
+from rag.errors import RagError
+from rag.i18n import Msg
+from rag.ui.i18n import t
+from rag.ui.layout import ALL_BOOKS, Layout
+from rag.ui.pages.base import AppContext, show
+from rag.ui.render import render_books
+from rag.ui.session import Session
+
+if TYPE_CHECKING:  # pragma: no cover - the index package is imported only where a book index is used
+    from rag.index.catalog import BookInfo
+
+logger = logging.getLogger(__name__)
+
+_PENDING = {"keyword_ready", "embedding"}  # book states that still change (the timer ticks)
+
+
+class EtaTracker:
+    """Time left for books being embedded, from the progress seen over the last minutes."""
+
+    def __init__(self, window_s: float = 300.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.window_s, self.clock = window_s, clock
+        self._samples: dict[str, list[tuple[float, int]]] = {}
+        self._lock = threading.Lock()
+
+    def observe(self, book_id: str, embedded: int, chunks: int, embedding: bool) -> float | None:
+        """Record the book's progress; seconds left, or None while there is no rate yet."""
+        with self._lock:
+            if not embedding:
+                self._samples.pop(book_id, None)
+                return None
+            now = self.clock()
+            samples = [s for s in self._samples.get(book_id, []) if now - s[0] <= self.window_s and s[1] <= embedded]
+            samples.append((now, embedded))
+            self._samples[book_id] = samples
+            return eta_seconds(samples, chunks)
+
+
+def eta_seconds(samples: list[tuple[float, int]], chunks: int) -> float | None:
+    """Seconds until ``chunks`` are embedded at the rate between the first and last sample."""
+    if len(samples) < 2:
+        return None
+    (t0, e0), (t1, e1) = samples[0], samples[-1]
+    if t1 <= t0 or e1 <= e0:
+        return None
+    return max(0.0, (chunks - e1) / ((e1 - e0) / (t1 - t0)))
+
+
+def book_choices(books: list[BookInfo] | None, lang: str) -> list[tuple[str, str]]:
+    """The active-book choices: every book, then each book by title."""
+    return [(t(lang, "all_books"), ALL_BOOKS), *((str(b.title or b.id), str(b.id)) for b in books or [] if b.id)]
+
+
+def stage_text(lang: str, stage: str, done: int, total: int) -> str:
+    """The upload's progress line: the stage in words, and once the keyword index is built, that
+    the book can be asked about already while its vectors are computed."""
+    if stage == "keyword" and total and done >= total:
+        return t(lang, "stage_keyword_done")
+    if stage == "embedding":
+        return f"{t(lang, 'stage_keyword_done')} · {t(lang, 'stage_embedding')}"
+    key = f"stage_{stage}"
+    text = t(lang, key)
+    return text if text != key else stage
+
+
+def discard_upload(path: str | None) -> None:
+    """Delete an uploaded file (and its now empty folder) from Gradio's upload cache; paths
+    outside that cache are never touched."""
+    if not path:
+        return
+    from gradio.utils import get_upload_folder
+
+    try:
+        root = Path(get_upload_folder()).resolve()
+        file = Path(path).resolve()
+        if file == root or not file.is_relative_to(root):
+            return
+        file.unlink(missing_ok=True)
+        if file.parent != root and not any(file.parent.iterdir()):
+            file.parent.rmdir()
+    except OSError as exc:
+        logger.warning("could not delete the uploaded file %s: %s", Path(path).name, exc.strerror or exc)
+
+
+def _failure(exc: Exception) -> Msg:
+    """The book list's line for a failed ingest or delete: a coded message as it is; an English one
+    (not yet given a code) as text, which ``show`` translates as it can."""
+    message: Msg | str = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, RagError):
+        message = exc.msg if exc.msg.code != "text" else str(exc)
+    return Msg.of("index_failed", level="error", message=message)
+
+
+class BooksPage:
+    def __init__(self, ctx: AppContext, layout: Layout) -> None:
+        self.ctx, self.ui, self.shell = ctx, layout.books, layout.shell
+        self.etas = EtaTracker()
+
+    # ------------------------------------------------------------------ what the page shows
+    def list_books(self, session: Session) -> list[BookInfo] | None:
+        library = self.ctx.library(session)
+        if library is None:
+            return None
+        try:
+            return list(library.books())
+        except Exception as exc:  # noqa: BLE001 - the panel shows the problem instead of crashing
+            logger.warning("listing books failed: %s", exc)
+            return []
+
+    def outputs(self, session: Session, current: str | None) -> dict[Any, Any]:
+        """The book list, the active-book choices and whether the timer ticks."""
+        books = self.list_books(session)
+        choices = book_choices(books, session.lang)
+        values = {value for _, value in choices}
+        pending = any(b.status in _PENDING for b in books or [])
+        left: dict[str, float] = {}
+        for b in books or []:
+            eta = self.etas.observe(b.id, int(b.embedded or 0), int(b.chunks or 0), embedding=b.status == "embedding")
+            if eta is not None:
+                left[str(b.id)] = eta
+        msg = session.books_message
+        return {
+            self.ui.books_html: render_books(books, session.lang, show(msg, session.lang, icon=False),
+                                             msg.level if msg else "info", etas=left),
+            self.ui.active_book: gr.update(choices=choices, value=current if current in values else ALL_BOOKS,
+                                           label=t(session.lang, "active_book")),
+            self.ui.timer: gr.Timer(active=pending),
+        }
+
+    def labels(self, lang: str) -> dict[Any, Any]:
+        v = self.ui
+        return {
+            v.upload: gr.update(label=t(lang, "upload")),
+            v.upload_cancel: gr.update(value=t(lang, "upload_cancel")),
+            v.scope_acc: gr.update(label=t(lang, "scope_title")),
+            v.scope_note: gr.update(value=t(lang, "scope_note")),
+            v.chapter_from: gr.update(label=t(lang, "chapter_from")),
+            v.chapter_to: gr.update(label=t(lang, "chapter_to")),
+            v.read_up_to: gr.update(label=t(lang, "read_up_to")),
+            v.allow_spoilers: gr.update(label=t(lang, "allow_web_spoilers")),
+            v.delete_btn: gr.update(value=t(lang, "delete_book")),
+        }
+
+    # ------------------------------------------------------------------ handlers
+    def on_upload(self, session: Session | None, path: str | None, current_book: str | None,
+                  progress: Any = None) -> dict[Any, Any]:
+        """Index an uploaded file; the upload itself is deleted afterwards, ingested or not."""
+        session = self.ctx.ensure_session(session)  # kept (an output): the book may be this session's own
+        try:
+            return {self.shell.session: session, **self._ingest(session, path, current_book, progress)}
+        finally:
+            discard_upload(path)
+
+    def _ingest(self, session: Session, path: str | None, current_book: str | None, progress: Any) -> dict[Any, Any]:
+        session.upload_cancel = threading.Event()
+        library = self.ctx.library(session)
+        if not path:
+            return {self.ui.upload: gr.update(), **self.outputs(session, current_book)}
+        if library is None:
+            session.books_message = Msg.of("no_index", level="error")
+            return {self.ui.upload: None, **self.outputs(session, current_book)}
+        live, lang = threading.Event(), session.lang
+        live.set()
+
+        def report(stage: str, done: int, total: int, message: str = "") -> None:
+            if live.is_set() and progress is not None:
+                with contextlib.suppress(Exception):  # progress is cosmetic
+                    progress((done / total) if total else None, desc=stage_text(lang, stage, done, total))
+
+        known = {b.id for b in self.list_books(session) or []}
+        if progress is not None:
+            progress(0, desc=t(lang, "indexing"))
+        try:
+            info = library.ingest(path, progress=report, background=True)
+        except Exception as exc:  # noqa: BLE001 - a RagError says what is wrong; anything else is logged
+            if not isinstance(exc, RagError):
+                logger.exception("indexing %s failed", Path(path).name)
+            session.books_message = _failure(exc)
+            return {self.ui.upload: None, **self.outputs(session, current_book)}
+        finally:
+            live.clear()
+        new_id = str(info.id or current_book or ALL_BOOKS)
+        if session.upload_cancel.is_set() and new_id not in known:
+            try:
+                library.delete_book(new_id)
+            except RagError as exc:
+                logger.warning("could not remove a cancelled upload: %s", exc)
+            session.books_message = Msg.of("upload_cancelled")
+            return {self.ui.upload: None, **self.outputs(session, current_book)}
+        if new_id not in known:
+            session.uploaded.add(new_id)
+        session.books_message = Msg.of("indexed", title=info.title or Path(path).stem, chapters=info.chapters,
+                                       chunks=info.chunks)
+        return {self.ui.upload: None, **self.outputs(session, new_id)}
+
+    def on_upload_cancel(self, session: Session | None) -> Any:
+        session = self.ctx.ensure_session(session)
+        session.upload_cancel.set()
+        return gr.update(visible=False)
+
+    def on_tick(self, session: Session | None, current_book: str | None) -> dict[Any, Any]:
+        return self.outputs(self.ctx.ensure_session(session), current_book)
+
+    def on_pick(self, session: Session | None, current_book: str | None) -> dict[Any, Any]:
+        session = self.ctx.ensure_session(session)
+        if session.pending_delete is not None:  # another book: the pending deletion is off
+            session.pending_delete = None
+            session.books_message = None
+        return {self.ui.delete_btn: gr.update(value=t(session.lang, "delete_book"), variant="secondary"),
+                **self.outputs(session, current_book)}
+
+    def on_delete(self, session: Session | None, current_book: str | None) -> dict[Any, Any]:
+        """Delete the active book, if this session uploaded it: the first click asks, the second deletes."""
+        session = self.ctx.ensure_session(session)
+        lang, index = session.lang, self.ctx.index
+        reset_button = gr.update(value=t(lang, "delete_book"), variant="secondary")
+        if index is None or not current_book or current_book == ALL_BOOKS:
+            session.books_message = Msg.of("delete_none", level="warning")
+            return {self.ui.delete_btn: reset_button, **self.outputs(session, current_book)}
+        if current_book not in session.uploaded:
+            session.books_message = Msg.of("delete_not_allowed", level="warning")
+            return {self.ui.delete_btn: reset_button, **self.outputs(session, current_book)}
+        try:
+            title = str(index.book(current_book).title)
+        except RagError:
+            title = current_book
+        if session.pending_delete != current_book:
+            session.pending_delete = current_book
+            session.books_message = Msg.of("delete_confirm", level="warning", title=title)
+            return {self.ui.delete_btn: gr.update(value=t(lang, "delete_confirm_button", title=title), variant="stop"),
+                    **self.outputs(session, current_book)}
+        session.pending_delete = None
+        try:
+            index.delete_book(current_book)
+            session.uploaded.discard(current_book)
+            session.books_message = Msg.of("deleted", title=title)
+        except RagError as exc:
+            session.books_message = _failure(exc)
+        return {self.ui.delete_btn: reset_button, **self.outputs(session, ALL_BOOKS)}

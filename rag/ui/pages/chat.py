@@ -1,0 +1,217 @@
+"""The chat page: take a question (submit), run its turn and stream the panels (ask), Stop, a new
+conversation, the demo question. Handlers take ``(session, ...)`` and return component updates."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import gradio as gr
+
+from rag.agent.events import Token, run_turn
+from rag.deadline import END, TIMEOUT, Pump
+from rag.errors import RagError
+from rag.i18n import Msg
+from rag.ui.api import chapter_range, scope_kwargs
+from rag.ui.i18n import t
+from rag.ui.layout import ALL_BOOKS, ChatView, Layout
+from rag.ui.pages.base import AppContext
+from rag.ui.probe import llm_endpoint
+from rag.ui.render import chat_messages, evaluations_json, render_sources, render_trace
+from rag.ui.session import ActiveTurn, Session
+from rag.ui.translate import apply_event, fail_turn, start_turn, stop_turn
+
+logger = logging.getLogger(__name__)
+
+STREAM_MIN_INTERVAL_S = 0.05  # coalesce token updates to at most ~20 page updates a second
+POLL_S = 0.1  # how often a running turn looks for Stop
+#: The notice code of a model call that could not reach the model at all (rag.agent.nodes), and,
+#: while the agent's notices are still English, the words that mean it.
+UNREACHABLE_CODE = "notice.llm_unreachable"
+UNREACHABLE_MARK = "the model could not be reached"
+
+
+class ChatPage:
+    def __init__(self, ctx: AppContext, layout: Layout) -> None:
+        self.ctx, self.ui, self.shell = ctx, layout.chat, layout.shell
+
+    @property
+    def view(self) -> ChatView:
+        return self.ui
+
+    # ------------------------------------------------------------------ what the page shows
+    def panels(self, session: Session, changed_only: bool = False) -> dict[Any, Any]:
+        """The chat, trace and sources as the session's state renders them. ``changed_only``
+        (while a turn streams): only those that differ from what this page was last sent."""
+        lang = session.lang
+        with session.lock:
+            ui = session.ui
+        rendered = {
+            self.ui.chatbot: chat_messages(ui, lang),
+            self.ui.trace: render_trace(ui.current, lang),
+            self.ui.sources: render_sources(ui, lang),
+            self.ui.preview_store: render_sources(ui, lang, anchors=False),
+            self.ui.eval_json: evaluations_json(ui.current),
+        }
+        sent = session.sent
+        if changed_only:
+            rendered = {c: v for c, v in rendered.items() if sent.get(c._id) != v}
+        sent.update({c._id: v for c, v in rendered.items()})
+        return rendered
+
+    def buttons(self, running: bool) -> dict[Any, Any]:
+        return {self.ui.send: gr.update(visible=not running), self.ui.stop: gr.update(visible=running)}
+
+    def labels(self, lang: str) -> dict[Any, Any]:
+        v = self.ui
+        return {
+            v.chatbot: gr.update(label=t(lang, "chat")),
+            v.question: gr.update(label=t(lang, "question"), placeholder=t(lang, "question_placeholder")),
+            v.send: gr.update(value=t(lang, "send")),
+            v.stop: gr.update(value=t(lang, "stop")),
+            v.new_chat: gr.update(value=t(lang, "new_conversation")),
+            v.demo_btn: gr.update(value=f"💡 {t(lang, 'demo_question')}"),
+            v.eval_acc: gr.update(label=t(lang, "evaluations_json")),
+        }
+
+    # ------------------------------------------------------------------ handlers
+    def on_submit(self, session: Session | None, text: str) -> dict[Any, Any]:
+        """Takes the question at once (no queue): the turn shows as queued until it gets a slot."""
+        session = self.ctx.ensure_session(session)
+        text = (text or "").strip()
+        if not text:
+            gr.Warning(t(session.lang, "empty_question"))
+            return {self.shell.session: session}
+        if session.begin(text) is None:
+            gr.Warning(t(session.lang, "busy"))
+            return {self.shell.session: session}
+        with session.lock:
+            session.ui = start_turn(session.ui, text, queued=True)
+        return {self.shell.session: session, self.ui.question: "", **self.panels(session), **self.buttons(True)}
+
+    def on_ask(self, session: Session | None, book: str | None, ch_from: float | None, ch_to: float | None,
+               read_to: float | None, spoilers: bool) -> Iterator[dict[Any, Any]]:
+        """Runs the turn on_submit took; streams the panels; ends with the buttons and banner."""
+        session = self.ctx.ensure_session(session)
+        with session.lock:
+            turn = session.active
+            fresh = turn is not None and turn.pump is None and not turn.started
+            if fresh and turn is not None:
+                turn.started = True
+        if not fresh or turn is None:  # the question was refused (empty, or another turn runs)
+            yield {self.shell.banner: gr.update()}  # a generator that yields nothing would blank its outputs
+            return
+        started = time.monotonic()
+        try:
+            yield from self._run_events(session, turn, book, ch_from, ch_to, read_to, spoilers)
+        finally:
+            if turn.pump is not None:
+                turn.pump.stop()
+            with session.lock:
+                current = session.active is turn
+                if current and session.ui.busy:  # Stop, or the page went away: the run has ended
+                    session.ui = stop_turn(session.ui, time.monotonic() - started)
+            session.end(turn)
+        if not current:  # a reset took the session over: its page is already up to date
+            yield {self.shell.banner: gr.update()}
+            return
+        self.note_reachability(session)
+        yield {**self.panels(session), **self.buttons(False), self.shell.banner: self.ctx.banner_html(session)}
+
+    def _run_events(self, session: Session, turn: ActiveTurn, book: str | None, ch_from: float | None,
+                    ch_to: float | None, read_to: float | None, spoilers: bool) -> Iterator[dict[Any, Any]]:
+        """Run the turn's graph in a pump and apply its events; ends early on Stop or a reset."""
+        if not turn.cancel.is_set():
+            session.wait_for_previous(timeout=float(self.ctx.settings.llm_timeout) + 10)
+        if turn.cancel.is_set() or not session.is_current(turn):
+            return
+        try:
+            graph = self.ctx.ensure_graph(session)
+            scope = scope_kwargs(chapters=chapter_range(ch_from, ch_to), read_up_to=int(read_to) if read_to else None,
+                                 allow_web_spoilers=bool(spoilers))
+        except (RagError, ValueError) as exc:
+            with session.lock:
+                session.ui = fail_turn(session.ui, str(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 - show a readable message, log the details
+            logger.exception("building the graph failed")
+            with session.lock:
+                session.ui = fail_turn(session.ui, f"{type(exc).__name__}: {exc}")
+            return
+        book_id = None if not book or book == ALL_BOOKS else book
+        events = run_turn(graph, turn.question, thread_id=session.thread_id, book_id=book_id, **scope)
+        pump = turn.pump = Pump(events, name=f"turn-{session.id[:8]}")
+        last, pending = 0.0, False
+        while True:
+            try:
+                event = pump.get(POLL_S)
+            except Exception:  # noqa: BLE001 - run_turn never raises; this is a safety net
+                logger.exception("a turn's event stream failed")
+                return
+            if turn.cancel.is_set() or not session.is_current(turn) or event is END:
+                return
+            if event is TIMEOUT:
+                if pending:
+                    last, pending = time.monotonic(), False
+                    yield self.panels(session, changed_only=True)
+                continue
+            with session.lock:
+                if turn.cancel.is_set():
+                    return
+                session.ui = apply_event(session.ui, event)
+            now = time.monotonic()
+            if isinstance(event, Token) and now - last < STREAM_MIN_INTERVAL_S:
+                pending = True
+                continue
+            last, pending = now, False
+            update = self.panels(session, changed_only=True)
+            if update:
+                yield update
+
+    def note_reachability(self, session: Session) -> None:
+        """After a turn: whether its model calls reached the model (the banner says so)."""
+        turn = session.ui.current
+        current = session.deps or self.ctx.deps
+        if turn is None or current.llm is None:
+            return
+        if any(_unreachable(n) for n in turn.notices):
+            endpoint = llm_endpoint(current.llm)
+            session.llm_unreachable = self.ctx.model_where(session, endpoint[0] if endpoint else "")
+        elif turn.status == "done" and turn.evaluations:
+            session.llm_unreachable = None
+
+    def on_stop(self, session: Session | None) -> dict[Any, Any]:
+        session = self.ctx.ensure_session(session)
+        with session.lock:
+            turn = session.stop()
+            if turn is not None:
+                session.ui = stop_turn(session.ui, time.monotonic() - turn.asked_at)
+                if turn.pump is None:  # still queued: nothing runs yet, release the session now
+                    session.end(turn)
+        return {**self.panels(session), **self.buttons(False)}
+
+    def on_reset(self, session: Session | None) -> dict[Any, Any]:
+        """One reset: the chat, the trace and the graph's memory of the conversation."""
+        session = self.ctx.ensure_session(session)
+        session.new_conversation()
+        return {self.shell.session: session, **self.panels(session), **self.buttons(False)}
+
+    def on_demo(self, session: Session | None) -> str:
+        return t(session.lang if isinstance(session, Session) else self.ctx.default_lang, "demo_question")
+
+
+def _unreachable(notice: dict[str, Any]) -> bool:
+    """Whether a notice says the model could not be reached: by its code once the agent emits
+    ``Msg`` notices, by its (English) words until then."""
+    msg = notice.get("message")
+    if isinstance(msg, Msg):
+        return msg.code == UNREACHABLE_CODE or any(_unreachable({"message": m}) for m in _parts(msg))
+    return UNREACHABLE_MARK in str(msg or "")
+
+
+def _parts(msg: Msg) -> list[Any]:
+    """The messages a joined ``Msg`` holds (``rag.i18n.join``)."""
+    items = msg.params.get("items")
+    return list(items) if isinstance(items, list) else []
