@@ -1,4 +1,4 @@
-"""English questions on a Chinese book without a model (rag.index.crosslingual): names read as pinyin
+"""English questions on a Chinese book without a model (rag.crosslingual): names read as pinyin
 and matched in the book's own text, other words by CC-CEDICT gloss, only words the book uses; and the
 search itself, which adds the Chinese terms as one more query and says so."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 from conftest import make_settings
 from index_fakes import BigramEmbedder, MemoryVectors
 
+from rag.crosslingual import BookText, Glossary, chinese_terms, glossary, script_of, segmentations
 from rag.index import BookIndex, IndexConfig
-from rag.index.crosslingual import BookText, Glossary, chinese_terms, glossary, script_of, segmentations
 
 # CC-CEDICT lines, as the dictionary writes them (a handful: enough to test the lookups)
 LINES = """\

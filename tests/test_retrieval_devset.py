@@ -130,7 +130,7 @@ def test_corpus_chapters_are_the_index_chapters(tmp_path: Path) -> None:
 def test_english_names_find_the_books_own_spelling_in_the_novel(xiyouji) -> None:
     """Pinyin names matched against 西游记 itself: 朱紫 (Zhuzi) and 比丘 (Biqiu) as the book spells them;
     and every English dev question is searched with Chinese terms the book uses, said in the notes."""
-    from rag.index.crosslingual import chinese_terms, glossary
+    from rag.crosslingual import chinese_terms, glossary
 
     index, info = xiyouji
     book = index._catalog.get(info.id)  # noqa: SLF001 - the book's text, as the search reads it

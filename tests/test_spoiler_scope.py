@@ -135,7 +135,7 @@ def test_rewritten_queries_are_searched_with_the_question(tmp_path: Path) -> Non
     notes = [n["message"] for n in values["notices"] if n["node"] == "retrieve_local"]
     assert any(m.startswith("searched also for: What is the name") and "斜月三星洞 须菩提祖师 拜师" in m for m in notes)
     assert 1 in {p.chapter_num for p in values["passages"]}  # found through the keywords the model wrote
-    # the English question alone, without its Chinese terms (rag.index.crosslingual), finds no keyword there
+    # the English question alone, without its Chinese terms (rag.crosslingual), finds no keyword there
     index.config = replace(index.config, crosslingual=False)
     alone = index.retrieve("Who taught Sun Wukong?", k=6, book_id=info.id, mode="keyword")
     assert 1 not in {p.chapter_num for p in alone}

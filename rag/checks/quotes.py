@@ -283,7 +283,7 @@ def about_the_part(part: str, answer: str, region: str, question: str = "", pass
     character's worth of the part (山 of 落伽山 alone for 五行山, 王 of 大王 for 国王, is too little),
     unless it states half of what the part asks. A part that asks nothing but a name is held to the
     name. An English part on a Chinese passage must name something the quote's sentence says, as the
-    book writes it (rag.index.crosslingual); a part with nothing to compare is not held to it."""
+    book writes it (rag.crosslingual); a part with nothing to compare is not held to it."""
     facts = "".join(t for t, _ in hard_facts(answer))
     # a part asks what its sentence of the question asks ("多远" is "一个筋斗能翻多远"): the sentence of the
     # question that shares most with the part
@@ -295,7 +295,7 @@ def about_the_part(part: str, answer: str, region: str, question: str = "", pass
     if not any(is_han(t[0]) for t, _ in terms):
         # an English part on a Chinese book: its words as the book writes them (CC-CEDICT, pinyin names
         # found in the passage, with their other names: Guan Yu -> 关羽 -> 云长)
-        from rag.index.crosslingual import BookText, chinese_terms, glossary
+        from rag.crosslingual import BookText, chinese_terms, glossary
 
         words = chinese_terms(part, BookText([passage or region]), glossary())
         forms = {f for w in words for f in NAMES.get(normalize(w).text, frozenset({normalize(w).text}))}

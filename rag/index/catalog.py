@@ -26,12 +26,12 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from rag.crosslingual import BookText
 from rag.errors import BookError, IndexError_
 from rag.i18n import Msg
 from rag.index.aliases import build_aliases
 from rag.index.chapters import LoadedBook
 from rag.index.chunking import Chunk, chunk_chapters
-from rag.index.crosslingual import BookText
 from rag.index.keyword import KeywordIndex
 
 log = logging.getLogger(__name__)
@@ -287,7 +287,7 @@ class StoredBook:
         return found
 
     def text(self) -> BookText:
-        """The book's text for cross-lingual lookups (``rag.index.crosslingual``), built when first needed."""
+        """The book's text for cross-lingual lookups (``rag.crosslingual``), built when first needed."""
         found = self._text
         if found is None:
             found = self._text = BookText(c.text for c in self.chunks())

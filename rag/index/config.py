@@ -45,7 +45,7 @@ class IndexConfig:
     # (诸葛亮 -> 孔明, from "姓诸葛，名亮，字孔明"; rag.index.aliases). 0: off.
     alias_weight: float = 1.0
     # An English question on a Chinese book is also searched with the book's words for it: pinyin names
-    # matched in the book, other words by CC-CEDICT gloss (rag.index.crosslingual).
+    # matched in the book, other words by CC-CEDICT gloss (rag.crosslingual).
     crosslingual: bool = True
     rerank_candidates: int = 30  # hits a configured reranker reorders (at least k; RERANK_CANDIDATES)
     stale_tmp_seconds: float = 600.0  # leftover temporary book directories older than this are removed

@@ -38,13 +38,13 @@ from typing import cast
 import numpy as np
 
 from rag import deadline as turn_deadline
+from rag.crosslingual import chinese_terms, glossary, script_of
 from rag.errors import IndexError_
 from rag.index import fusion
 from rag.index.aliases import alias_queries
 from rag.index.catalog import StoredBook, keyword_text
 from rag.index.chunking import Chunk
 from rag.index.config import IndexConfig
-from rag.index.crosslingual import chinese_terms, glossary, script_of
 from rag.index.embeddings import Embedder
 from rag.index.query import named_chapters
 from rag.index.rerank import Reranker, RerankError
@@ -291,7 +291,7 @@ class Retrieval:
 
     @staticmethod
     def _translated(query: str, books: list[StoredBook], notes: list[str]) -> list[str]:
-        """An English question on a Chinese book, in the book's words (``rag.index.crosslingual``)."""
+        """An English question on a Chinese book, in the book's words (``rag.crosslingual``)."""
         if script_of(query) != "latin":
             return []
         out = []
