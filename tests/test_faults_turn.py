@@ -78,7 +78,7 @@ def stub_graph(stub: OpenAIStub, web: FakeWebSearch | None = None, **overrides: 
 
 
 def notices(final: TurnFinished, level: str | None = None) -> list[str]:
-    return [f"{n['node']}: {n['message']}" for n in final.values.get("notices") or []
+    return [f"{n['node']}: {n['msg']}" for n in final.values.get("notices") or []
             if level is None or n["level"] == level]
 
 

@@ -65,7 +65,7 @@ def test_a_simple_question_naming_what_the_book_uses_goes_to_the_book():
     events, values = run(build_graph(deps), "红孩儿的父母是谁？")
     assert node_sequence(events)[:3] == ["route_question", "retrieve_local", "evaluate"]
     assert values["route"].strategy == "complex" and "红孩儿" in values["route"].reason
-    assert any("the book uses 红孩儿" in n["message"] for n in values["notices"])
+    assert any("the book uses 红孩儿" in str(n["msg"]) for n in values["notices"])
 
 
 def test_without_a_web_query_the_web_search_asks_for_the_parts_not_covered():
@@ -149,7 +149,7 @@ def test_invalid_json_twice_takes_conservative_path():
     events, values = run(graph)
     first = values["evaluations"][0]
     assert first.enough is False and "invalid twice" in first.reason
-    assert any(n["node"] == "evaluate" and "invalid twice" in n["message"] for n in values["notices"])
+    assert any(n["node"] == "evaluate" and "invalid twice" in str(n["msg"]) for n in values["notices"])
     # Conservative branch: not enough -> web search, then the next evaluation says enough.
     assert node_sequence(events) == ["route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate", "verify_answer"]
 
@@ -159,7 +159,7 @@ def test_invalid_json_once_is_retried():
     graph, _ = build(model)
     _, values = run(graph)
     assert values["evaluations"][0].enough is True
-    assert any("retried once" in n["message"] for n in values["notices"])
+    assert any("retried once" in str(n["msg"]) for n in values["notices"])
 
 
 def test_router_failure_twice_takes_retrieval():
@@ -172,7 +172,7 @@ def test_router_failure_twice_takes_retrieval():
     notice = next(n for n in values["notices"] if n["node"] == "route_question")
     # the kind of failure is read from the error's type: the second attempt wrote bad JSON
     assert notice["msg"].code == "agent.router_invalid" and notice["level"] == notice["msg"].level == "warning"
-    assert notice["message"] == str(notice["msg"]) and notice["msg"].params["error"].code == "llm.invalid_output"
+    assert "msg" in notice and "message" not in notice and notice["msg"].params["error"].code == "llm.invalid_output"
 
 
 def test_search_failure_still_reaches_an_honest_answer():
@@ -183,7 +183,7 @@ def test_search_failure_still_reaches_an_honest_answer():
     assert node_sequence(events) == ["route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate", "verify_answer"]
     web_round = values["web_rounds"][0]
     assert web_round["error"] == "bocha: HTTP 503 from server"
-    assert any(n["node"] == "web_search" and "503" in n["message"] for n in values["notices"])
+    assert any(n["node"] == "web_search" and "503" in str(n["msg"]) for n in values["notices"])
     failed = next(n for n in values["notices"] if n["node"] == "web_search")
     assert failed["msg"].code == "agent.web_failed" and failed["level"] == "error"
     assert failed["msg"].text("zh") == "网络搜索失败：bocha: HTTP 503 from server"

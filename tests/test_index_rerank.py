@@ -281,12 +281,12 @@ def test_the_trace_shows_reranking_and_its_failure(tmp_path: Path, stub: RerankS
         graph = build_graph(Deps(settings=make_settings(), llm=None, retriever=index))
         values = list(run_turn(graph, QUESTION, thread_id="t"))[-1].values
         assert values["passages"]
-        return [n for n in values["notices"] if "rerank" in n["message"]]
+        return [n for n in values["notices"] if "rerank" in str(n["msg"])]
 
     good = make(tmp_path / "good", rerank_base_url=stub.url)
     assert [n["level"] for n in notices(good)] == ["info"]
     stub.status = 502
     bad = make(tmp_path / "bad", rerank_base_url=stub.url, rerank_api_key=KEY)
     shown = notices(bad)
-    assert [n["level"] for n in shown] == ["warning"] and "HTTP 502" in shown[0]["message"]
+    assert [n["level"] for n in shown] == ["warning"] and "HTTP 502" in str(shown[0]["msg"])
     assert KEY not in repr(shown)

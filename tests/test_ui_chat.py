@@ -318,7 +318,7 @@ def test_router_says_when_the_model_cannot_be_reached():
     deps = Deps(settings=make_settings(max_web_rounds=0), llm=ScriptedChatModel(responder=unreachable),
                 retriever=FakeRetriever(PASSAGES))
     values = build_graph(deps).invoke({"question": "q"}, {"configurable": {"thread_id": uuid.uuid4().hex}})
-    route_notices = [n["message"] for n in values["notices"] if n["node"] == "route_question"]
+    route_notices = [str(n["msg"]) for n in values["notices"] if n["node"] == "route_question"]
     assert route_notices and route_notices[0].startswith("the model could not be reached; took the retrieval path")
     assert not any("invalid twice" in n for n in route_notices)
 
@@ -326,7 +326,7 @@ def test_router_says_when_the_model_cannot_be_reached():
     values = build_graph(Deps(settings=make_settings(max_web_rounds=0), llm=garbage,
                               retriever=FakeRetriever(PASSAGES))).invoke(
         {"question": "q"}, {"configurable": {"thread_id": uuid.uuid4().hex}})
-    route_notices = [n["message"] for n in values["notices"] if n["node"] == "route_question"]
+    route_notices = [str(n["msg"]) for n in values["notices"] if n["node"] == "route_question"]
     assert route_notices[0].startswith("router output invalid twice")
 
 

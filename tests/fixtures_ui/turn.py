@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rag.agent.events import NodeFinished, NodeStarted, QuestionFold, Token, TurnFinished
 from rag.agent.state import RESET
+from rag.i18n import Msg
 from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult, SentenceResult
 
 QUESTION = "孙悟空三打白骨精发生在原著第几回？这一情节在1986年央视版电视剧《西游记》中是第几集？"
@@ -48,7 +49,7 @@ def scripted_turn() -> list:
             "web_rounds": [{"query": E1.web_query, "provider": "fake", "results": WEB, "error": None,
                             "notes": ["budget 1/20"]}],
             "web_results": WEB,
-            "notices": [{"node": "web_search", "level": "info", "message": "cache miss"}],
+            "notices": [{"node": "web_search", "level": "info", "msg": Msg.of("text", value="cache miss")}],
         })),
         NodeStarted("evaluate", 0.7),
         NodeFinished("evaluate", 0.8, fold({"evaluations": [E2], "notices": []})),

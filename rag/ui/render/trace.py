@@ -137,7 +137,7 @@ def _entry_body(entry: TraceEntry, turn: Turn, lang: str) -> str:
         level = str(notice.get("level", "info"))
         level = level if level in {"info", "warning", "error"} else "info"
         icon = {"info": "ℹ️", "warning": "⚠️", "error": "⛔"}[level]
-        parts.append(f'<div class="note {level}">{icon} {esc(message_text(notice.get("msg") or notice.get("message"), lang))}</div>')
+        parts.append(f'<div class="note {level}">{icon} {esc(message_text(notice.get("msg"), lang))}</div>')
     if entry.error:
         parts.append(f'<div class="note error">⛔ {esc(message_text(entry.error, lang))}</div>')
     return "".join(parts)
