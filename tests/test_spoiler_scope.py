@@ -102,7 +102,7 @@ def test_web_allowed_despite_the_limit_is_marked_as_possible_spoilers() -> None:
     graph = build_graph(Deps(settings=make_settings(), llm=model, retriever=FakeRetriever(PASSAGES), web_search=web))
     events, values = turn(graph, read_up_to=5, allow_web_spoilers=True)
     assert "web_search" in nodes(events) and web.queries == ["西游记 结局"]
-    assert any("possible spoilers" in note for note in values["web_rounds"][0]["notes"])
+    assert any("possible spoilers" in note for note in map(str, values["web_rounds"][0]["notes"]))
     assert "WEB SPOILER WARNING" in values["web_context"]
     assert "WEB SPOILER WARNING" in judge_prompts(model)[-1]
     assert not any("web search is off" in str(n["msg"]) for n in values["notices"])

@@ -76,7 +76,7 @@ class WebRound(TypedDict):
     provider: str  # who answered ("" if it failed)
     results: list[SearchResult]
     error: str | None
-    notes: list[str]  # e.g. "cache hit", "budget 3/20 used", "bocha failed, duckduckgo answered"
+    notes: list[Msg]  # e.g. "cache hit", "budget 3/20 used", "bocha failed, duckduckgo answered"
 
 
 class Notice(TypedDict):

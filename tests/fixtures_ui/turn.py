@@ -47,7 +47,7 @@ def scripted_turn() -> list:
         NodeStarted("web_search", 0.5),
         NodeFinished("web_search", 0.7, fold({
             "web_rounds": [{"query": E1.web_query, "provider": "fake", "results": WEB, "error": None,
-                            "notes": ["budget 1/20"]}],
+                            "notes": [Msg.of("search.budget", used=1, total=20)]}],
             "web_results": WEB,
             "notices": [{"node": "web_search", "level": "info", "msg": Msg.of("text", value="cache miss")}],
         })),

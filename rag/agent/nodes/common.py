@@ -64,8 +64,11 @@ class NodeBase:
 
     def _n(self, node: str, code: str, level: Level = "info", **params: Any) -> Notice:
         """A notice for the trace: the message ``code`` at ``level``, any secret scrubbed from its params."""
-        msg = self.scrub(Msg.of(code, level=level, **params))
-        return Notice(node=node, level=level, msg=msg)
+        return self.notice(node, Msg.of(code, level=level, **params))
+
+    def notice(self, node: str, msg: Msg) -> Notice:
+        """A notice for the trace carrying ``msg`` (at its level), any secret scrubbed from its params."""
+        return Notice(node=node, level=msg.level, msg=self.scrub(msg))
 
     def scrub(self, msg: Msg) -> Msg:
         """``msg`` with every secret of the settings removed from its text params (nested ones too)."""

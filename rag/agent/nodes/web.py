@@ -16,6 +16,7 @@ from rag.errors import RagError
 from rag.i18n import Msg
 from rag.logs import redact
 from rag.schemas import SearchOutcome, SearchResult
+from rag.search import notes
 
 logger = logging.getLogger(__name__)
 
@@ -57,8 +58,8 @@ class WebNode(NodeBase):
             web_round["provider"], web_round["results"] = outcome.provider, outcome.results
             web_round["notes"] = list(outcome.notes)
             new_results = unseen_urls(known, outcome.results)
-            if not outcome.results and not any("no results" in n for n in web_round["notes"]):
-                web_round["notes"].append("no results")
+            if not outcome.results and not any(notes.is_no_results(n) for n in web_round["notes"]):
+                web_round["notes"].append(notes.no_results())
         except (RagError, DeadlineExceeded) as exc:
             web_round["error"] = redact(str(exc), self.deps.secrets)
             notices.append(self._n(WEB_SEARCH, "agent.web_failed", "error", error=self.error(exc)))
@@ -70,5 +71,5 @@ class WebNode(NodeBase):
         limit = state.get("read_up_to")
         web_context = web_block(results, len(state.get("passages") or []) + 1, limit)
         if limit is not None and results:  # allowed despite the spoiler limit: marked as possible spoilers
-            web_round["notes"].append(f"possible spoilers: web results may go beyond chapter {limit}")
+            web_round["notes"].append(notes.spoilers(limit))
         return {"web_rounds": [web_round], "web_results": new_results, "web_context": web_context, "notices": notices}
