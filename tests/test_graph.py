@@ -14,6 +14,7 @@ from rag.agent.deps import Deps
 from rag.agent.events import NodeFinished, NodeStarted, Token, TurnFailed, TurnFinished, run_turn
 from rag.agent.graph import build_graph
 from rag.errors import SearchError
+from rag.i18n import Msg, codes, text
 from rag.schemas import Passage, SearchResult
 from rag.testing.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 
@@ -376,3 +377,21 @@ def test_the_fakes_and_bare_sources_meet_the_protocols_the_nodes_call():
         adapted.book("b1")
     outcome = as_web_search(PlainSearch()).search_detailed("q", 3)
     assert outcome.provider == "plain" and outcome.results == []
+
+
+@pytest.mark.parametrize("label", ["partial", "contradicted"])
+def test_the_models_sentence_label_is_a_code(label):
+    scripted = responder(evaluations=[ev(True, confidence=0.95)], answer="第二十七回 [1]")
+
+    def reply(messages, *, schema):
+        return {"reason": "only the chapter", "label": label} if schema == "SentenceLabel" else scripted(
+            messages, schema=schema)
+
+    graph, _ = build(ScriptedChatModel(responder=reply), verify_answers="llm")
+    _, values = run(graph)
+    check = values["answer_checks"][0]
+    assert check.status == ("supported" if label == "partial" else "unsupported")
+    assert isinstance(check.reason, Msg) and "check.sentence_model_label" in codes(check.reason)
+    said = "partly" if label == "partial" else label
+    assert str(check.reason).endswith(f"the model: {said} (only the chapter)")
+    assert text(check.reason, "zh").endswith(f"模型判断：{said}（only the chapter）")

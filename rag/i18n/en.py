@@ -313,6 +313,7 @@ AGENT: dict[str, str] = {
 # evidence and sentence checks (rag.checks)
 CHECKS: dict[str, str] = {
     # -- evidence and sentence checks (rag.checks)
+    "check.not_examined": "{part} (not examined by the judge)",
     "check.no_evidence": "the judge found no evidence for this part",
     "check.not_a_part": "this part is not a part of the question",
     "check.quote_too_short": "quote too short to verify",

@@ -306,6 +306,7 @@ AGENT: dict[str, str] = {
 # evidence and sentence checks (rag.checks)
 CHECKS: dict[str, str] = {
     # -- evidence and sentence checks (rag.checks)
+    "check.not_examined": "{part}（评判没有检查这一问）",
     "check.no_evidence": "模型没有为这部分找到证据",
     "check.not_a_part": "这一部分并不是用户问题的一部分",
     "check.quote_too_short": "引文太短，无法核实",
