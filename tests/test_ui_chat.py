@@ -24,12 +24,11 @@ from rag.agent.events import NodeStarted, Token, run_turn
 from rag.agent.graph import build_graph
 from rag.deadline import END, TIMEOUT, Pump
 from rag.errors import ConfigError
-from rag.i18n import Msg
+from rag.i18n import Msg, t, text
 from rag.schemas import Passage
 from rag.testing.fakes import FakeRetriever, ScriptedChatModel
 from rag.testing.openai_stub import OpenAIStub
 from rag.ui.api import chapter_range, scope_kwargs
-from rag.ui.i18n import message, t
 from rag.ui.pages.books import EtaTracker, eta_seconds, stage_text
 from rag.ui.pages.settings import apply_settings, probe_target
 from rag.ui.probe import ProbeCache, chat_models_first, display_url, probe_endpoint
@@ -198,7 +197,7 @@ def test_time_left_from_the_embedding_rate():
 
 def test_messages_from_the_code_follow_the_language():
     empty = Msg.of("book.empty_file", level="error", name="empty.txt")
-    assert t("zh", "index_failed", message=message(empty, "zh")) == \
+    assert t("zh", "index_failed", message=text(empty, "zh")) == \
         "无法索引这本书：empty.txt：文件是空的（0 字节）。"
     with pytest.raises(ConfigError) as bad:
         apply_settings(Deps(settings=make_settings()), None, None, base_url="ftp://x", model="", key="",
@@ -209,12 +208,12 @@ def test_messages_from_the_code_follow_the_language():
     failed = Msg.of("llm.call_failed", endpoint="http://h:1/v1", what=Msg.of("llm.cannot_connect"),
                     kind="APIConnectionError", detail="Connection error.")
     notice = Msg.of("agent.eval_unreachable", level="warning", error=failed)  # as the evaluate node writes it
-    assert message(notice, "zh").startswith("无法连接模型；按“不够”处理（调用 http://h:1/v1 的模型失败（无法连接")
-    assert message(notice, "en") == ("the model could not be reached; assumed not enough (model call failed at "
+    assert text(notice, "zh").startswith("无法连接模型；按“不够”处理（调用 http://h:1/v1 的模型失败（无法连接")
+    assert text(notice, "en") == ("the model could not be reached; assumed not enough (model call failed at "
                                      "http://h:1/v1 (cannot connect; APIConnectionError): Connection error.)")
     notice = str(notice)
-    assert message("budget 1/20", "zh") == "搜索额度 1/20" and message("anything else", "zh") == "anything else"
-    assert message(notice, "en") == notice
+    assert text("anything else", "zh") == "anything else"  # a plain string is shown as written
+    assert text(notice, "en") == notice
 
 
 def test_strategy_is_translated_in_the_chat_thought():

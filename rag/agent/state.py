@@ -75,7 +75,7 @@ class WebRound(TypedDict):
     query: str
     provider: str  # who answered ("" if it failed)
     results: list[SearchResult]
-    error: str | None
+    error: Msg | None  # why the search failed (secrets scrubbed)
     notes: list[Msg]  # e.g. "cache hit", "budget 3/20 used", "bocha failed, duckduckgo answered"
 
 

@@ -26,7 +26,7 @@ E2 = Evaluation(reason="both parts covered", enough=True, missing=[], web_query=
 
 ANSWER = "第二十七回[1]，第11集[3]。"
 CHECKS = [SentenceResult(text=ANSWER, start=0, end=len(ANSWER), citations=[1, 3], status="supported",
-                         reason="its facts are in the cited sources", origin="both")]
+                         reason=Msg.of("check.sentence_supported"), origin="both")]
 
 
 def scripted_turn() -> list:

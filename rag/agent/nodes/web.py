@@ -14,7 +14,6 @@ from rag.agent.state import GraphState, Notice, WebRound, unseen_urls
 from rag.deadline import DeadlineExceeded
 from rag.errors import RagError
 from rag.i18n import Msg
-from rag.logs import redact
 from rag.schemas import SearchOutcome, SearchResult
 from rag.search import notes
 
@@ -61,11 +60,11 @@ class WebNode(NodeBase):
             if not outcome.results and not any(notes.is_no_results(n) for n in web_round["notes"]):
                 web_round["notes"].append(notes.no_results())
         except (RagError, DeadlineExceeded) as exc:
-            web_round["error"] = redact(str(exc), self.deps.secrets)
-            notices.append(self._n(WEB_SEARCH, "agent.web_failed", "error", error=self.error(exc)))
+            web_round["error"] = self.error(exc)
+            notices.append(self._n(WEB_SEARCH, "agent.web_failed", "error", error=web_round["error"]))
         except Exception as exc:  # noqa: BLE001 - a provider bug must not end the turn
             logger.exception("web search crashed")
-            web_round["error"] = redact(f"{type(exc).__name__}: {exc}", self.deps.secrets)
+            web_round["error"] = self.scrub(Msg.of("text", value=f"{type(exc).__name__}: {exc}"))
             notices.append(self._n(WEB_SEARCH, "agent.web_failed", "error", error=web_round["error"]))
         results = [*known, *new_results]
         limit = state.get("read_up_to")
