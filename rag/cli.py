@@ -155,7 +155,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdo
             else:  # the node replaced what it streamed (e.g. generation failed midway)
                 print(event.answer, file=out)
             for notice in event.values.get("notices") or []:
-                print(f"[{notice['level']}] {notice['node']}: {notice['message']}", file=err)
+                print(f"[{notice['level']}] {notice['node']}: {notice['msg']}", file=err)
             print(f"[total {event.total_s:.2f}s]", file=err)
             if not answer_complete(event.values):
                 status = EXIT_NO_ANSWER

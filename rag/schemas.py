@@ -206,7 +206,7 @@ class RetrievalOutcome(BaseModel):
     """A book search with what the trace should know about it (``BookIndex.search``)."""
 
     passages: list[Passage]
-    notes: list[str] = Field(default_factory=list)  # e.g. "vector search failed ...; keyword results only"
+    notes: list[Msg] = Field(default_factory=list)  # e.g. "vector search failed ...; keyword results only"
     queries: list[str] = Field(default_factory=list)  # the extra (rewritten) queries that were fused
 
 
@@ -266,4 +266,4 @@ class SearchOutcome(BaseModel):
     results: list[SearchResult]
     provider: str = ""  # which provider answered (after failover)
     cached: bool = False
-    notes: list[str] = Field(default_factory=list)  # e.g. "cache hit", "budget 3/20", "bocha failed: ..."
+    notes: list[Msg] = Field(default_factory=list)  # e.g. "cache hit", "budget 3/20", "bocha failed: ..."

@@ -6,11 +6,10 @@ echoed worked example); the figures on recorded replies are in tests/test_eval_r
 
 from __future__ import annotations
 
-from rag.checks.notes import codes
 from rag.checks.quotes import Source, question_left_out, verify_part
 from rag.checks.sentences import check_answer, split_sentences
 from rag.checks.text import content, coverage, normalize
-from rag.i18n import Msg
+from rag.i18n import Msg, codes
 
 WINE = ("关公曰：“酒且斟下，某去便来。”出帐提刀，飞身上马。众诸侯听得关外鼓声大振，喊声大举，如天摧地塌，"
         "岳撼山崩，众皆失惊。正欲探听，鸾铃响处，马到中军，云长提华雄之头，掷于地上。其酒尚温。")

@@ -10,12 +10,12 @@ from rag.checks import (
     check_answer,
     citations_of,
     cn_to_int,
-    codes,
     match_quote,
     normalize,
     split_sentences,
     verify_part,
 )
+from rag.i18n import codes
 
 GUIDE = ("须菩提祖师半夜传授悟空长生之道，又教他七十二般地煞变化。悟空驾云的样子像爬，祖师便传他“筋斗云”："
          "一个筋斗能翻十万八千里。悟空在同门面前卖弄变化，被祖师逐出师门。")

@@ -78,7 +78,7 @@ def stub_graph(stub: OpenAIStub, web: FakeWebSearch | None = None, **overrides: 
 
 
 def notices(final: TurnFinished, level: str | None = None) -> list[str]:
-    return [f"{n['node']}: {n['message']}" for n in final.values.get("notices") or []
+    return [f"{n['node']}: {n['msg']}" for n in final.values.get("notices") or []
             if level is None or n["level"] == level]
 
 
@@ -166,7 +166,7 @@ def test_no_web_search_starts_after_the_deadline() -> None:
     assert isinstance(final, TurnFinished)
     assert web.queries == []
     rounds = final.values["web_rounds"]
-    assert rounds and all("not searched" in r["error"] and "TURN_TIMEOUT" in r["error"] for r in rounds)
+    assert rounds and all("not searched" in str(r["error"]) and "TURN_TIMEOUT" in str(r["error"]) for r in rounds)
 
 
 class HangingRetriever(FakeRetriever):

@@ -14,6 +14,7 @@ from rag.agent.deps import Deps
 from rag.agent.events import NodeFinished, NodeStarted, Token, TurnFailed, TurnFinished, run_turn
 from rag.agent.graph import build_graph
 from rag.errors import SearchError
+from rag.i18n import Msg, codes, text
 from rag.schemas import Passage, SearchResult
 from rag.testing.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 
@@ -65,7 +66,7 @@ def test_a_simple_question_naming_what_the_book_uses_goes_to_the_book():
     events, values = run(build_graph(deps), "红孩儿的父母是谁？")
     assert node_sequence(events)[:3] == ["route_question", "retrieve_local", "evaluate"]
     assert values["route"].strategy == "complex" and "红孩儿" in values["route"].reason
-    assert any("the book uses 红孩儿" in n["message"] for n in values["notices"])
+    assert any("the book uses 红孩儿" in str(n["msg"]) for n in values["notices"])
 
 
 def test_without_a_web_query_the_web_search_asks_for_the_parts_not_covered():
@@ -149,7 +150,7 @@ def test_invalid_json_twice_takes_conservative_path():
     events, values = run(graph)
     first = values["evaluations"][0]
     assert first.enough is False and "invalid twice" in first.reason
-    assert any(n["node"] == "evaluate" and "invalid twice" in n["message"] for n in values["notices"])
+    assert any(n["node"] == "evaluate" and "invalid twice" in str(n["msg"]) for n in values["notices"])
     # Conservative branch: not enough -> web search, then the next evaluation says enough.
     assert node_sequence(events) == ["route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate", "verify_answer"]
 
@@ -159,7 +160,7 @@ def test_invalid_json_once_is_retried():
     graph, _ = build(model)
     _, values = run(graph)
     assert values["evaluations"][0].enough is True
-    assert any("retried once" in n["message"] for n in values["notices"])
+    assert any("retried once" in str(n["msg"]) for n in values["notices"])
 
 
 def test_router_failure_twice_takes_retrieval():
@@ -172,7 +173,7 @@ def test_router_failure_twice_takes_retrieval():
     notice = next(n for n in values["notices"] if n["node"] == "route_question")
     # the kind of failure is read from the error's type: the second attempt wrote bad JSON
     assert notice["msg"].code == "agent.router_invalid" and notice["level"] == notice["msg"].level == "warning"
-    assert notice["message"] == str(notice["msg"]) and notice["msg"].params["error"].code == "llm.invalid_output"
+    assert "msg" in notice and "message" not in notice and notice["msg"].params["error"].code == "llm.invalid_output"
 
 
 def test_search_failure_still_reaches_an_honest_answer():
@@ -182,8 +183,8 @@ def test_search_failure_still_reaches_an_honest_answer():
     events, values = run(graph)
     assert node_sequence(events) == ["route_question", "retrieve_local", "evaluate", "web_search", "evaluate", "generate", "verify_answer"]
     web_round = values["web_rounds"][0]
-    assert web_round["error"] == "bocha: HTTP 503 from server"
-    assert any(n["node"] == "web_search" and "503" in n["message"] for n in values["notices"])
+    assert str(web_round["error"]) == "bocha: HTTP 503 from server"
+    assert any(n["node"] == "web_search" and "503" in str(n["msg"]) for n in values["notices"])
     failed = next(n for n in values["notices"] if n["node"] == "web_search")
     assert failed["msg"].code == "agent.web_failed" and failed["level"] == "error"
     assert failed["msg"].text("zh") == "网络搜索失败：bocha: HTTP 503 from server"
@@ -376,3 +377,21 @@ def test_the_fakes_and_bare_sources_meet_the_protocols_the_nodes_call():
         adapted.book("b1")
     outcome = as_web_search(PlainSearch()).search_detailed("q", 3)
     assert outcome.provider == "plain" and outcome.results == []
+
+
+@pytest.mark.parametrize("label", ["partial", "contradicted"])
+def test_the_models_sentence_label_is_a_code(label):
+    scripted = responder(evaluations=[ev(True, confidence=0.95)], answer="第二十七回 [1]")
+
+    def reply(messages, *, schema):
+        return {"reason": "only the chapter", "label": label} if schema == "SentenceLabel" else scripted(
+            messages, schema=schema)
+
+    graph, _ = build(ScriptedChatModel(responder=reply), verify_answers="llm")
+    _, values = run(graph)
+    check = values["answer_checks"][0]
+    assert check.status == ("supported" if label == "partial" else "unsupported")
+    assert isinstance(check.reason, Msg) and "check.sentence_model_label" in codes(check.reason)
+    said = "partly" if label == "partial" else label
+    assert str(check.reason).endswith(f"the model: {said} (only the chapter)")
+    assert text(check.reason, "zh").endswith(f"模型判断：{said}（only the chapter）")

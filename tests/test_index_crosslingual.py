@@ -122,9 +122,9 @@ def test_an_english_question_searches_a_chinese_book_in_its_own_words(tmp_path: 
     info = index.ingest(book, background=False)
     found = index.search("Which cave does the demon live in, Pipa?", k=1, book_id=info.id, mode="keyword")
     assert found.passages and found.passages[0].chapter_num == 2
-    assert any("琵琶" in note and "CC-CEDICT" in note for note in found.notes)
+    assert any("琵琶" in note and "CC-CEDICT" in note for note in map(str, found.notes))
     off = BookIndex(make_settings(data_dir=tmp_path / "data"), embedder=BigramEmbedder(), vectors=MemoryVectors(),
                     config=IndexConfig(crosslingual=False))
     assert off.search("Which cave does the demon live in, Pipa?", k=1, book_id=info.id, mode="keyword").passages == []
     chinese = index.search("琵琶洞", k=1, book_id=info.id, mode="keyword")
-    assert not any("CC-CEDICT" in note for note in chinese.notes)  # a Chinese question is searched as typed
+    assert not any("CC-CEDICT" in note for note in map(str, chinese.notes))  # a Chinese question is searched as typed

@@ -215,7 +215,7 @@ def test_retrieval_takes_the_rerankers_order(tmp_path: Path, stub: RerankStub) -
     body = stub.requests[-1]["body"]
     assert body["query"] == QUESTION and len(body["documents"]) == 10
     assert all(re.match(r"第.回 ", doc) and "\n" in doc for doc in body["documents"])  # chapter title, then text
-    assert any(n.startswith("reranked the first 10 hits with http://127.0.0.1") for n in after.notes)
+    assert any(n.startswith("reranked the first 10 hits with http://127.0.0.1") for n in map(str, after.notes))
     idx.close()
 
 
@@ -236,7 +236,7 @@ def test_a_named_chapter_stays_first(tmp_path: Path, stub: RerankStub) -> None:
     assert chapters_of(outcome)[0] == 4  # the named chapter, although the reranker prefers another one
     first_other = next(p for p in outcome.passages if p.chapter_num != 4)
     assert first_other.id == other.id  # ... which leads the passages from other chapters
-    assert any("reranked" in n for n in outcome.notes)
+    assert any("reranked" in n for n in map(str, outcome.notes))
 
 
 @pytest.mark.parametrize("trouble", ["status", "slow", "raises"])
@@ -255,7 +255,7 @@ def test_a_failing_reranker_keeps_the_fused_order(tmp_path: Path, stub: RerankSt
         idx = make(tmp_path / "r", rerank_base_url=stub.url, rerank_timeout=0.3, rerank_api_key=KEY)
     outcome = idx.search(QUESTION, k=4, mode="hybrid")
     assert [(p.id, p.text) for p in outcome.passages] == [(p.id, p.text) for p in plain.passages]
-    note = next(n for n in outcome.notes if "fused order" in n)
+    note = next(n for n in map(str, outcome.notes) if "fused order" in n)
     assert note.startswith("reranking failed (reranker ")  # the trace shows it as a warning
     assert {"status": "HTTP 500", "slow": "no answer within 0.3 s", "raises": "broken: RuntimeError"}[trouble] in note
     assert KEY not in note
@@ -266,7 +266,7 @@ def test_no_time_left_in_the_turn_no_request(tmp_path: Path, stub: RerankStub) -
     with deadline.scope(deadline.Deadline(1.0, time.monotonic() - 1)):
         outcome = idx.search(QUESTION, k=4, mode="keyword")
     assert stub.requests == [] and outcome.passages
-    assert any("no time left" in n for n in outcome.notes)
+    assert any("no time left" in n for n in map(str, outcome.notes))
     with deadline.scope(deadline.Deadline.after(30)):
         idx.search(QUESTION, k=4, mode="keyword")
     assert len(stub.requests) == 1
@@ -281,12 +281,12 @@ def test_the_trace_shows_reranking_and_its_failure(tmp_path: Path, stub: RerankS
         graph = build_graph(Deps(settings=make_settings(), llm=None, retriever=index))
         values = list(run_turn(graph, QUESTION, thread_id="t"))[-1].values
         assert values["passages"]
-        return [n for n in values["notices"] if "rerank" in n["message"]]
+        return [n for n in values["notices"] if "rerank" in str(n["msg"])]
 
     good = make(tmp_path / "good", rerank_base_url=stub.url)
     assert [n["level"] for n in notices(good)] == ["info"]
     stub.status = 502
     bad = make(tmp_path / "bad", rerank_base_url=stub.url, rerank_api_key=KEY)
     shown = notices(bad)
-    assert [n["level"] for n in shown] == ["warning"] and "HTTP 502" in shown[0]["message"]
+    assert [n["level"] for n in shown] == ["warning"] and "HTTP 502" in str(shown[0]["msg"])
     assert KEY not in repr(shown)

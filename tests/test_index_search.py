@@ -193,7 +193,7 @@ def test_a_question_naming_a_chapter_searches_it_first(tmp_path: Path) -> None:
     named = idx.search("第四回里青龙到了东海", k=3, mode="keyword")
     assert [p.chapter_num for p in plain.passages] == [1, 1, 1]
     assert [p.chapter_num for p in named.passages] == [4, 4, 4]
-    assert any("chapter 4" in note for note in named.notes) and not plain.notes
+    assert any("chapter 4" in note for note in map(str, named.notes)) and not plain.notes
     outside = idx.search("第四回里青龙到了东海", k=3, mode="keyword", chapters=(1, 2))  # a scope wins
     assert {p.chapter_num for p in outside.passages} <= {1, 2}
     idx.config = replace(idx.config, chapter_hint=False)
@@ -224,7 +224,7 @@ def test_hybrid_falls_back_to_keywords_when_the_vector_store_fails(tmp_path: Pat
     vectors.broken = True
     outcome = idx.search("白虎第3日到了北原", k=3)
     assert outcome.passages and {p.source for p in outcome.passages} == {"keyword"}
-    assert any("vector search failed" in note and "keyword results only" in note for note in outcome.notes)
+    assert any("vector search failed" in note and "keyword results only" in note for note in map(str, outcome.notes))
     with pytest.raises(Exception, match="vector search failed"):
         idx.search("白虎", k=3, mode="vector")
     idx.close()
@@ -245,7 +245,7 @@ def test_fallback_with_a_corrupt_chroma_store(tmp_path: Path) -> None:
         outcome = idx.search("白虎第3日到了北原", k=3)
         assert outcome.passages and outcome.passages[0].chapter_num == 2
         assert {p.source for p in outcome.passages} == {"keyword"}
-        assert any("vector search failed" in note for note in outcome.notes)
+        assert any("vector search failed" in note for note in map(str, outcome.notes))
     assert stat.S_ISREG(sqlite.stat().st_mode)
 
 
@@ -287,7 +287,7 @@ def test_a_question_with_a_full_name_finds_the_passage_that_uses_the_courtesy_na
     idx.ingest(book, background=False)
     found = idx.search("诸葛亮登台作法", k=3, mode="keyword")  # shares no character with that passage
     assert any("七星坛" in p.text for p in found.passages)
-    assert any("also searched as: 孔明登台作法" in note for note in found.notes)
+    assert any("also searched as: 孔明登台作法" in note for note in map(str, found.notes))
     idx.config = replace(idx.config, alias_weight=0.0)
     without = idx.search("诸葛亮登台作法", k=3, mode="keyword")
     assert not any("七星坛" in p.text for p in without.passages) and not without.notes

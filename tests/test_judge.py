@@ -10,6 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from rag.agent import prompts
 from rag.agent.context import format_book_context
 from rag.agent.judge import judge, judge_messages, sources_of
+from rag.i18n import Msg, codes, text
 from rag.schemas import Passage, SearchResult
 from rag.testing.fakes import ScriptedChatModel
 
@@ -110,6 +111,10 @@ def test_relevance_check_can_reject_a_verified_part() -> None:
     result, _ = run([evidence(True, *GOOD), "yes", "no"], relevance=True)
     assert [p.status for p in result.evaluation.parts] == ["verified", "unverified"]
     assert not result.evaluation.enough
+    detail = result.evaluation.parts[1].detail
+    assert isinstance(detail, Msg) and "check.relevance_no" in codes(detail)
+    assert str(detail).endswith("; relevance check: the quote does not state the answer")
+    assert text(detail, "zh").endswith("；相关性检查：引文并没有说出答案")
 
 
 @pytest.mark.parametrize("mode", ["evidence", "verdict"])

@@ -90,7 +90,7 @@ def test_invalid_json_and_http_errors_take_the_conservative_path_without_leaking
     values = events[-1].values
     assert values["evaluations"][0].enough is False
     assert values["answer_mode"] == "partial"
-    notices = " ".join(n["message"] for n in values["notices"])
+    notices = " ".join(str(n["msg"]) for n in values["notices"])
     assert "invalid twice" in notices
     assert SECRET not in notices and SECRET not in repr(values)
 

@@ -143,7 +143,7 @@ def test_english_names_find_the_books_own_spelling_in_the_novel(xiyouji) -> None
     cases, _ = load_cases(DEV_SET, CORPUS)
     for c in [c for c in cases if c.group == "english"]:
         found = index.search(c.question, k=5, book_id=info.id, mode="keyword")
-        note = next((n for n in found.notes if "CC-CEDICT" in n), "")
+        note = next((n for n in map(str, found.notes) if "CC-CEDICT" in n), "")
         terms = note.split(": ", 1)[1].split(" (")[0].split() if note else []
         assert terms and all(t in text.text for t in terms), (c.id, note)
         assert found.passages, c.id  # the keyword side alone finds something in the book's words

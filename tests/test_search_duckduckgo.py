@@ -57,7 +57,7 @@ def test_success_maps_href_body_and_cleans():
 def test_no_results_exception_is_zero_results():
     provider, _ = provider_with(DDGSException("No results found."))
     outcome = provider.search_detailed("zzzz", 5)
-    assert outcome.results == [] and "duckduckgo: no results" in outcome.notes
+    assert outcome.results == [] and "duckduckgo: no results" in map(str, outcome.notes)
 
 
 def test_empty_list_is_zero_results():

@@ -151,7 +151,7 @@ def test_whole_graph_with_loopback_bocha_as_web_search():
     values = final.values
     (web_round,) = values["web_rounds"]
     assert web_round["provider"] == "bocha" and web_round["error"] is None
-    assert "budget 1/5" in web_round["notes"]
+    assert "budget 1/5" in map(str, web_round["notes"])
     assert [r.url for r in values["web_results"]] == ["https://tv.example.cn/xiyouji/ep7", "https://book.example.org/27"]
     # web results reach the prompt as delimited data, numbered after the book passage
     assert "<<<WEB_RESULT 2>>>" in values["web_context"] and "[2] 86版西游记 第七集 三打白骨精" in values["web_context"]
@@ -174,6 +174,6 @@ def test_whole_graph_records_a_provider_failure_and_still_answers():
     final = events[-1]
     assert isinstance(final, TurnFinished), final
     (web_round,) = final.values["web_rounds"]
-    assert "BOCHA_API_KEY" in web_round["error"] and KEY not in web_round["error"]
+    assert "BOCHA_API_KEY" in str(web_round["error"]) and KEY not in str(web_round["error"])
     assert any(n["node"] == "web_search" and n["level"] == "error" for n in final.values["notices"])
     assert final.values["answer_mode"] == "partial"

@@ -12,7 +12,7 @@ import respx
 from conftest import make_settings
 
 from rag.errors import ConfigError, SearchError, SearchTimeout
-from rag.i18n import Msg, en, text, zh
+from rag.i18n import en, text, zh
 from rag.schemas import SearchOutcome, SearchResult
 from rag.search import (
     CachedWebSearch,
@@ -20,7 +20,6 @@ from rag.search import (
     SearchChainFailed,
     SearchServerError,
     SessionSearch,
-    messages_of,
 )
 from rag.search import notes as search_notes
 from rag.search.registry import REGISTRY, VALID_NAMES, choices, make_provider, make_web_search
@@ -63,14 +62,14 @@ def test_every_search_code_used_in_the_code_is_in_both_catalogues():
 def test_session_notes_are_codes_and_render_in_chinese():
     session = SessionSearch(CachedWebSearch(Fake(), ttl=60), budget=20)
     first = session.search_detailed("q", 3)
-    assert first.notes == ["budget 1/20"]
-    assert [m.code for m in messages_of(first)] == ["search.budget"]
-    assert text(messages_of(first)[0], "zh") == "搜索额度 1/20"
+    assert [str(n) for n in first.notes] == ["budget 1/20"]
+    assert [m.code for m in first.notes] == ["search.budget"]
+    assert text(first.notes[0], "zh") == "搜索额度 1/20"
     again = session.search_detailed("q", 3)
-    codes = [m.code for m in messages_of(again)]
+    codes = [m.code for m in again.notes]
     assert codes == ["search.cache_hit", "search.budget_free"]
-    assert again.notes[1] == "budget 1/20 (cache hit, not counted)"
-    assert text(messages_of(again)[0], "zh").startswith("缓存命中（fake，")
+    assert str(again.notes[1]) == "budget 1/20 (cache hit, not counted)"
+    assert text(again.notes[0], "zh").startswith("缓存命中（fake，")
 
 
 def test_unlimited_budget_and_no_results_notes():
@@ -80,18 +79,19 @@ def test_unlimited_budget_and_no_results_notes():
     assert search_notes.is_no_results(search_notes.no_results("bocha"))
 
 
-def test_a_plain_outcome_keeps_its_english_notes_as_text():
-    outcome = SearchOutcome(results=[], provider="x", notes=["something"])
-    assert messages_of(outcome) == [Msg.of("text", value="something")]
+def test_an_outcomes_notes_are_messages_and_survive_json():
+    outcome = SearchOutcome(results=[], provider="x", notes=[search_notes.no_results("x")])
+    again = SearchOutcome.model_validate_json(outcome.model_dump_json())
+    assert again == outcome and again.notes[0].code == "search.provider_no_results"
 
 
 def test_failover_notes_carry_the_error_message():
     chain = SearchChain([Fake(SearchServerError("one", "down", 503)), Fake()])
     outcome = chain.search_detailed("q", 3)
-    codes = [m.code for m in messages_of(outcome)]
+    codes = [m.code for m in outcome.notes]
     assert codes == ["search.provider_failed", "search.answered_after"]
-    assert outcome.notes[0] == "fake failed (SearchServerError): one: down"
-    assert text(messages_of(outcome)[1], "zh") == "1 次失败后由 fake 给出了结果"
+    assert str(outcome.notes[0]) == "fake failed (SearchServerError): one: down"
+    assert text(outcome.notes[1], "zh") == "1 次失败后由 fake 给出了结果"
 
 
 def test_chain_failure_is_a_msg_with_each_error():
@@ -125,7 +125,7 @@ def test_provider_notes_are_codes():
     respx.post(BOCHA_URL).mock(return_value=httpx.Response(200, json=bocha_response([])))
     provider = make_provider("bocha", make_settings(bocha_api_key="sk-bocha-secret-1"))
     outcome = provider.search_detailed("q" * 500, 3)
-    assert [m.code for m in messages_of(outcome)] == ["search.query_cut", "search.provider_no_results"]
+    assert [m.code for m in outcome.notes] == ["search.query_cut", "search.provider_no_results"]
 
 
 def test_the_registry_table_feeds_the_names_and_the_choices():

@@ -211,7 +211,7 @@ def test_searxng_success_and_unresponsive_engines_note(mock):
     assert "Authorization" not in r.calls.last.request.headers
     assert [x.title for x in outcome.results] == ["西遊記 - 維基百科", "86版《西游记》分集剧情"]
     assert outcome.results[0].date == "" and outcome.results[1].date == "2021-02-03"
-    assert any("unresponsive engines: google timeout" in n for n in outcome.notes)
+    assert any("unresponsive engines: google timeout" in n for n in map(str, outcome.notes))
 
 
 def test_searxng_url_with_trailing_search_path_is_not_doubled(mock):
@@ -244,7 +244,7 @@ def test_zero_results_is_not_an_error(mock, spec):
     outcome = build(spec).search_detailed("nothing matches this", 5)
     assert outcome.results == []
     assert outcome.provider == spec.name
-    assert f"{spec.name}: no results" in outcome.notes
+    assert f"{spec.name}: no results" in map(str, outcome.notes)
 
 
 def test_bocha_without_webpages_is_zero_results(mock):
@@ -338,7 +338,7 @@ def test_429_with_retry_after_is_retried_once_then_succeeds(mock, spec):
     assert sleeps == [2.0]
     assert r.call_count == 2
     assert len(outcome.results) == 2
-    assert any("retried once after 2 s" in n for n in outcome.notes)
+    assert any("retried once after 2 s" in n for n in map(str, outcome.notes))
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)

@@ -11,6 +11,7 @@ import respx
 from conftest import make_settings
 
 from rag.errors import ConfigError, SearchError
+from rag.i18n import Msg
 from rag.schemas import SearchOutcome, SearchResult, WebSearch
 from rag.search import (
     BudgetExceeded,
@@ -21,7 +22,6 @@ from rag.search import (
     SearchServerError,
     SessionSearch,
     make_web_search,
-    messages_of,
 )
 from rag.testing.search_stubs import bocha_page, bocha_response
 
@@ -133,9 +133,9 @@ def test_chain_fails_over_and_says_who_answered():
     assert bocha.call_count == 1 and tavily.call_count == 1
     assert outcome.provider == "tavily"
     assert [r.provider for r in outcome.results] == ["tavily", "tavily"]
-    assert outcome.notes[0].startswith("bocha failed (SearchAuthError): bocha: the key in BOCHA_API_KEY was rejected")
-    assert "tavily answered after 1 failure(s)" in outcome.notes
-    assert KEYS["bocha_api_key"] not in " ".join(outcome.notes)
+    assert str(outcome.notes[0]).startswith("bocha failed (SearchAuthError): bocha: the key in BOCHA_API_KEY was rejected")
+    assert "tavily answered after 1 failure(s)" in map(str, outcome.notes)
+    assert KEYS["bocha_api_key"] not in " ".join(map(str, outcome.notes))
 
 
 @respx.mock
@@ -185,7 +185,7 @@ def test_chain_with_duckduckgo_fallback(monkeypatch):
         outcome = ws.search_detailed("q", 5)
     assert outcome.provider == "duckduckgo"
     assert [r.snippet for r in outcome.results] == ["from ddg"]
-    assert any(n.startswith("bocha failed (SearchTimeout)") for n in outcome.notes)
+    assert any(n.startswith("bocha failed (SearchTimeout)") for n in map(str, outcome.notes))
 
 
 # ---------------------------------------------------------------- cache
@@ -227,7 +227,7 @@ def test_cache_hit_within_ttl_miss_after():
     assert len(inner.calls) == 1
     assert first.cached is False and second.cached is True
     assert len(second.results) == 2
-    assert second.notes == ["cache hit (fake, 30 s old)"]
+    assert [str(n) for n in second.notes] == ["cache hit (fake, 30 s old)"]
     clock.now += 31
     third = ws.search_detailed("Sun Wukong", 3)
     assert third.cached is False and len(inner.calls) == 2
@@ -309,8 +309,8 @@ def test_make_web_search_caches_per_provider_and_query():
 def test_budget_counts_searches_and_refuses_past_it():
     inner = CountingSearch()
     session = SessionSearch(CachedWebSearch(inner, ttl=0), budget=2)
-    assert session.search_detailed("a", 3).notes == ["budget 1/2"]
-    assert session.search_detailed("b", 3).notes == ["budget 2/2"]
+    assert [str(n) for n in session.search_detailed("a", 3).notes] == ["budget 1/2"]
+    assert [str(n) for n in session.search_detailed("b", 3).notes] == ["budget 2/2"]
     with pytest.raises(BudgetExceeded) as info:
         session.search_detailed("c", 3)
     assert isinstance(info.value, SearchError)
@@ -324,7 +324,7 @@ def test_cache_hits_are_free_even_past_the_budget():
     session = SessionSearch(shared, budget=1)
     session.search("a", 3)
     hit = session.search_detailed("a", 3)
-    assert hit.cached and hit.notes == ["cache hit (fake, 0 s old)", "budget 1/1 (cache hit, not counted)"]
+    assert hit.cached and [str(n) for n in hit.notes] == ["cache hit (fake, 0 s old)", "budget 1/1 (cache hit, not counted)"]
     with pytest.raises(BudgetExceeded):
         session.search("b", 3)
     assert len(inner.calls) == 1
@@ -352,9 +352,8 @@ def test_session_over_a_plain_websearch_and_unlimited_budget():
 
     session = SessionSearch(Plain(), budget=None)
     outcome = session.search_detailed("q", 3)
-    assert SearchOutcome.model_validate(outcome.model_dump(exclude={"messages"})) == SearchOutcome(
-        results=[], provider="plain", notes=["budget 1/unlimited"])
-    assert [m.code for m in messages_of(outcome)] == ["search.budget_unlimited"]
+    assert outcome == SearchOutcome(results=[], provider="plain", notes=[Msg.of("search.budget_unlimited", used=1)])
+    assert [m.code for m in outcome.notes] == ["search.budget_unlimited"]
     assert session.name == "plain" and isinstance(session, WebSearch)
 
 

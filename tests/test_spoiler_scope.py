@@ -86,7 +86,7 @@ def test_spoiler_limit_in_the_graph_judge_and_answer_are_told_and_the_web_is_off
     assert retriever.calls[-1]["chapters"] == (0, 5)
     assert values["passages"] and max(p.chapter_num for p in values["passages"]) == 5  # later ones dropped
     assert "web_search" not in nodes(events) and web.queries == []
-    messages = [n["message"] for n in values["notices"]]
+    messages = [str(n["msg"]) for n in values["notices"]]
     assert any("spoiler limit: only chapters up to 5" in m for m in messages)
     assert any("web search is off while the spoiler limit is on" in m for m in messages)
     assert "READING LIMIT: the reader has read up to chapter 5" in judge_prompts(model)[0]
@@ -102,10 +102,10 @@ def test_web_allowed_despite_the_limit_is_marked_as_possible_spoilers() -> None:
     graph = build_graph(Deps(settings=make_settings(), llm=model, retriever=FakeRetriever(PASSAGES), web_search=web))
     events, values = turn(graph, read_up_to=5, allow_web_spoilers=True)
     assert "web_search" in nodes(events) and web.queries == ["西游记 结局"]
-    assert any("possible spoilers" in note for note in values["web_rounds"][0]["notes"])
+    assert any("possible spoilers" in note for note in map(str, values["web_rounds"][0]["notes"]))
     assert "WEB SPOILER WARNING" in values["web_context"]
     assert "WEB SPOILER WARNING" in judge_prompts(model)[-1]
-    assert not any("web search is off" in n["message"] for n in values["notices"])
+    assert not any("web search is off" in str(n["msg"]) for n in values["notices"])
 
 
 def test_a_chapter_range_wholly_after_the_limit_searches_nothing() -> None:
@@ -113,7 +113,7 @@ def test_a_chapter_range_wholly_after_the_limit_searches_nothing() -> None:
     graph = build_graph(Deps(settings=make_settings(), llm=None, retriever=retriever))
     _, values = turn(graph, chapters=(8, 9), read_up_to=5)
     assert values["passages"] == [] and retriever.calls == []
-    assert any("after the spoiler limit" in n["message"] for n in values["notices"])
+    assert any("after the spoiler limit" in str(n["msg"]) for n in values["notices"])
 
 
 def test_rewritten_queries_are_searched_with_the_question(tmp_path: Path) -> None:
@@ -132,7 +132,7 @@ def test_rewritten_queries_are_searched_with_the_question(tmp_path: Path) -> Non
     graph = build_graph(Deps(settings=make_settings(), llm=model, retriever=index, rewriter=QueryRewriter(model)))
     events = list(run_turn(graph, "Who taught Sun Wukong?", thread_id="t", book_id=info.id))
     values = events[-1].values
-    notes = [n["message"] for n in values["notices"] if n["node"] == "retrieve_local"]
+    notes = [str(n["msg"]) for n in values["notices"] if n["node"] == "retrieve_local"]
     assert any(m.startswith("searched also for: What is the name") and "斜月三星洞 须菩提祖师 拜师" in m for m in notes)
     assert 1 in {p.chapter_num for p in values["passages"]}  # found through the keywords the model wrote
     # the English question alone, without its Chinese terms (rag.crosslingual), finds no keyword there
@@ -155,7 +155,7 @@ def test_a_failed_rewrite_searches_the_question_alone() -> None:
     graph = build_graph(Deps(settings=make_settings(), llm=model, retriever=retriever, rewriter=QueryRewriter(model)))
     _, values = turn(graph)
     assert values["passages"] and retriever.queries[-1] == "孙悟空后来怎样了？"
-    assert any("could not rewrite the question" in n["message"] and n["level"] == "warning" for n in values["notices"])
+    assert any("could not rewrite the question" in str(n["msg"]) and n["level"] == "warning" for n in values["notices"])
 
 
 def test_make_deps_builds_the_rewriter_only_with_a_model_and_the_setting() -> None:
@@ -176,7 +176,7 @@ def test_broken_vector_store_falls_back_to_keywords_with_a_notice(tmp_path: Path
     values = events[-1].values
     assert values["passages"] and values["passages"][0].chapter_num == 2
     assert any(n["node"] == "retrieval_only" or n["node"] == "retrieve_local" for n in values["notices"])
-    assert any("vector search failed" in n["message"] and "keyword results only" in n["message"]
+    assert any("vector search failed" in str(n["msg"]) and "keyword results only" in str(n["msg"])
                and n["level"] == "warning" for n in values["notices"])
     index.close()
 

@@ -18,7 +18,7 @@ from rag.agent.graph import build_graph
 from rag.agent.names import ANSWER_NODES, EVALUATE, NODES, RETRIEVAL_ONLY, RETRIEVE, ROUTE, WEB_SEARCH
 from rag.agent.state import RESET, InputState, Reset, add_items, add_web_results, split_reset
 from rag.cli import describe_update
-from rag.i18n import node_title
+from rag.i18n import Msg, node_title
 from rag.schemas import Evaluation, Passage, SearchResult
 from rag.testing.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 from rag.ui.render import NODE_ICONS
@@ -223,12 +223,12 @@ def test_translate_applies_reset_and_new_items_like_the_reducers():
     fold = QuestionFold().update  # what run_turn does: the graph's reducers, applied once in rag.agent.events
     state = apply_events(start_turn(UiState(), "q"), [
         NodeFinished(EVALUATE, 0.1, fold({"evaluations": [e1], "notices": [{"node": EVALUATE, "level": "info",
-                                                                             "message": "retried"}]})),
+                                                                             "msg": Msg.of("text", value="retried")}]})),
         NodeFinished(WEB_SEARCH, 0.1, fold({"web_results": [a, b], "web_rounds": [{"query": "q", "results": [a, b]}]})),
         NodeFinished(WEB_SEARCH, 0.1, fold({"web_results": [b.model_dump()], "web_rounds": []})),
     ])
     turn_state = state.current
-    assert turn_state.evaluations == (e1,) and [n["message"] for n in turn_state.notices] == ["retried"]
+    assert turn_state.evaluations == (e1,) and [str(n["msg"]) for n in turn_state.notices] == ["retried"]
     assert turn_state.web_results == (a, b)  # b came twice, kept once
     state = apply_event(state, NodeFinished(ROUTE, 0.1, fold({"evaluations": [RESET], "notices": [RESET],
                                                               "web_results": [RESET], "web_rounds": [RESET]})))

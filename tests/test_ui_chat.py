@@ -24,12 +24,11 @@ from rag.agent.events import NodeStarted, Token, run_turn
 from rag.agent.graph import build_graph
 from rag.deadline import END, TIMEOUT, Pump
 from rag.errors import ConfigError
-from rag.i18n import Msg
+from rag.i18n import Msg, t, text
 from rag.schemas import Passage
 from rag.testing.fakes import FakeRetriever, ScriptedChatModel
 from rag.testing.openai_stub import OpenAIStub
 from rag.ui.api import chapter_range, scope_kwargs
-from rag.ui.i18n import message, t
 from rag.ui.pages.books import EtaTracker, eta_seconds, stage_text
 from rag.ui.pages.settings import apply_settings, probe_target
 from rag.ui.probe import ProbeCache, chat_models_first, display_url, probe_endpoint
@@ -198,7 +197,7 @@ def test_time_left_from_the_embedding_rate():
 
 def test_messages_from_the_code_follow_the_language():
     empty = Msg.of("book.empty_file", level="error", name="empty.txt")
-    assert t("zh", "index_failed", message=message(empty, "zh")) == \
+    assert t("zh", "index_failed", message=text(empty, "zh")) == \
         "无法索引这本书：empty.txt：文件是空的（0 字节）。"
     with pytest.raises(ConfigError) as bad:
         apply_settings(Deps(settings=make_settings()), None, None, base_url="ftp://x", model="", key="",
@@ -209,12 +208,12 @@ def test_messages_from_the_code_follow_the_language():
     failed = Msg.of("llm.call_failed", endpoint="http://h:1/v1", what=Msg.of("llm.cannot_connect"),
                     kind="APIConnectionError", detail="Connection error.")
     notice = Msg.of("agent.eval_unreachable", level="warning", error=failed)  # as the evaluate node writes it
-    assert message(notice, "zh").startswith("无法连接模型；按“不够”处理（调用 http://h:1/v1 的模型失败（无法连接")
-    assert message(notice, "en") == ("the model could not be reached; assumed not enough (model call failed at "
+    assert text(notice, "zh").startswith("无法连接模型；按“不够”处理（调用 http://h:1/v1 的模型失败（无法连接")
+    assert text(notice, "en") == ("the model could not be reached; assumed not enough (model call failed at "
                                      "http://h:1/v1 (cannot connect; APIConnectionError): Connection error.)")
     notice = str(notice)
-    assert message("budget 1/20", "zh") == "搜索额度 1/20" and message("anything else", "zh") == "anything else"
-    assert message(notice, "en") == notice
+    assert text("anything else", "zh") == "anything else"  # a plain string is shown as written
+    assert text(notice, "en") == notice
 
 
 def test_strategy_is_translated_in_the_chat_thought():
@@ -318,7 +317,7 @@ def test_router_says_when_the_model_cannot_be_reached():
     deps = Deps(settings=make_settings(max_web_rounds=0), llm=ScriptedChatModel(responder=unreachable),
                 retriever=FakeRetriever(PASSAGES))
     values = build_graph(deps).invoke({"question": "q"}, {"configurable": {"thread_id": uuid.uuid4().hex}})
-    route_notices = [n["message"] for n in values["notices"] if n["node"] == "route_question"]
+    route_notices = [str(n["msg"]) for n in values["notices"] if n["node"] == "route_question"]
     assert route_notices and route_notices[0].startswith("the model could not be reached; took the retrieval path")
     assert not any("invalid twice" in n for n in route_notices)
 
@@ -326,7 +325,7 @@ def test_router_says_when_the_model_cannot_be_reached():
     values = build_graph(Deps(settings=make_settings(max_web_rounds=0), llm=garbage,
                               retriever=FakeRetriever(PASSAGES))).invoke(
         {"question": "q"}, {"configurable": {"thread_id": uuid.uuid4().hex}})
-    route_notices = [n["message"] for n in values["notices"] if n["node"] == "route_question"]
+    route_notices = [str(n["msg"]) for n in values["notices"] if n["node"] == "route_question"]
     assert route_notices[0].startswith("router output invalid twice")
 
 

@@ -30,7 +30,7 @@ def test_full_turn_builds_trace_in_order_with_both_evaluations():
     assert turn.entries[4].evaluation == E2 and turn.entries[4].evaluation_round == 2
     assert turn.evaluations == (E1, E2)
     assert turn.entries[3].web_rounds[0]["query"] == E1.web_query
-    assert [n["message"] for n in turn.entries[3].notices] == ["cache miss"]
+    assert [str(n["msg"]) for n in turn.entries[3].notices] == ["cache miss"]
     assert turn.notices == turn.entries[3].notices
     assert turn.entries[4].notices == ()
     assert turn.answer == "第二十七回[1]，第11集[3]。"

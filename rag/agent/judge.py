@@ -25,6 +25,7 @@ from rag.agent import prompts
 from rag.agent.context import format_sentence_context, numbered_sentences
 from rag.checks import Source, question_left_out, verify_part
 from rag.errors import LLMError, LLMOutputError
+from rag.i18n import Msg, join
 from rag.llm import structured_invoke
 from rag.schemas import (
     ClaimedPart,
@@ -155,7 +156,8 @@ def decide(claimed: EvidenceJudgement, parts: list[PartResult], mode: JudgeMode,
     left_out = question_left_out(question, [p.part for p in parts]) if question else []
     if verified and left_out:
         verified = False
-        missing += [f"{s} (not examined by the judge)" for s in left_out]
+        # ``missing`` is the judge's own field (plain text, fed to the web query and the answer prompt)
+        missing += [str(Msg.of("check.not_examined", part=s)) for s in left_out]
     enough = verified and (claimed.enough if mode == "guarded" else True)
     reason = claimed.reason
     if claimed.enough and not verified:
@@ -200,6 +202,5 @@ def judge(judge_llm: Any, question: str, passages: Sequence[Passage], web_result
                     continue
                 if not ok:
                     parts[i] = p.model_copy(update={"status": "unverified",
-                                                    "detail": f"{p.detail}; relevance check: the quote does not "
-                                                              "state the answer"})
+                                                    "detail": join([p.detail, Msg.of("check.relevance_no")])})
     return Judged(decide(reply, parts, mode, question), errors)

@@ -15,7 +15,6 @@ from typing import Annotated, Any, Literal, TypedDict, TypeVar
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
-from typing_extensions import NotRequired
 
 from rag.i18n import Msg
 from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult, SentenceResult
@@ -76,19 +75,17 @@ class WebRound(TypedDict):
     query: str
     provider: str  # who answered ("" if it failed)
     results: list[SearchResult]
-    error: str | None
-    notes: list[str]  # e.g. "cache hit", "budget 3/20 used", "bocha failed, duckduckgo answered"
+    error: Msg | None  # why the search failed (secrets scrubbed)
+    notes: list[Msg]  # e.g. "cache hit", "budget 3/20 used", "bocha failed, duckduckgo answered"
 
 
 class Notice(TypedDict):
     """Something the user should see in the trace: a retry, a fallback, an error. ``msg`` is the
-    message (code, params, level: the emitter's); ``level`` is its level and ``message`` its English
-    text, for the readers that do not read ``msg`` yet."""
+    message (code, params, level: the emitter's); ``level`` is its level."""
 
     node: str
     level: Literal["info", "warning", "error"]
-    message: str
-    msg: NotRequired[Msg]
+    msg: Msg
 
 
 class InputState(TypedDict, total=False):

@@ -202,6 +202,14 @@ NODES: dict[str, str] = {
 # books and the index (rag.index)
 BOOKS: dict[str, str] = {
     # -- books and the index (rag.index)
+    "index.named_chapter": "the question names chapter {chapters}: its passages come first",
+    "index.rerank_no_time": "no time left in the turn for the reranker: the hits keep their fused order",
+    "index.rerank_failed": "reranking failed ({detail}); the hits keep their fused order",
+    "index.reranker_crashed": "reranker {name}: {kind}",
+    "index.reranked": "reranked the first {n} hits with {name} ({ms} ms)",
+    "index.crosslingual": "also searched in the book's language: {terms} (CC-CEDICT and the book's names)",
+    "index.keyword_only": "vector search failed ({detail}); these are keyword results only",
+    "index.alias_query": "also searched as: {variant} (names the book uses)",
     "book.not_found": "{name}: file not found.",
     "book.not_a_file": "{name}: not a file.",
     "book.empty_file": "{name}: the file is empty (0 bytes).",
@@ -305,6 +313,7 @@ AGENT: dict[str, str] = {
 # evidence and sentence checks (rag.checks)
 CHECKS: dict[str, str] = {
     # -- evidence and sentence checks (rag.checks)
+    "check.not_examined": "{part} (not examined by the judge)",
     "check.no_evidence": "the judge found no evidence for this part",
     "check.not_a_part": "this part is not a part of the question",
     "check.quote_too_short": "quote too short to verify",
@@ -345,6 +354,7 @@ CHECKS: dict[str, str] = {
 # web search (rag.search)
 SEARCH: dict[str, str] = {
     # -- web search (rag.search)
+    "search.spoilers": "possible spoilers: web results may go beyond chapter {chapter}",
     "search.with_detail": "{message}: {detail}",
     "search.no_detail": "no detail",
     "search.no_message": "(no message)",

@@ -64,6 +64,17 @@ def join(items: list[Msg | str], level: Level | None = None) -> Msg:
     return Msg(code=JOIN, params={"items": msgs}, level=level or worst)
 
 
+def codes(message: object) -> set[str]:
+    """Every code in ``message``: its own and those of the messages in its params (nested, joined)."""
+    if not isinstance(message, Msg):
+        return set()
+    found = {message.code}
+    for value in message.params.values():
+        for item in value if isinstance(value, list) else [value]:
+            found |= codes(item)
+    return found
+
+
 def _catalogue(lang: str) -> dict[str, str]:
     from rag.i18n import en, zh  # the catalogues are plain dicts; imported on first use
 

@@ -202,6 +202,14 @@ NODES: dict[str, str] = {
 # books and the index (rag.index)
 BOOKS: dict[str, str] = {
     # -- books and the index (rag.index)
+    "index.named_chapter": "问题提到了第 {chapters} 回：这些回的段落排在前面",
+    "index.rerank_no_time": "本轮已没有时间重排：结果保持融合后的顺序",
+    "index.rerank_failed": "重排失败（{detail}）：结果保持融合后的顺序",
+    "index.reranker_crashed": "重排模型 {name}：{kind}",
+    "index.reranked": "用 {name} 重排了前 {n} 条结果（{ms} 毫秒）",
+    "index.crosslingual": "也用书的语言搜索了：{terms}（CC-CEDICT 与书中的名字）",
+    "index.keyword_only": "向量搜索失败（{detail}）：以下只是关键词搜索的结果",
+    "index.alias_query": "也搜索了：{variant}（书中用的名字）",
     "book.not_found": "{name}：找不到文件。",
     "book.not_a_file": "{name}：不是文件。",
     "book.empty_file": "{name}：文件是空的（0 字节）。",
@@ -298,6 +306,7 @@ AGENT: dict[str, str] = {
 # evidence and sentence checks (rag.checks)
 CHECKS: dict[str, str] = {
     # -- evidence and sentence checks (rag.checks)
+    "check.not_examined": "{part}（评判没有检查这一问）",
     "check.no_evidence": "模型没有为这部分找到证据",
     "check.not_a_part": "这一部分并不是用户问题的一部分",
     "check.quote_too_short": "引文太短，无法核实",
@@ -338,6 +347,7 @@ CHECKS: dict[str, str] = {
 # web search (rag.search)
 SEARCH: dict[str, str] = {
     # -- web search (rag.search)
+    "search.spoilers": "可能剧透：网络结果可能涉及第 {chapter} 回以后的内容",
     "search.with_detail": "{message}：{detail}",
     "search.no_detail": "没有详情",
     "search.no_message": "（没有消息）",

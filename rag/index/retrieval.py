@@ -39,7 +39,8 @@ import numpy as np
 
 from rag import deadline as turn_deadline
 from rag.crosslingual import chinese_terms, glossary, script_of
-from rag.errors import IndexError_
+from rag.errors import IndexError_, RagError
+from rag.i18n import Msg
 from rag.index import fusion
 from rag.index.aliases import alias_queries
 from rag.index.catalog import StoredBook, keyword_text
@@ -160,7 +161,7 @@ class Found:
     """What a search returns: passages best first, and notes for the trace (e.g. a fallback)."""
 
     passages: list[Passage]
-    notes: list[str] = field(default_factory=list)
+    notes: list[Msg] = field(default_factory=list)
 
 
 class Retrieval:
@@ -241,7 +242,7 @@ class Retrieval:
             raise ValueError(f"unknown retrieval mode {mode!r} (hybrid, vector or keyword)")
         if chapters is not None and chapters[0] > chapters[1]:
             raise ValueError(f"empty chapter range {chapters!r}")
-        notes: list[str] = []
+        notes: list[Msg] = []
         translated = self._translated(query, books, notes) if config.crosslingual else []
         texts = list(dict.fromkeys(q.strip() for q in [query, *queries, *translated] if q and q.strip()))
         vectors: dict[str, np.ndarray] = {}
@@ -252,14 +253,15 @@ class Retrieval:
             if first:
                 keys = {key for key, _, _ in first}
                 fused = first + [hit for hit in fused if hit[0] not in keys]
-                notes.append(f"the question names chapter {named[0]}" +
-                             (f"-{named[1]}" if named[1] != named[0] else "") + ": its passages come first")
+                span = f"{named[0]}" + (f"-{named[1]}" if named[1] != named[0] else "")
+                notes.append(Msg.of("index.named_chapter", chapters=span))
         if self._reranker is not None and len(fused) > 1:
             fused = self._reranked(query, books, fused, max(config.rerank_candidates, k), named, notes)
-        return Found(self._passages(books, fused, k, config), list(dict.fromkeys(notes)))
+        unique = {note.model_dump_json(): note for note in notes}  # one of each, in order
+        return Found(self._passages(books, fused, k, config), list(unique.values()))
 
     def _reranked(self, query: str, books: list[StoredBook], fused: fusion.Fused, n: int, named: Chapters,
-                  notes: list[str]) -> fusion.Fused:
+                  notes: list[Msg]) -> fusion.Fused:
         """The first ``n`` hits in the reranker's order (its scores become theirs), the rest after them;
         a named chapter's hits stay first. On any failure of the reranker: ``fused`` as it was."""
         assert self._reranker is not None
@@ -269,7 +271,7 @@ class Retrieval:
         docs = [keyword_text(c) for c in chunks]  # chapter title, then the chunk's text
         current = turn_deadline.current()
         if current is not None and current.expired:
-            notes.append("no time left in the turn for the reranker: the hits keep their fused order")
+            notes.append(Msg.of("index.rerank_no_time", level="warning"))
             return fused
         started = time.perf_counter()
         try:
@@ -277,20 +279,21 @@ class Retrieval:
             if len(scores) != len(docs):
                 raise RerankError(self._reranker.name, f"{len(scores)} scores for {len(docs)} documents.")
         except Exception as exc:  # noqa: BLE001 - a reranker never costs the question its passages
-            message = str(exc) if isinstance(exc, RerankError) else f"reranker {self._reranker.name}: {type(exc).__name__}"
-            log.warning("reranking failed (%s); the fused order is kept", message)
-            notes.append(f"reranking failed ({message}); the hits keep their fused order")  # "failed": a warning
+            detail = (exc.msg if isinstance(exc, RerankError)
+                      else Msg.of("index.reranker_crashed", name=self._reranker.name, kind=type(exc).__name__))
+            log.warning("reranking failed (%s); the fused order is kept", detail)
+            notes.append(Msg.of("index.rerank_failed", level="warning", detail=detail))
             return fused
         # best score first (ties in fused order); the chapter the question names stays first
         order = sorted(range(len(head)), key=lambda i: (named is not None and not in_range(chunks[i], named),
                                                         -scores[i], i))
         ranked: fusion.Fused = [(head[i][0], float(scores[i]), head[i][2]) for i in order]
-        notes.append(f"reranked the first {len(head)} hits with {self._reranker.name} "
-                     f"({(time.perf_counter() - started) * 1000:.0f} ms)")
+        notes.append(Msg.of("index.reranked", n=len(head), name=self._reranker.name,
+                            ms=f"{(time.perf_counter() - started) * 1000:.0f}"))
         return ranked + tail
 
     @staticmethod
-    def _translated(query: str, books: list[StoredBook], notes: list[str]) -> list[str]:
+    def _translated(query: str, books: list[StoredBook], notes: list[Msg]) -> list[str]:
         """An English question on a Chinese book, in the book's words (``rag.crosslingual``)."""
         if script_of(query) != "latin":
             return []
@@ -302,7 +305,7 @@ class Retrieval:
             terms = chinese_terms(query, text, glossary())
             if terms:
                 out.append(" ".join(terms))
-                notes.append(f"also searched in the book's language: {' '.join(terms)} (CC-CEDICT and the book's names)")
+                notes.append(Msg.of("index.crosslingual", terms=" ".join(terms)))
         return out
 
     @staticmethod
@@ -313,7 +316,7 @@ class Retrieval:
         return (min(named), max(named)) if named and max(named) - min(named) <= 3 else None
 
     def _rank(self, texts: list[str], books: list[StoredBook], ready: set[str], k: int, mode: str,
-              config: IndexConfig, chapters: Chapters, notes: list[str], cache: dict[str, np.ndarray]) -> fusion.Fused:
+              config: IndexConfig, chapters: Chapters, notes: list[Msg], cache: dict[str, np.ndarray]) -> fusion.Fused:
         n = max(config.candidates, k)
         searched = books if mode == "vector" else [b for b in books if b.id in ready and mode == "hybrid"]
         rankings: list[fusion.Ranking] = []
@@ -332,7 +335,8 @@ class Retrieval:
                             raise
                         raise vector_search_failed(exc) from exc
                     log.warning("vector search failed, keyword results only: %s", exc)
-                    notes.append(f"vector search failed ({exc}); these are keyword results only")
+                    detail = exc.msg if isinstance(exc, RagError) else Msg.of("text", value=str(exc))
+                    notes.append(Msg.of("index.keyword_only", level="warning", detail=detail))
                     searched = []
             if mode != "vector":
                 kw = keyword_ranking(text, books, n, chapters)
@@ -340,7 +344,7 @@ class Retrieval:
                 if i == 0 and config.alias_weight > 0:  # the question with the book's other names for its people
                     for book in books:
                         for variant in alias_queries(text, book.aliases()):
-                            notes.append(f"also searched as: {variant} (names the book uses)")
+                            notes.append(Msg.of("index.alias_query", variant=variant))
                             rankings.append(fusion.Ranking("keyword", config.alias_weight * config.weight_keyword,
                                                            keyword_ranking(variant, [book], n, chapters)))
         live = [r for r in rankings if r.items]

@@ -26,7 +26,6 @@ from rag.search.cache import CachedWebSearch
 from rag.search.chain import SearchChain
 from rag.search.duckduckgo import DuckDuckGoSearch
 from rag.search.hygiene import clean_results, normalize_url, plain_text
-from rag.search.notes import NotedOutcome, messages_of
 from rag.search.registry import PROVIDERS, VALID_NAMES, make_provider, make_web_search, parse_provider_names
 from rag.search.searxng import SearxngSearch
 from rag.search.session import SessionSearch
@@ -40,7 +39,6 @@ __all__ = [
     "CachedWebSearch",
     "DuckDuckGoSearch",
     "HttpProvider",
-    "NotedOutcome",
     "Provider",
     "SearchAuthError",
     "SearchBadResponse",
@@ -60,7 +58,6 @@ __all__ = [
     "clean_results",
     "make_provider",
     "make_web_search",
-    "messages_of",
     "normalize_url",
     "parse_provider_names",
     "plain_text",

@@ -123,7 +123,7 @@ class Provider:
 
     Subclasses implement ``_fetch(query, count, notes) -> list[SearchResult | None]`` (raw,
     possibly dirty results; ``notes`` takes ``Msg`` notes for the trace) and raise ``SearchError``
-    subclasses; this class cleans the results. The outcome is a ``rag.search.notes.NotedOutcome``.
+    subclasses; this class cleans the results. Its notes are ``Msg``s.
     """
 
     name: str = "provider"

@@ -1,51 +1,33 @@
 """What a search tells the trace, as message codes (the SEARCH dicts of ``rag.i18n``).
 
-A search's notes ("budget 3/20", "cache hit (searxng, 527 s old)", "bocha failed ...") are ``Msg``s.
-``SearchOutcome.notes`` (rag/schemas.py) holds English strings, so the outcomes made here are a
-``NotedOutcome``: the same outcome with ``messages``, the notes as codes (``notes`` is their English
-text, one for one). Readers that show notes in the reader's language read ``messages_of(outcome)``.
+A search's notes ("budget 3/20", "cache hit (searxng, 527 s old)", "bocha failed ...") are the
+``Msg``s of ``SearchOutcome.notes``; ``noted`` and ``outcome`` make the outcomes that carry them.
 
 The agent's own search notices use ``failed`` and ``not_configured``; ``no_results`` is the note
-for an answer without results.
+for an answer without results, ``spoilers`` the one for web results past the spoiler limit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import Field
-
 from rag.errors import RagError
 from rag.i18n import Msg
 from rag.schemas import SearchOutcome
 
 
-class NotedOutcome(SearchOutcome):
-    """A ``SearchOutcome`` whose notes are also message codes: ``messages[i]`` is ``notes[i]``."""
-
-    messages: list[Msg] = Field(default_factory=list)
-
-
-def messages_of(outcome: SearchOutcome) -> list[Msg]:
-    """The outcome's notes as messages (a plain outcome's English notes are shown as written)."""
-    if isinstance(outcome, NotedOutcome) and len(outcome.messages) == len(outcome.notes):
-        return list(outcome.messages)
-    return [Msg.of("text", value=note) for note in outcome.notes]
-
-
 def noted(outcome: SearchOutcome, *, before: Sequence[Msg] = (), after: Sequence[Msg] = (),
-          keep: bool = True, **changes: object) -> NotedOutcome:
+          keep: bool = True, **changes: object) -> SearchOutcome:
     """``outcome`` with notes added ``before`` and ``after`` its own (dropped when ``keep`` is
     False) and other fields changed (``results``, ``cached``)."""
-    messages = [*before, *(messages_of(outcome) if keep else []), *after]
+    notes = [*before, *(outcome.notes if keep else []), *after]
     fields = {"results": outcome.results, "provider": outcome.provider, "cached": outcome.cached, **changes}
-    return NotedOutcome.model_validate({**fields, "notes": [str(m) for m in messages], "messages": messages})
+    return SearchOutcome.model_validate({**fields, "notes": notes})
 
 
-def outcome(results: object, provider: str, messages: Sequence[Msg] = ()) -> NotedOutcome:
+def outcome(results: object, provider: str, notes: Sequence[Msg] = ()) -> SearchOutcome:
     """A fresh outcome with its notes."""
-    return NotedOutcome.model_validate(
-        {"results": results, "provider": provider, "notes": [str(m) for m in messages], "messages": list(messages)})
+    return SearchOutcome.model_validate({"results": results, "provider": provider, "notes": list(notes)})
 
 
 # -- the notes
@@ -81,3 +63,8 @@ def not_configured() -> Msg:
 def is_no_results(note: Msg) -> bool:
     """Whether ``note`` says the search found nothing (a provider's or the generic note)."""
     return note.code in {"search.no_results", "search.provider_no_results"}
+
+
+def spoilers(limit: int) -> Msg:
+    """"possible spoilers: web results may go beyond chapter 12" (a warning)."""
+    return Msg.of("search.spoilers", chapter=limit)

@@ -13,7 +13,7 @@ from typing import Any
 
 import gradio as gr
 
-from rag.ui.i18n import t
+from rag.i18n import t
 from rag.ui.render import render_books, render_sources, render_trace
 from rag.ui.translate import UiState
 

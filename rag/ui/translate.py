@@ -229,6 +229,11 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def notice_json(notice: Notice) -> dict[str, Any]:
+    """A notice for JSON: its node, level and English ``message``."""
+    return {"node": notice["node"], "level": notice["level"], "message": str(notice["msg"])}
+
+
 def trace_model(turn: Turn) -> dict[str, Any]:
     """A plain, JSON-able summary of one turn's trace (for tests, logs and gr.JSON)."""
     entries = []
@@ -255,7 +260,7 @@ def trace_model(turn: Turn) -> dict[str, Any]:
                 for r in e.web_rounds
             ]
         if e.notices:
-            item["notices"] = [_plain(dict(n)) for n in e.notices]
+            item["notices"] = [notice_json(n) for n in e.notices]
         if e.error:
             item["error"] = str(e.error)
         entries.append(item)
@@ -292,6 +297,6 @@ def turn_result(turn: Turn) -> dict[str, Any]:
             for n, r in enumerate(turn.web_results, start=1)
         ],
         "sentence_checks": [c.model_dump(mode="json") for c in turn.answer_checks],
-        "notices": [_plain(dict(n)) for n in turn.notices],
+        "notices": [notice_json(n) for n in turn.notices],
         "trace": [{"node": e.node, "status": e.status, "duration_s": e.duration_s} for e in turn.entries],
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rag.agent.events import NodeFinished, NodeStarted, QuestionFold, Token, TurnFinished
 from rag.agent.state import RESET
+from rag.i18n import Msg
 from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult, SentenceResult
 
 QUESTION = "孙悟空三打白骨精发生在原著第几回？这一情节在1986年央视版电视剧《西游记》中是第几集？"
@@ -25,7 +26,7 @@ E2 = Evaluation(reason="both parts covered", enough=True, missing=[], web_query=
 
 ANSWER = "第二十七回[1]，第11集[3]。"
 CHECKS = [SentenceResult(text=ANSWER, start=0, end=len(ANSWER), citations=[1, 3], status="supported",
-                         reason="its facts are in the cited sources", origin="both")]
+                         reason=Msg.of("check.sentence_supported"), origin="both")]
 
 
 def scripted_turn() -> list:
@@ -46,9 +47,9 @@ def scripted_turn() -> list:
         NodeStarted("web_search", 0.5),
         NodeFinished("web_search", 0.7, fold({
             "web_rounds": [{"query": E1.web_query, "provider": "fake", "results": WEB, "error": None,
-                            "notes": ["budget 1/20"]}],
+                            "notes": [Msg.of("search.budget", used=1, total=20)]}],
             "web_results": WEB,
-            "notices": [{"node": "web_search", "level": "info", "message": "cache miss"}],
+            "notices": [{"node": "web_search", "level": "info", "msg": Msg.of("text", value="cache miss")}],
         })),
         NodeStarted("evaluate", 0.7),
         NodeFinished("evaluate", 0.8, fold({"evaluations": [E2], "notices": []})),

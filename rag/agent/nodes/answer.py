@@ -15,6 +15,7 @@ from rag.agent.names import DIRECT_ANSWER, GENERATE
 from rag.agent.nodes.common import current_question, search_scope
 from rag.agent.nodes.retrieve import RetrieveNode
 from rag.agent.state import RESET, GraphState, Notice, reset_question_state
+from rag.i18n import text
 from rag.lang import detect_lang
 from rag.llm import Streamed, stream_text
 from rag.schemas import Passage
@@ -113,7 +114,7 @@ class AnswerNode(RetrieveNode):
         missing = evaluations[-1].missing if evaluations else []
         if missing:
             lines += ["", prompts.text("fallback_missing", lang)] + [f"- {m}" for m in missing]
-        problems = [n["message"] for n in state.get("notices") or [] if n["level"] == "error"]
+        problems = [text(n["msg"], lang) for n in state.get("notices") or [] if n["level"] == "error"]
         if problems:
             lines += ["", prompts.text("fallback_errors", lang)] + [f"- {p}" for p in problems]
         answer = "\n".join(lines)

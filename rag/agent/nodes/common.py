@@ -21,6 +21,10 @@ from rag.scope import limit_chapters
 
 logger = logging.getLogger(__name__)
 
+#: The notice codes that mean a model call never reached the model (route's and evaluate's fallbacks);
+#: the chat page reads them to say so in its banner.
+MODEL_UNREACHABLE_CODES = frozenset({"agent.router_unreachable", "agent.eval_unreachable"})
+
 
 def current_question(state: GraphState) -> str:
     """The question being answered: the rewritten follow-up when there is one."""
@@ -60,8 +64,11 @@ class NodeBase:
 
     def _n(self, node: str, code: str, level: Level = "info", **params: Any) -> Notice:
         """A notice for the trace: the message ``code`` at ``level``, any secret scrubbed from its params."""
-        msg = self.scrub(Msg.of(code, level=level, **params))
-        return Notice(node=node, level=level, message=str(msg), msg=msg)
+        return self.notice(node, Msg.of(code, level=level, **params))
+
+    def notice(self, node: str, msg: Msg) -> Notice:
+        """A notice for the trace carrying ``msg`` (at its level), any secret scrubbed from its params."""
+        return Notice(node=node, level=msg.level, msg=self.scrub(msg))
 
     def scrub(self, msg: Msg) -> Msg:
         """``msg`` with every secret of the settings removed from its text params (nested ones too)."""

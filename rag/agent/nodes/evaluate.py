@@ -114,7 +114,8 @@ class EvaluateNode(NodeBase):
         web_rounds = state.get("web_rounds") or []
         last = web_rounds[-1] if round_no > 1 and web_rounds else None
         searched = None if last is None else {"query": last["query"], "provider": last["provider"],
-                                              "results": len(last["results"]), "error": last["error"]}
+                                              "results": len(last["results"]),
+                                              "error": None if last["error"] is None else str(last["error"])}
         record = eval_record(question=current_question(state), model=model_name(self.llm), round_no=round_no,
                              evaluation=evaluation, latency=latency, searched=searched, invalid=invalid)
         try:

@@ -37,8 +37,7 @@ class RetrieveNode(NodeBase):
             return {"passages": [], "local_context": "",
                     "notices": [*notices, self._n(RETRIEVE, "agent.book_search_failed", "error",
                                                   error=self.error(exc))]}
-        for note in outcome.notes:  # the index's own words (its notes carry no code yet)
-            notices.append(self._n(RETRIEVE, "text", "warning" if "failed" in note else "info", value=note))
+        notices += [self.notice(RETRIEVE, note) for note in outcome.notes]  # the index's notes, at their levels
         passages = outcome.passages
         if read_up_to is not None:  # never trust the retriever with a spoiler
             passages = [p for p in passages if p.chapter_num is not None and p.chapter_num <= read_up_to]

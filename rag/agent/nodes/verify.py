@@ -12,6 +12,7 @@ from rag.agent.names import VERIFY
 from rag.agent.nodes.common import NodeBase
 from rag.agent.state import GraphState, Notice
 from rag.checks import Source, check_answer
+from rag.i18n import Msg, join
 from rag.schemas import SentenceLabel, SentenceResult
 
 
@@ -40,8 +41,9 @@ class VerifyNode(NodeBase):
             if label is None:
                 return [self._n(VERIFY, "agent.verify_failed", "warning", error=self.error(errors[-1]))]
             if label.label in ("unsupported", "contradicted"):
-                results[i] = r.model_copy(update={"status": "unsupported",
-                                                  "reason": f"the model: {label.label} ({label.reason})"})
+                said = Msg.of("check.sentence_model_label", label=label.label, why=label.reason)
+                results[i] = r.model_copy(update={"status": "unsupported", "reason": said})
             elif label.label == "partial":
-                results[i] = r.model_copy(update={"reason": f"{r.reason}; the model: partly ({label.reason})"})
+                said = Msg.of("check.sentence_model_label", label="partly", why=label.reason)
+                results[i] = r.model_copy(update={"reason": join([r.reason, said])})
         return []

@@ -14,8 +14,8 @@ from rag.agent.state import GraphState, Notice, WebRound, unseen_urls
 from rag.deadline import DeadlineExceeded
 from rag.errors import RagError
 from rag.i18n import Msg
-from rag.logs import redact
 from rag.schemas import SearchOutcome, SearchResult
+from rag.search import notes
 
 logger = logging.getLogger(__name__)
 
@@ -57,18 +57,18 @@ class WebNode(NodeBase):
             web_round["provider"], web_round["results"] = outcome.provider, outcome.results
             web_round["notes"] = list(outcome.notes)
             new_results = unseen_urls(known, outcome.results)
-            if not outcome.results and not any("no results" in n for n in web_round["notes"]):
-                web_round["notes"].append("no results")
+            if not outcome.results and not any(notes.is_no_results(n) for n in web_round["notes"]):
+                web_round["notes"].append(notes.no_results())
         except (RagError, DeadlineExceeded) as exc:
-            web_round["error"] = redact(str(exc), self.deps.secrets)
-            notices.append(self._n(WEB_SEARCH, "agent.web_failed", "error", error=self.error(exc)))
+            web_round["error"] = self.error(exc)
+            notices.append(self._n(WEB_SEARCH, "agent.web_failed", "error", error=web_round["error"]))
         except Exception as exc:  # noqa: BLE001 - a provider bug must not end the turn
             logger.exception("web search crashed")
-            web_round["error"] = redact(f"{type(exc).__name__}: {exc}", self.deps.secrets)
+            web_round["error"] = self.scrub(Msg.of("text", value=f"{type(exc).__name__}: {exc}"))
             notices.append(self._n(WEB_SEARCH, "agent.web_failed", "error", error=web_round["error"]))
         results = [*known, *new_results]
         limit = state.get("read_up_to")
         web_context = web_block(results, len(state.get("passages") or []) + 1, limit)
         if limit is not None and results:  # allowed despite the spoiler limit: marked as possible spoilers
-            web_round["notes"].append(f"possible spoilers: web results may go beyond chapter {limit}")
+            web_round["notes"].append(notes.spoilers(limit))
         return {"web_rounds": [web_round], "web_results": new_results, "web_context": web_context, "notices": notices}

@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rag.agent.deps import Deps
-from rag.i18n import Msg
-from rag.ui.i18n import message as code_message
-from rag.ui.i18n import t
+from rag.i18n import Msg, t, text
 from rag.ui.probe import ProbeCache, display_url, llm_endpoint
 from rag.ui.render import esc, render_banner
 from rag.ui.session import Session, SessionStore
@@ -63,14 +61,11 @@ def _is_update(value: Any) -> bool:
 
 def show(msg: Msg | None, lang: str, *, icon: bool = True) -> str:
     """A status line (a ``Msg``) in ``lang``: with ``icon``, marked by its level (✅ for a done
-    action) and escaped for Markdown; without, plain text (the book list escapes it). Its
-    ``message`` param (an error's text) goes through ``rag.ui.i18n.message``, as every message from
-    the code does."""
+    action) and escaped for Markdown; without, plain text (the book list escapes it). A plain
+    string param (an error's own text) is shown as written."""
     if msg is None:
         return ""
-    params = {k: (code_message(v, lang) if k == "message" and isinstance(v, (str, Msg)) else v)
-              for k, v in msg.params.items()}
-    body = t(lang, msg.code, **params)
+    body = text(msg, lang)
     if not icon:
         return body
     mark = "✅" if msg.code in DONE_CODES else _ICONS.get(msg.level, "")

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 import gradio as gr
 
 from rag.errors import RagError
-from rag.i18n import Msg
-from rag.ui.i18n import t
+from rag.i18n import Msg, t
 from rag.ui.layout import ALL_BOOKS, Layout
 from rag.ui.pages.base import AppContext, show
 from rag.ui.render import render_books

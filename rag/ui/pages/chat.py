@@ -11,11 +11,12 @@ from typing import Any
 import gradio as gr
 
 from rag.agent.events import Token, run_turn
+from rag.agent.nodes.common import MODEL_UNREACHABLE_CODES
+from rag.agent.state import Notice
 from rag.deadline import END, TIMEOUT, Pump
 from rag.errors import RagError
-from rag.i18n import Msg
+from rag.i18n import codes, t
 from rag.ui.api import chapter_range, scope_kwargs
-from rag.ui.i18n import t
 from rag.ui.layout import ALL_BOOKS, ChatView, Layout
 from rag.ui.pages.base import AppContext
 from rag.ui.probe import llm_endpoint
@@ -27,10 +28,6 @@ logger = logging.getLogger(__name__)
 
 STREAM_MIN_INTERVAL_S = 0.05  # coalesce token updates to at most ~20 page updates a second
 POLL_S = 0.1  # how often a running turn looks for Stop
-#: The notice code of a model call that could not reach the model at all (rag.agent.nodes), and,
-#: while the agent's notices are still English, the words that mean it.
-UNREACHABLE_CODE = "notice.llm_unreachable"
-UNREACHABLE_MARK = "the model could not be reached"
 
 
 class ChatPage:
@@ -202,16 +199,6 @@ class ChatPage:
         return t(session.lang if isinstance(session, Session) else self.ctx.default_lang, "demo_question")
 
 
-def _unreachable(notice: dict[str, Any]) -> bool:
-    """Whether a notice says the model could not be reached: by its code once the agent emits
-    ``Msg`` notices, by its (English) words until then."""
-    msg = notice.get("message")
-    if isinstance(msg, Msg):
-        return msg.code == UNREACHABLE_CODE or any(_unreachable({"message": m}) for m in _parts(msg))
-    return UNREACHABLE_MARK in str(msg or "")
-
-
-def _parts(msg: Msg) -> list[Any]:
-    """The messages a joined ``Msg`` holds (``rag.i18n.join``)."""
-    items = msg.params.get("items")
-    return list(items) if isinstance(items, list) else []
+def _unreachable(notice: Notice) -> bool:
+    """Whether a notice says the model could not be reached (by its codes, nested ones too)."""
+    return bool(codes(notice.get("msg")) & MODEL_UNREACHABLE_CODES)

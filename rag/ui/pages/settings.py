@@ -17,9 +17,8 @@ from pydantic import SecretStr
 
 from rag.agent.deps import Deps
 from rag.errors import ConfigError, RagError
-from rag.i18n import Msg
+from rag.i18n import Msg, t
 from rag.search.registry import VALID_NAMES
-from rag.ui.i18n import t
 from rag.ui.layout import Layout, server_placeholder
 from rag.ui.pages.base import AppContext, MakeDeps, show
 from rag.ui.probe import display_url, probe_endpoint

@@ -10,7 +10,7 @@ from typing import Any
 
 import gradio as gr
 
-from rag.ui.i18n import pick_language, t
+from rag.i18n import pick_language, t
 from rag.ui.layout import ALL_BOOKS, Layout, header_html, nav_html
 from rag.ui.pages.base import AppContext, merge
 from rag.ui.pages.books import BooksPage

@@ -26,7 +26,6 @@ from rag.ui.render.safe import (
     external_link,
     find_urls,
     fmt_s,
-    message_text,
     safe_url,
     site_of,
 )
@@ -61,7 +60,6 @@ __all__ = [
     "highlight",
     "how_found",
     "link_citations",
-    "message_text",
     "passage_label",
     "render_banner",
     "render_books",

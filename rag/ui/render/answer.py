@@ -6,8 +6,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from rag.i18n import node_title, t, text
 from rag.schemas import Passage, SearchResult, SentenceResult
-from rag.ui.i18n import node_title, t
 from rag.ui.render.icons import NODE_ICONS, STATUS_ICONS
 from rag.ui.render.safe import (
     _no_autolink,
@@ -19,7 +19,6 @@ from rag.ui.render.safe import (
     external_link,
     find_urls,
     fmt_s,
-    message_text,
     safe_url,
 )
 from rag.ui.render.sources import passage_label
@@ -102,7 +101,7 @@ def usable_checks(answer: str, checks: Sequence[SentenceResult]) -> list[Sentenc
 def sentence_tip(check: SentenceResult, lang: str) -> str:
     """What the page says about one checked sentence (on hover and keyboard focus)."""
     status = t(lang, f"sent_{check.status}")
-    reason = message_text(check.reason, lang)
+    reason = text(check.reason, lang)
     if check.origin and check.status == "supported":
         return t(lang, "sent_tip", status=status, origin=t(lang, f"origin_{check.origin}"), reason=reason)
     return t(lang, "sent_tip_plain", status=status, reason=reason)
@@ -178,7 +177,7 @@ def _thought_lines(turn: Turn, lang: str) -> list[str]:
         if entry.status == "stopped":
             bits.append(t(lang, "stopped"))
         if entry.error:
-            bits.append(escape_markdown_text(clip(message_text(entry.error, lang), 120)))
+            bits.append(escape_markdown_text(clip(text(entry.error, lang), 120)))
         lines.append(" · ".join(bits))
     return lines
 
@@ -214,7 +213,7 @@ def chat_messages(state: UiState, lang: str) -> list[dict[str, Any]]:
         if turn.status == "failed":
             messages.append({
                 "role": "assistant",
-                "content": f"⚠️ **{t(lang, 'error_prefix')}**: {escape_markdown_text(message_text(turn.error, lang))}",
+                "content": f"⚠️ **{t(lang, 'error_prefix')}**: {escape_markdown_text(text(turn.error, lang))}",
             })
         if turn.status == "stopped":
             messages.append({"role": "assistant", "content": f'<div class="turn-stopped">⏹ {esc(t(lang, "stopped_note"))}</div>'})

@@ -8,9 +8,7 @@ import html
 import re
 from urllib.parse import urlsplit
 
-from rag.i18n import Msg
 from rag.schemas import SearchResult
-from rag.ui.i18n import message as code_message
 
 _MD_ESCAPE = str.maketrans({"[": "\\[", "]": "\\]", "<": "&lt;", ">": "&gt;", "&": "&amp;"})
 # A bare URL ends at whitespace, at any non-ASCII character (Chinese punctuation and brackets
@@ -112,13 +110,3 @@ def find_urls(text: str) -> list[tuple[int, int, str]]:
 def _url_text(url: str) -> str:
     """A URL as link text the Markdown autolinker leaves alone (entities display as the URL)."""
     return _no_autolink(escape_markdown_text(url)).replace(".", "&#46;").replace("@", "&#64;")
-
-
-
-def message_text(value: object, lang: str) -> str:
-    """A message from the code in ``lang``: a ``Msg`` from the catalogue, a plain string (from a
-    producer not on codes yet) through ``rag.ui.i18n.message``, anything else as its ``str``. Not
-    escaped."""
-    if isinstance(value, Msg):
-        return code_message(value, lang)
-    return code_message("" if value is None else str(value), lang)

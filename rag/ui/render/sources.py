@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rag.i18n import t
 from rag.schemas import Passage, SearchResult
-from rag.ui.i18n import t
 from rag.ui.render.safe import anchor_id, clip, esc, external_link, site_of
 from rag.ui.translate import Turn, UiState
 
