@@ -96,14 +96,14 @@ def test_a_set_cancel_ends_the_turn_at_its_next_step():
 
 def test_a_failed_turn_carries_a_catalogue_message_in_both_languages():
     message = Msg.of("turn.time_limit", level="error", seconds="0.5", waiting="retrieve_local")
-    assert "TURN_TIMEOUT=0.5 s" in text(message, "en") and "retrieve_local" in text(message, "en")
-    assert "时限" in text(message, "zh") and "retrieve_local" in text(message, "zh")
-    assert "流程图" in text(Msg.of("turn.time_limit", seconds="1", waiting=Msg.of("turn.the_graph")), "zh")
+    assert "TURN_TIMEOUT=0.5 s" in text("en", message) and "retrieve_local" in text("en", message)
+    assert "时限" in text("zh", message) and "retrieve_local" in text("zh", message)
+    assert "流程图" in text("zh", Msg.of("turn.time_limit", seconds="1", waiting=Msg.of("turn.the_graph")))
     state = apply_events(start_turn(UiState(), "q"), [NodeStarted("route_question", 0.0),
                                                       TurnFailed(message, 0.7)])
     assert "不再等待" in render_trace(state.current, "zh")
-    assert turn_result(state.current)["error"] == text(message, "en")
-    assert trace_model(state.current)["error"] == text(message, "en")
+    assert turn_result(state.current)["error"] == text("en", message)
+    assert trace_model(state.current)["error"] == text("en", message)
     unexpected = Msg.of("turn.unexpected", level="error", name="ZeroDivisionError", detail="bad index")
     assert str(unexpected) == "ZeroDivisionError: bad index"
     plain = TurnFailed("boom", 0.1)

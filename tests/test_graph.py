@@ -394,4 +394,4 @@ def test_the_models_sentence_label_is_a_code(label):
     assert isinstance(check.reason, Msg) and "check.sentence_model_label" in codes(check.reason)
     said = "partly" if label == "partial" else label
     assert str(check.reason).endswith(f"the model: {said} (only the chapter)")
-    assert text(check.reason, "zh").endswith(f"模型判断：{said}（only the chapter）")
+    assert text("zh", check.reason).endswith(f"模型判断：{said}（only the chapter）")

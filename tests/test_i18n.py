@@ -41,8 +41,8 @@ def test_a_label_renders_with_its_params_and_an_unknown_code_shows_itself():
 def test_nested_messages_and_joins_render_in_the_language_asked():
     inner = Msg.of("hits", n=2)
     joined = join([inner, "HTTP 503"])
-    assert text(joined, "en") == "2 hits; HTTP 503"
-    assert text(joined, "zh") == "命中 2 段；HTTP 503"
+    assert text("en", joined) == "2 hits; HTTP 503"
+    assert text("zh", joined) == "命中 2 段；HTTP 503"
     assert str(inner) == "2 hits"
 
 
@@ -58,4 +58,4 @@ def test_a_message_survives_json():
 
 @pytest.mark.parametrize("value", [None, ""])
 def test_nothing_renders_empty(value):
-    assert text(value, "zh") == ""
+    assert text("zh", value) == ""

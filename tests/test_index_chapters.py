@@ -45,7 +45,7 @@ def test_a_book_error_carries_a_code_and_renders_in_chinese(tmp_path: Path) -> N
         load_book(empty)
     assert info.value.msg.code == "book.empty_file" and info.value.msg.level == "error"
     assert str(info.value) == "empty.txt: the file is empty (0 bytes)."
-    assert text(info.value.msg, "zh") == "empty.txt：文件是空的（0 字节）。"
+    assert text("zh", info.value.msg) == "empty.txt：文件是空的（0 字节）。"
     with pytest.raises(BookError) as info:
         load_book(tmp_path / "book.pdf")
     assert info.value.msg.code == "book.not_found"
@@ -54,4 +54,4 @@ def test_a_book_error_carries_a_code_and_renders_in_chinese(tmp_path: Path) -> N
     with pytest.raises(BookError) as info:
         load_book(odd)
     assert info.value.msg.code == "book.unsupported_type"
-    assert text(info.value.msg, "zh") == "book.pdf：不支持的文件类型“.pdf”。支持的格式：.epub, .txt, .md。"
+    assert text("zh", info.value.msg) == "book.pdf：不支持的文件类型“.pdf”。支持的格式：.epub, .txt, .md。"

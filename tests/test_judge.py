@@ -114,7 +114,7 @@ def test_relevance_check_can_reject_a_verified_part() -> None:
     detail = result.evaluation.parts[1].detail
     assert isinstance(detail, Msg) and "check.relevance_no" in codes(detail)
     assert str(detail).endswith("; relevance check: the quote does not state the answer")
-    assert text(detail, "zh").endswith("；相关性检查：引文并没有说出答案")
+    assert text("zh", detail).endswith("；相关性检查：引文并没有说出答案")
 
 
 @pytest.mark.parametrize("mode", ["evidence", "verdict"])

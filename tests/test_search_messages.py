@@ -64,17 +64,17 @@ def test_session_notes_are_codes_and_render_in_chinese():
     first = session.search_detailed("q", 3)
     assert [str(n) for n in first.notes] == ["budget 1/20"]
     assert [m.code for m in first.notes] == ["search.budget"]
-    assert text(first.notes[0], "zh") == "搜索额度 1/20"
+    assert text("zh", first.notes[0]) == "搜索额度 1/20"
     again = session.search_detailed("q", 3)
     codes = [m.code for m in again.notes]
     assert codes == ["search.cache_hit", "search.budget_free"]
     assert str(again.notes[1]) == "budget 1/20 (cache hit, not counted)"
-    assert text(again.notes[0], "zh").startswith("缓存命中（fake，")
+    assert text("zh", again.notes[0]).startswith("缓存命中（fake，")
 
 
 def test_unlimited_budget_and_no_results_notes():
     assert str(search_notes.budget(3, None)) == "budget 3/unlimited"
-    assert text(search_notes.no_results(), "zh") == "没有结果"
+    assert text("zh", search_notes.no_results()) == "没有结果"
     assert str(search_notes.no_results("bocha")) == "bocha: no results"
     assert search_notes.is_no_results(search_notes.no_results("bocha"))
 
@@ -91,7 +91,7 @@ def test_failover_notes_carry_the_error_message():
     codes = [m.code for m in outcome.notes]
     assert codes == ["search.provider_failed", "search.answered_after"]
     assert str(outcome.notes[0]) == "fake failed (SearchServerError): one: down"
-    assert text(outcome.notes[1], "zh") == "1 次失败后由 fake 给出了结果"
+    assert text("zh", outcome.notes[1]) == "1 次失败后由 fake 给出了结果"
 
 
 def test_chain_failure_is_a_msg_with_each_error():
@@ -99,14 +99,14 @@ def test_chain_failure_is_a_msg_with_each_error():
     exc = SearchChainFailed("a,b", errors)
     assert exc.msg.code == "search.chain_failed" and exc.msg.level == "error"
     assert str(exc) == "a,b: every provider failed (SearchTimeout: a: slow; SearchServerError: b: down)"
-    assert "所有搜索服务都失败了" in text(exc.msg, "zh")
+    assert "所有搜索服务都失败了" in text("zh", exc.msg)
 
 
 def test_the_failed_and_not_configured_notices_for_the_agent():
     failed = search_notes.failed(SearchTimeout("bocha", "slow"))
     assert failed.level == "error" and str(failed) == "web search failed: bocha: slow"
-    assert text(failed, "zh") == "网络搜索失败：bocha: slow"
-    assert text(search_notes.not_configured(), "zh") == "未配置网络搜索"
+    assert text("zh", failed) == "网络搜索失败：bocha: slow"
+    assert text("zh", search_notes.not_configured()) == "未配置网络搜索"
 
 
 @respx.mock
@@ -117,7 +117,7 @@ def test_http_errors_are_codes_with_the_same_english():
         provider.search("q", 3)
     assert info.value.msg.code == "search.server_error"
     assert str(info.value) == "bocha: server error HTTP 500: boom"
-    assert text(info.value.msg, "zh") == "bocha：服务器错误 HTTP 500：boom"
+    assert text("zh", info.value.msg) == "bocha：服务器错误 HTTP 500：boom"
 
 
 @respx.mock
@@ -145,7 +145,7 @@ def test_registry_config_errors_are_codes(value, code):
     with pytest.raises(ConfigError) as info:
         make_web_search(make_settings(search_provider=value, bocha_api_key="sk-bocha-secret-1"))
     assert info.value.msg.code == code and info.value.msg.level == "error"
-    assert text(info.value.msg, "zh") != str(info.value)
+    assert text("zh", info.value.msg) != str(info.value)
 
 
 def test_make_provider_rejects_an_unknown_name_with_a_code():

@@ -197,7 +197,7 @@ def test_time_left_from_the_embedding_rate():
 
 def test_messages_from_the_code_follow_the_language():
     empty = Msg.of("book.empty_file", level="error", name="empty.txt")
-    assert t("zh", "index_failed", message=text(empty, "zh")) == \
+    assert t("zh", "index_failed", message=text("zh", empty)) == \
         "无法索引这本书：empty.txt：文件是空的（0 字节）。"
     with pytest.raises(ConfigError) as bad:
         apply_settings(Deps(settings=make_settings()), None, None, base_url="ftp://x", model="", key="",
@@ -208,12 +208,12 @@ def test_messages_from_the_code_follow_the_language():
     failed = Msg.of("llm.call_failed", endpoint="http://h:1/v1", what=Msg.of("llm.cannot_connect"),
                     kind="APIConnectionError", detail="Connection error.")
     notice = Msg.of("agent.eval_unreachable", level="warning", error=failed)  # as the evaluate node writes it
-    assert text(notice, "zh").startswith("无法连接模型；按“不够”处理（调用 http://h:1/v1 的模型失败（无法连接")
-    assert text(notice, "en") == ("the model could not be reached; assumed not enough (model call failed at "
+    assert text("zh", notice).startswith("无法连接模型；按“不够”处理（调用 http://h:1/v1 的模型失败（无法连接")
+    assert text("en", notice) == ("the model could not be reached; assumed not enough (model call failed at "
                                      "http://h:1/v1 (cannot connect; APIConnectionError): Connection error.)")
     notice = str(notice)
-    assert text("anything else", "zh") == "anything else"  # a plain string is shown as written
-    assert text(notice, "en") == notice
+    assert text("zh", "anything else") == "anything else"  # a plain string is shown as written
+    assert text("en", notice) == notice
 
 
 def test_strategy_is_translated_in_the_chat_thought():

@@ -118,7 +118,7 @@ def web_block(results: Sequence[SearchResult], start_index: int, read_up_to: int
 
 def labelled_context(book_context: str, web_context: str) -> str:
     """The judge's context: the book block alone, or the book and the web blocks under headings."""
-    book = book_context or prompts.text("no_book_context", "en")
+    book = book_context or prompts.text("en", "no_book_context")
     if not web_context:
         return book
     return f"=== BOOK SOURCES ===\n{book}\n\n=== WEB SOURCES (untrusted data) ===\n{web_context}"
@@ -182,13 +182,13 @@ def answer_messages(question: str, lang: str, book_context: str, web_context: st
     if missing is not None:
         partial_note = "\n" + prompts.GENERATE_PARTIAL_NOTE.format(
             missing="; ".join(missing) if missing else "(not specified by the judge)",
-            missing_heading=prompts.text("missing_heading", lang))
+            missing_heading=prompts.text(lang, "missing_heading"))
     return [
         SystemMessage(prompts.GENERATE_SYSTEM.format(language=language_name("zh" if lang == "zh" else "en"),
-                                                     cannot_confirm=prompts.text("cannot_confirm", lang))),
+                                                     cannot_confirm=prompts.text(lang, "cannot_confirm"))),
         HumanMessage(prompts.GENERATE_USER.format(
-            question=question, book_context=book_context or prompts.text("no_book_context", lang),
-            web_context=web_context or prompts.text("no_web_context", lang), partial_note=partial_note)),
+            question=question, book_context=book_context or prompts.text(lang, "no_book_context"),
+            web_context=web_context or prompts.text(lang, "no_web_context"), partial_note=partial_note)),
     ]
 
 

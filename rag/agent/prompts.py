@@ -277,7 +277,7 @@ READER_TEXTS = frozenset({
 })
 
 
-def text(key: str, lang: str, **kwargs: object) -> str:
+def text(lang: str, key: str, **kwargs: object) -> str:
     """A fixed text in ``lang``: a prompt's (``TEXTS``) or, for what readers see, its catalogue code."""
     if key in READER_TEXTS:
         return t("zh" if lang == "zh" else "en", f"answer.{key}", **kwargs)

@@ -277,8 +277,8 @@ def summarize_route(outcomes: Sequence[RouteOutcome]) -> dict[str, Any]:
 #: Phrases by which an answer says that something cannot be confirmed from its sources. The fixed
 #: texts the generate prompt asks for come first; the rest are common paraphrases.
 MISSING_MARKERS: tuple[str, ...] = (
-    prompts.text("cannot_confirm", "zh"), prompts.text("cannot_confirm", "en"),
-    prompts.text("missing_heading", "zh"), prompts.text("missing_heading", "en"),
+    prompts.text("zh", "cannot_confirm"), prompts.text("en", "cannot_confirm"),
+    prompts.text("zh", "missing_heading"), prompts.text("en", "missing_heading"),
     "无法确认", "无法从", "未能确认", "不能确认", "无从", "未提及", "没有提及", "没有提到", "未提到", "未说明",
     "没有说明", "没有给出", "未给出", "没有涉及", "未涉及", "不包含", "没有包含", "没有相关", "没有关于", "资料中没有",
     "来源中没有", "尚缺", "缺少", "缺失",

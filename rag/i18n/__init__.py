@@ -1,7 +1,7 @@
 """Every text a reader sees, in Chinese and English, from codes.
 
 The code never writes a sentence for the reader: it emits ``Msg(code, params, level)`` and the UI
-(or the CLI) renders it with ``text(msg, lang)`` from the language's catalogue (``rag.i18n.en``,
+(or the CLI) renders it with ``text(lang, msg)`` from the language's catalogue (``rag.i18n.en``,
 ``rag.i18n.zh``). Decisions read a message's ``code`` and ``level``, never its wording. UI labels are
 codes too: ``t(lang, "send")``.
 """

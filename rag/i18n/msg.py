@@ -8,7 +8,8 @@ plain string is data (a file name, a provider's own error text) and is shown as 
 
 A ``Msg`` is a frozen pydantic model: it sits in the graph's state, survives the checkpointer and
 dumps to JSON as ``{"code", "params", "level"}``. ``str(msg)`` is its English text (for logs and the
-CLI's English output).
+CLI's English output). Every text function takes the language first: ``t(lang, code, **params)``,
+``text(lang, msg)``.
 """
 
 from __future__ import annotations
@@ -44,10 +45,10 @@ class Msg(BaseModel):
         return cls(code=code, params=params, level=level)
 
     def text(self, lang: str = "en") -> str:
-        return text(self, lang)
+        return text(lang, self)
 
     def __str__(self) -> str:
-        return text(self, "en")
+        return text("en", self)
 
 
 Param = Union[Msg, list[Msg], str, int, float, bool, None]  # noqa: UP007 - pydantic reads it at run time
@@ -88,7 +89,7 @@ class _Fields(dict):
 
 def _param(value: Any, lang: str) -> Any:
     if isinstance(value, Msg):
-        return text(value, lang)
+        return text(lang, value)
     if isinstance(value, (list, tuple)):
         return _SEPARATOR.get(lang, "; ").join(str(_param(v, lang)) for v in value)
     if value is None:
@@ -96,7 +97,7 @@ def _param(value: Any, lang: str) -> Any:
     return value
 
 
-def text(message: Msg | str | None, lang: str = "en") -> str:
+def text(lang: str, message: Msg | str | None) -> str:
     """``message`` in ``lang`` (``zh`` or ``en``). A code missing from the language's catalogue
     falls back to English, then to the code itself; a plain string is returned as it is."""
     if message is None:
@@ -121,7 +122,7 @@ def text(message: Msg | str | None, lang: str = "en") -> str:
 
 def t(lang: str, key: str, **params: Any) -> str:
     """A UI label or fixed text by its code, in ``lang``, with ``params`` filled in."""
-    return text(Msg(code=key, params=params), lang)
+    return text(lang, Msg(code=key, params=params))
 
 
 def node_title(lang: str, node: str) -> str:

@@ -50,14 +50,14 @@ class AnswerNode(RetrieveNode):
             return None
         if streamed.cut == "turn":
             seconds = f"{self.settings.turn_timeout:g}"
-            line = prompts.text("answer_cut_turn", lang, seconds=seconds)
+            line = prompts.text(lang, "answer_cut_turn", seconds=seconds)
             code = "agent.answer_cut_turn"
         elif streamed.cut == "idle":
             seconds = f"{self.settings.stream_idle_timeout:g}"
-            line = prompts.text("answer_cut_idle", lang, seconds=seconds)
+            line = prompts.text(lang, "answer_cut_idle", seconds=seconds)
             code = "agent.answer_cut_idle"
         else:
-            line, code, seconds = prompts.text("answer_empty", lang), "agent.answer_empty", ""
+            line, code, seconds = prompts.text(lang, "answer_empty"), "agent.answer_empty", ""
         return line, self._n(node, code, "error", **({"seconds": seconds} if seconds else {}))
 
     def generate(self, state: GraphState) -> dict[str, Any]:
@@ -74,14 +74,14 @@ class AnswerNode(RetrieveNode):
         except Exception as exc:  # noqa: BLE001 - show the sources instead of crashing
             logger.warning("generation failed: %s", exc)
             notices.append(self._n(GENERATE, "agent.generation_failed", "error", error=self.error(exc)))
-            answer = sources_dump(state, prompts.text("generation_failed", lang, error=type(exc).__name__))
+            answer = sources_dump(state, prompts.text(lang, "generation_failed", error=type(exc).__name__))
         else:
             answer = streamed.text
             unfinished = self._unfinished(GENERATE, streamed, lang)
             if unfinished is not None:  # keep what was written, say why it stops, and show the sources
                 line, notice = unfinished
                 notices.append(notice)
-                head = f"{line}\n{prompts.text('sources_found', lang)}"
+                head = f"{line}\n{prompts.text(lang, 'sources_found')}"
                 kept = answer if answer.strip() else ""  # as streamed: the text shown so far stays its prefix
                 answer = "\n\n".join(part for part in (kept, sources_dump(state, head)) if part)
         return {"answer": answer, "answer_mode": mode, "notices": notices, "messages": [AIMessage(answer)]}
@@ -98,25 +98,25 @@ class AnswerNode(RetrieveNode):
                 notices.append(unfinished[1])
             if streamed.text.strip():
                 # Say plainly that nothing was looked up: a misrouted book question must not pass as sourced.
-                parts.append(prompts.text("direct_note", lang))
+                parts.append(prompts.text(lang, "direct_note"))
             answer = "\n\n".join(part for part in parts if part)
         except Exception as exc:  # noqa: BLE001
             notices.append(self._n(DIRECT_ANSWER, "agent.generation_failed", "error", error=self.error(exc)))
-            answer = prompts.text("generation_failed", lang, error=type(exc).__name__)
+            answer = prompts.text(lang, "generation_failed", error=type(exc).__name__)
         return {"answer": answer, "answer_mode": "direct", "notices": notices, "messages": [AIMessage(answer)]}
 
     def fallback(self, state: GraphState) -> dict[str, Any]:
         """Nothing usable was found: say so without calling the model, and list what is missing."""
         lang = state.get("language", "en")
         tried_web = bool(state.get("web_rounds"))
-        lines = [prompts.text("fallback", lang, web=prompts.text("fallback_web", lang) if tried_web else "")]
+        lines = [prompts.text(lang, "fallback", web=prompts.text(lang, "fallback_web") if tried_web else "")]
         evaluations = state.get("evaluations") or []
         missing = evaluations[-1].missing if evaluations else []
         if missing:
-            lines += ["", prompts.text("fallback_missing", lang)] + [f"- {m}" for m in missing]
-        problems = [text(n["msg"], lang) for n in state.get("notices") or [] if n["level"] == "error"]
+            lines += ["", prompts.text(lang, "fallback_missing")] + [f"- {m}" for m in missing]
+        problems = [text(lang, n["msg"]) for n in state.get("notices") or [] if n["level"] == "error"]
         if problems:
-            lines += ["", prompts.text("fallback_errors", lang)] + [f"- {p}" for p in problems]
+            lines += ["", prompts.text(lang, "fallback_errors")] + [f"- {p}" for p in problems]
         answer = "\n".join(lines)
         return {"answer": answer, "answer_mode": "fallback", "messages": [AIMessage(answer)]}
 
@@ -129,14 +129,14 @@ class AnswerNode(RetrieveNode):
         update.update(passages=retrieved["passages"], local_context=retrieved["local_context"],
                       notices=[RESET, *retrieved.get("notices", [])])
         passages: list[Passage] = retrieved["passages"]
-        lines = [prompts.text("retrieval_only_head", lang), ""]
+        lines = [prompts.text(lang, "retrieval_only_head"), ""]
         if not passages:
-            lines.append(prompts.text("retrieval_only_none", lang))
+            lines.append(prompts.text(lang, "retrieval_only_none"))
         for i, p in enumerate(passages, start=1):
             snippet = " ".join(p.text.split())
             snippet = snippet if len(snippet) <= RETRIEVAL_ONLY_CHARS else snippet[:RETRIEVAL_ONLY_CHARS] + "…"
             lines.append(f"[{i}] {p.label()} (score {p.score:.3f})\n{snippet}\n")
-        lines += ["", prompts.text("retrieval_only_howto", lang)]
+        lines += ["", prompts.text(lang, "retrieval_only_howto")]
         answer = "\n".join(lines)
         update.update(answer=answer, answer_mode="retrieval_only",
                       messages=[HumanMessage(question), AIMessage(answer)])

@@ -65,7 +65,7 @@ def show(msg: Msg | None, lang: str, *, icon: bool = True) -> str:
     string param (an error's own text) is shown as written."""
     if msg is None:
         return ""
-    body = text(msg, lang)
+    body = text(lang, msg)
     if not icon:
         return body
     mark = "✅" if msg.code in DONE_CODES else _ICONS.get(msg.level, "")

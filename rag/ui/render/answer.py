@@ -101,7 +101,7 @@ def usable_checks(answer: str, checks: Sequence[SentenceResult]) -> list[Sentenc
 def sentence_tip(check: SentenceResult, lang: str) -> str:
     """What the page says about one checked sentence (on hover and keyboard focus)."""
     status = t(lang, f"sent_{check.status}")
-    reason = text(check.reason, lang)
+    reason = text(lang, check.reason)
     if check.origin and check.status == "supported":
         return t(lang, "sent_tip", status=status, origin=t(lang, f"origin_{check.origin}"), reason=reason)
     return t(lang, "sent_tip_plain", status=status, reason=reason)
@@ -177,7 +177,7 @@ def _thought_lines(turn: Turn, lang: str) -> list[str]:
         if entry.status == "stopped":
             bits.append(t(lang, "stopped"))
         if entry.error:
-            bits.append(escape_markdown_text(clip(text(entry.error, lang), 120)))
+            bits.append(escape_markdown_text(clip(text(lang, entry.error), 120)))
         lines.append(" · ".join(bits))
     return lines
 
@@ -213,7 +213,7 @@ def chat_messages(state: UiState, lang: str) -> list[dict[str, Any]]:
         if turn.status == "failed":
             messages.append({
                 "role": "assistant",
-                "content": f"⚠️ **{t(lang, 'error_prefix')}**: {escape_markdown_text(text(turn.error, lang))}",
+                "content": f"⚠️ **{t(lang, 'error_prefix')}**: {escape_markdown_text(text(lang, turn.error))}",
             })
         if turn.status == "stopped":
             messages.append({"role": "assistant", "content": f'<div class="turn-stopped">⏹ {esc(t(lang, "stopped_note"))}</div>'})

@@ -76,7 +76,7 @@ def render_books(books: Sequence[Any] | None, lang: str, message: str = "", leve
         status = str(_book_field(book, "status", ""))
         book_id = str(_book_field(book, "id"))
         error = _book_field(book, "error", None)
-        error_html = f'<div class="note error book-error">{esc(text(error, lang))}</div>' if error else ""
+        error_html = f'<div class="note error book-error">{esc(text(lang, error))}</div>' if error else ""
         status_text = book_status_text(book, lang, (etas or {}).get(book_id))
         rows.append(
             f'<tr class="book-row status-{esc(status)}" data-book-id="{esc(book_id)}">'

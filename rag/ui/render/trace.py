@@ -34,7 +34,7 @@ def _part_html(part: PartResult, lang: str) -> str:
     if part.source is not None and part.source != part.matched_source:
         meta.append(esc(t(lang, "cited_as", n=part.source)))
     if part.detail:
-        meta.append(f'<span class="part-detail">{esc(text(part.detail, lang))}</span>')
+        meta.append(f'<span class="part-detail">{esc(text(lang, part.detail))}</span>')
     meta_html = f'<div class="part-meta">{" · ".join(meta)}</div>' if meta else ""
     return f'<li class="part part-{status}"><div class="part-head">{head}</div>{quote}{meta_html}</li>'
 
@@ -75,7 +75,7 @@ def checks_html(checks: Sequence[SentenceResult], lang: str) -> str:
         return f'<div class="kv muted">{esc(t(lang, "checks_title"))}: –</div>'
     rows = "".join(
         f'<li class="check check-{esc(c.status)}"><span class="check-status">{esc(t(lang, f"sent_{c.status}"))}</span> '
-        f'“{esc(clip(c.text, 120))}” <span class="check-reason">{esc(text(c.reason, lang))}</span></li>'
+        f'“{esc(clip(c.text, 120))}” <span class="check-reason">{esc(text(lang, c.reason))}</span></li>'
         for c in checks if c.status in ("unsupported", "uncited")
     )
     cls = "enough" if summary[1] == "all" else "not-enough"
@@ -102,7 +102,7 @@ def _entry_body(entry: TraceEntry, turn: Turn, lang: str) -> str:
         strategy = _strategy(lang, entry.route.strategy)
         parts.append(
             f'<div class="kv route route-{esc(entry.route.strategy)}"><b>{esc(t(lang, "strategy"))}:</b> {esc(strategy)}</div>'
-            f'<div class="kv"><b>{esc(t(lang, "reason"))}:</b> {esc(text(entry.route.reason, lang))}</div>'
+            f'<div class="kv"><b>{esc(t(lang, "reason"))}:</b> {esc(text(lang, entry.route.reason))}</div>'
         )
     if entry.passages is not None:
         if not entry.passages:
@@ -119,9 +119,9 @@ def _entry_body(entry: TraceEntry, turn: Turn, lang: str) -> str:
         if provider:
             block.append(f'<div class="kv"><b>{esc(t(lang, "provider"))}:</b> {esc(provider)}</div>')
         if notes:
-            block.append("".join(f'<div class="note">ℹ️ {esc(text(n, lang))}</div>' for n in notes))
+            block.append("".join(f'<div class="note">ℹ️ {esc(text(lang, n))}</div>' for n in notes))
         if rnd.get("error"):
-            block.append(f'<div class="note error">⚠️ {esc(text(rnd["error"], lang))}</div>')
+            block.append(f'<div class="note error">⚠️ {esc(text(lang, rnd["error"]))}</div>')
         if results:
             block.append('<div class="web-cards">' + "".join(web_card(r, lang=lang) for r in results) + "</div>")
         elif not rnd.get("error"):
@@ -137,9 +137,9 @@ def _entry_body(entry: TraceEntry, turn: Turn, lang: str) -> str:
         level = str(notice.get("level", "info"))
         level = level if level in {"info", "warning", "error"} else "info"
         icon = {"info": "ℹ️", "warning": "⚠️", "error": "⛔"}[level]
-        parts.append(f'<div class="note {level}">{icon} {esc(text(notice.get("msg"), lang))}</div>')
+        parts.append(f'<div class="note {level}">{icon} {esc(text(lang, notice.get("msg")))}</div>')
     if entry.error:
-        parts.append(f'<div class="note error">⛔ {esc(text(entry.error, lang))}</div>')
+        parts.append(f'<div class="note error">⛔ {esc(text(lang, entry.error))}</div>')
     return "".join(parts)
 
 
@@ -168,7 +168,7 @@ def render_trace(turn: Turn | None, lang: str) -> str:
         footer += f'<div class="note trace-queued">⏳ {esc(t(lang, "queued"))}</div>'
     if turn.status == "failed":
         footer += (f'<div class="note error trace-failed">⛔ {esc(t(lang, "error_prefix"))}: '
-                   f'{esc(text(turn.error, lang))}</div>')
+                   f'{esc(text(lang, turn.error))}</div>')
     if turn.status == "stopped":
         footer += f'<div class="note warning trace-stopped">⏹ {esc(t(lang, "stopped_note"))}</div>'
     if turn.total_s is not None:
