@@ -184,6 +184,9 @@ LABELS: dict[str, str] = {
     # -- labels added by the trace, sources and answer panels (rag.ui.render)
     "chapter_n": "Chapter {n}",
 
+
+    # -- the page (issue 25)
+
 }
 
 # node titles in the trace (rag.agent.names)
@@ -254,6 +257,13 @@ BOOKS: dict[str, str] = {
     "index.vectors_unreadable": "vectors of book {id} could not be read ({detail}).",
     "index.reranker_failed": "reranker {endpoint}: {detail}",
 
+
+    # -- books as they come (issue 24)
+
+    # -- the CLI's book lookup (issue 25)
+
+    # -- visitors and faults (issue 22)
+
 }
 
 # the agent's notices and fixed answer texts (rag.agent, rag.llm)
@@ -307,6 +317,9 @@ AGENT: dict[str, str] = {
     "turn.time_limit": "the turn did not finish within its time limit (TURN_TIMEOUT={seconds} s): stopped waiting for {waiting}",
     "turn.the_graph": "the graph",
     "turn.unexpected": "{name}: {detail}",
+
+
+    # -- visitors and faults (issue 22)
 
 }
 
@@ -409,6 +422,9 @@ SEARCH: dict[str, str] = {
     "search.failed": "web search failed: {detail}",
     "search.not_configured": "web search is not configured",
 
+
+    # -- visitors and faults (issue 22)
+
 }
 
 # settings and the session (rag.config, rag.ui)
@@ -421,6 +437,11 @@ SETTINGS: dict[str, str] = {
     "settings.searxng_scheme": "the SearXNG URL must start with http:// or https://",
     "settings.no_make_deps": "this app cannot change the model or search provider per session",
     "settings.invalid": "invalid values for {names}",
+
+
+    # -- the page (issue 25)
+
+    # -- visitors and faults (issue 22)
 
 }
 

@@ -184,6 +184,9 @@ LABELS: dict[str, str] = {
     # -- labels added by the trace, sources and answer panels (rag.ui.render)
     "chapter_n": "第{n}章",
 
+
+    # -- the page (issue 25)
+
 }
 
 # node titles in the trace (rag.agent.names)
@@ -247,6 +250,13 @@ BOOKS: dict[str, str] = {
     "index.vectors_unreadable": "无法读取书 {id} 的向量（{detail}）。",
     "index.reranker_failed": "重排序服务 {endpoint}：{detail}",
 
+
+    # -- books as they come (issue 24)
+
+    # -- the CLI's book lookup (issue 25)
+
+    # -- visitors and faults (issue 22)
+
 }
 
 # the agent's notices and fixed answer texts (rag.agent, rag.llm)
@@ -300,6 +310,9 @@ AGENT: dict[str, str] = {
     "turn.time_limit": "本轮没有在时限内完成（TURN_TIMEOUT={seconds} 秒）：不再等待 {waiting}",
     "turn.the_graph": "流程图",
     "turn.unexpected": "意外错误 {name}：{detail}",
+
+
+    # -- visitors and faults (issue 22)
 
 }
 
@@ -402,6 +415,9 @@ SEARCH: dict[str, str] = {
     "search.failed": "网络搜索失败：{detail}",
     "search.not_configured": "未配置网络搜索",
 
+
+    # -- visitors and faults (issue 22)
+
 }
 
 # settings and the session (rag.config, rag.ui)
@@ -414,6 +430,11 @@ SETTINGS: dict[str, str] = {
     "settings.searxng_scheme": "SearXNG 地址必须以 http:// 或 https:// 开头",
     "settings.no_make_deps": "此应用不能按会话更换模型或搜索引擎",
     "settings.invalid": "以下设置的值无效：{names}",
+
+
+    # -- the page (issue 25)
+
+    # -- visitors and faults (issue 22)
 
 }
 
