@@ -305,7 +305,7 @@ AGENT: dict[str, str] = {
     "answer.fallback_errors": "Problems along the way:",
     "answer.retrieval_only_head": "[Retrieval-only mode] No language model is connected, so nothing has judged whether these passages answer the question, and no answer was written. The most relevant passages in the book:",
     "answer.retrieval_only_none": "No relevant passage was found in the book.",
-    "answer.retrieval_only_howto": "To connect a model, set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL (any OpenAI-compatible endpoint: OpenAI, DeepSeek, Qwen...), or start Ollama on this machine.",
+    "answer.retrieval_only_howto": "To connect a model, open the Settings tab, enter the model (with its base URL and API key) and press Apply settings: no restart needed. Or copy .env.example to .env, set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL there (any OpenAI-compatible endpoint: DeepSeek, Qwen, OpenAI...) and restart the app; or start Ollama on this machine.",
     'answer.direct_note': "(Answered from the model's general knowledge, without consulting the book or judging sources.)",
     "answer.generation_failed": "The model failed while writing the answer ({error}). Here are the sources found, unprocessed:",
     "answer.answer_empty": "The model returned an empty answer.",

@@ -298,7 +298,7 @@ AGENT: dict[str, str] = {
     "answer.fallback_errors": "过程中出现的问题：",
     "answer.retrieval_only_head": "【仅检索模式】未连接语言模型，因此没有判断这些段落是否足以回答问题，也没有生成答案。以下是书中最相关的段落：",
     "answer.retrieval_only_none": "书中没有检索到相关段落。",
-    "answer.retrieval_only_howto": "连接模型：设置 LLM_BASE_URL、LLM_API_KEY、LLM_MODEL（任何 OpenAI 兼容接口，如 DeepSeek、通义千问、OpenAI），或在本机启动 Ollama。",
+    "answer.retrieval_only_howto": "连接模型：打开“设置”页，填写模型名称（以及 Base URL 和 API Key），点“应用设置”即可，无需重启；或把 .env.example 复制为 .env，在其中设置 LLM_BASE_URL、LLM_API_KEY、LLM_MODEL（任何 OpenAI 兼容接口，如 DeepSeek、通义千问、OpenAI）后重启应用；或在本机启动 Ollama。",
     "answer.direct_note": "（这是模型凭常识给出的回答，没有查阅书籍，也没有经过判断。）",
     "answer.generation_failed": "生成答案时模型出错（{error}）。以下是检索到的资料，未经模型整理：",
     "answer.answer_empty": "模型返回了空答案。",
