@@ -25,6 +25,7 @@ from rag.agent.names import (
 from rag.config import Settings, load_settings
 from rag.errors import ConfigError, RagError, filesystem_problem
 from rag.i18n import Msg, t, text
+from rag.index.cli import terminal_safe
 from rag.index.resolve import BOOK_HELP
 from rag.scope import chapter_arg, chapter_range_arg
 
@@ -124,7 +125,7 @@ def _ask_book(args: argparse.Namespace, index: Any, err: TextIO) -> str | None:
         raise BookNotFound(Msg.of("cli.book_not_found", level="error", book=spec))
     book = resolve_book(index, spec)
     if book.notice is not None:
-        print(f"note: {text('en', book.notice)}", file=err)
+        print(f"note: {terminal_safe(text('en', book.notice))}", file=err)
     return book.id
 
 

@@ -135,7 +135,8 @@ def cmd_search(args: argparse.Namespace, settings: Settings, out: TextIO = sys.s
         mode = args.mode or settings.retrieval_mode
         waiting = [b.title for b in index.books() if b.status != "ready" and (book_id in (None, b.id))]
         if mode != "keyword" and waiting:
-            print(f"note: still embedding {', '.join(waiting)}: hybrid search uses keywords only for it", file=err)
+            print(f"note: still embedding {terminal_safe(', '.join(waiting))}: hybrid search uses keywords only for it",
+                  file=err)
         chapters = limit_chapters(args.chapter, args.read_up_to)
         if chapters is not None and chapters[0] > chapters[1]:
             print(f"error: chapters {args.chapter[0]}-{args.chapter[1]} all come after --read-up-to {args.read_up_to}",
