@@ -24,6 +24,9 @@ from rag.agent.names import (
 )
 from rag.config import Settings, load_settings
 from rag.errors import ConfigError, RagError, filesystem_problem
+from rag.i18n import Msg, t, text
+from rag.index.cli import terminal_safe
+from rag.index.resolve import BOOK_HELP
 from rag.scope import chapter_arg, chapter_range_arg
 
 logger = logging.getLogger(__name__)
@@ -107,21 +110,43 @@ def _settings(args: argparse.Namespace) -> Settings:
     return load_settings(**overrides)
 
 
+def _ask_book(args: argparse.Namespace, index: Any, err: TextIO) -> str | None:
+    """The book id ``--book`` (or the deprecated ``--book-id``) names (``rag.index.resolve``): a file
+    not yet indexed is made keyword-searchable and answers at once while its vectors follow in the
+    background. Raises ``RagError`` when nothing matches."""
+    if args.book_id:
+        print(f"note: {t('en', 'cli.book_id_deprecated')}", file=err)
+    spec = args.book or args.book_id
+    if not spec:
+        return None
+    from rag.index.resolve import BookNotFound, resolve_book
+
+    if index is None:
+        raise BookNotFound(Msg.of("cli.book_not_found", level="error", book=spec))
+    book = resolve_book(index, spec)
+    if book.notice is not None:
+        print(f"note: {terminal_safe(text('en', book.notice))}", file=err)
+    return book.id
+
+
 def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     from rag.agent.graph import build_graph
     from rag.agent.wiring import make_deps
 
     index = None
-    book_id = args.book_id
     try:
         from rag.index import open_index
 
         index = open_index(settings)
-        if args.book:
-            info = index.ingest(args.book, progress=None, background=False)
-            book_id = info.id
     except ImportError:  # the book index is an optional part while it is being built
         logger.warning("book index unavailable")
+    try:
+        book_id = _ask_book(args, index, err)
+    except RagError as exc:  # an unknown book is an error, never an answer from the web alone
+        print(f"error: {exc}", file=err)
+        if index is not None:
+            index.close()
+        return 1
     deps = make_deps(settings, index=index)
     if deps.llm is None:
         print("note: no language model configured - retrieval-only mode (set LLM_BASE_URL / LLM_API_KEY / LLM_MODEL)",
@@ -172,8 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     ask = sub.add_parser("ask", help="ask a question (prints the trace to stderr, the answer to stdout)")
     ask.add_argument("question")
-    ask.add_argument("--book", help="a book file to index (if needed) and ask about")
-    ask.add_argument("--book-id", help="scope retrieval to an indexed book")
+    ask.add_argument("--book", help=BOOK_HELP)
+    ask.add_argument("--book-id", help="deprecated: the same as --book")
     ask.add_argument("--no-web", action="store_true", help="disable web search")
     ask.add_argument("--web-rounds", type=int, help="maximum web search rounds (default from MAX_WEB_ROUNDS)")
     ask.add_argument("--chapter", type=chapter_range_arg, metavar="A-B",

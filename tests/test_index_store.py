@@ -276,7 +276,7 @@ def test_cli_ingest_books_search(tmp_path: Path, epub: Path, capsys, monkeypatch
     code, out, _ = run("books")
     assert code == 0 and "测试书" in out and "ready" in out
     code, out, _ = run("search", MASTER, "-k", "2", "--mode", "keyword")
-    assert code == 0 and out.startswith("1. [keyword") and "第一回" in out and out.count("\n") == 4
+    assert code == 0 and out.startswith("1. 测试书 · ") and "[found by keyword; keyword score " in out and "第一回" in out and out.count("\n") == 4
     code, out, _ = run("search", "斜月三星洞", "--book", "测试书")
     assert code == 0 and "测试书" in out
     code, _, err = run("search", "x", "--book", "nothing")

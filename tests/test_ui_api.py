@@ -131,3 +131,37 @@ def test_scripts_see_only_shared_books_when_the_library_is_private():
         next(api.turns(QUESTION, "own-book"))  # the view of "script-1" does not find it
     shared = ScriptApi(lambda owner: graphs.append(owner), Library())
     assert shared._book_id("own-book", shared._library(None)) == "own-book"
+
+
+def test_ask_json_has_a_typed_result_that_names_every_field(live):
+    """Issue 25, item 9: ``view_api()`` (and MCP clients) see ``/ask_json``'s fields, not "Any",
+    and the JSON returned is exactly what the type says, key by key."""
+    from typing import get_args, get_origin, get_type_hints, is_typeddict
+
+    from pydantic import TypeAdapter
+
+    from rag.ui.api import AskResult
+
+    client = Client(live, verbose=False)
+    info = client.view_api(print_info=False, return_format="dict")
+    (returned,) = info["named_endpoints"]["/ask_json"]["returns"]
+    schema = returned["type"]
+    assert returned["python_type"]["type"] != "Any"
+    assert list(schema["properties"]) == list(get_type_hints(AskResult))
+    assert schema["properties"]["passages"]["items"]["properties"]["retriever"] == {"type": "string"}
+    assert "enough" in schema["properties"]["evaluations"]["items"]["properties"]
+
+    result = client.predict(QUESTION, api_name="/ask_json")
+    TypeAdapter(AskResult).validate_python(result)
+
+    def same_keys(value, hint, where="result"):
+        if is_typeddict(hint):
+            assert set(value) == set(get_type_hints(hint)), where
+            for key, sub in get_type_hints(hint).items():
+                same_keys(value[key], sub, f"{where}.{key}")
+        elif get_origin(hint) is list:
+            for i, item in enumerate(value):
+                same_keys(item, get_args(hint)[0], f"{where}[{i}]")
+
+    same_keys(result, AskResult)
+    assert result["passages"] and result["evaluations"][1]["parts"] and result["sentence_checks"]

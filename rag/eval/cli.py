@@ -40,6 +40,7 @@ from rag.eval.runner import (
     summarize_judge,
     summarize_route,
 )
+from rag.index.resolve import BOOK_HELP
 
 METHODS = ("function_calling", "json_mode", "json_schema")
 
@@ -290,7 +291,11 @@ def cmd_route(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
         print(f"[{i + 1}/{len(cases)}] {o.case.id:<10} {o.case.label_strategy:<8} -> {o.predicted:<8} {mark:<5} "
               f"{o.stats.latency_s:6.2f}s", file=err, flush=True)
 
-    book_terms, title, index = _book_check(args, settings)
+    try:
+        book_terms, title, index = _book_check(args, settings)
+    except RagError as exc:  # an unknown --book: one line, not a benchmark without the book
+        print(f"error: {exc}", file=err)
+        return 1
     try:
         outcomes = run_route(cases, llm, method=method, book_title=title, book_terms=book_terms,
                              on_result=None if args.quiet else progress)
@@ -315,8 +320,10 @@ def cmd_route(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
 
 
 def _book_check(args: argparse.Namespace, settings: Settings) -> tuple[Any, str | None, Any]:
-    """With ``--book``: a keyword index of that book in a temporary directory, and the graph's
-    book-term check over it (``rag.agent.routing``). Returns (check or None, book title, index to close)."""
+    """With ``--book``: the graph's book-term check (``rag.agent.routing``) over that book's keyword
+    index: a book file is indexed in a temporary directory (keywords only), anything else is an
+    indexed book's id, id prefix, title or file name (``rag.index.resolve``; raises ``BookNotFound``).
+    Returns (check or None, book title, index to close)."""
     if not getattr(args, "book", None):
         return None, None, None
     import tempfile
@@ -324,14 +331,25 @@ def _book_check(args: argparse.Namespace, settings: Settings) -> tuple[Any, str 
     from rag.agent.nodes.route import ROUTE_CHECK_K
     from rag.agent.routing import book_terms
     from rag.index import open_index
+    from rag.index.resolve import resolve_book
 
-    index = open_index(settings.model_copy(update={"data_dir": Path(tempfile.mkdtemp(prefix="route-book-"))}))
-    info = index.ingest(args.book, embed=False)
+    if Path(args.book).expanduser().is_file():
+        index = open_index(settings.model_copy(update={"data_dir": Path(tempfile.mkdtemp(prefix="route-book-"))}))
+        info = index.ingest(args.book, embed=False)
+        book_id, title = info.id, info.title
+    else:
+        index = open_index(settings)
+        try:
+            book = resolve_book(index, args.book, ingest=False)
+        except RagError:
+            index.close()
+            raise
+        book_id, title = book.id, book.title
 
     def check(question: str) -> list[str]:
-        return book_terms(question, index.retrieve(question, k=ROUTE_CHECK_K, book_id=info.id, mode="keyword"))
+        return book_terms(question, index.retrieve(question, k=ROUTE_CHECK_K, book_id=book_id, mode="keyword"))
 
-    return check, info.title, index
+    return check, title, index
 
 
 def cmd_answers(args: argparse.Namespace, settings: Settings, *, llm: Any | None = None,
@@ -494,8 +512,8 @@ def add_commands(subparsers: Any) -> None:
 
     route = sub.add_parser("route", help="benchmark the router (simple vs complex) on labelled questions")
     _common(route, judge_cases=False)
-    route.add_argument("--book", help="a book the questions are asked about: its title goes to the router, and "
-                                      "'simple' questions naming what the book uses go to the book (as in the graph)")
+    route.add_argument("--book", help="a book the questions are asked about (" + BOOK_HELP + "): its title goes to "
+                                      "the router, and 'simple' questions naming what the book uses go to the book")
     route.set_defaults(func=cmd_route)
 
     answers = sub.add_parser("answers", help="hallucination risk: full graph, no web, on 'half' cases; "

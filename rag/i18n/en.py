@@ -261,6 +261,13 @@ BOOKS: dict[str, str] = {
     # -- books as they come (issue 24)
 
     # -- the CLI's book lookup (issue 25)
+    "cli.book_not_found": ("no book matches '{book}': it is neither an indexed book's id, id prefix, title or file "
+                           "name, nor a file (see: python -m rag books)"),
+    "cli.book_keyword_first": ("'{title}' is keyword-searchable; its vectors are being embedded in the background "
+                               "({embedded}/{chunks} chunks), so keyword search answers for now"),
+    "cli.book_id_deprecated": "--book-id is deprecated: use --book (an id, id prefix, title or file)",
+    "cli.found_by": "found by {sources}",
+    "cli.score": "{mode} score {score}",
 
     # -- visitors and faults (issue 22)
 

@@ -9,12 +9,31 @@ from __future__ import annotations
 
 import argparse
 import sys
+import unicodedata
 from collections.abc import Callable
 from typing import Any, TextIO
 
 from rag.config import Settings
 from rag.errors import RagError
+from rag.i18n import t
+from rag.index.resolve import BOOK_HELP
 from rag.scope import chapter_arg, chapter_range_arg, limit_chapters
+
+#: Characters a terminal would act on rather than show: controls (newlines, escape sequences),
+#: format characters (right-to-left marks and overrides, zero-width ones), line and paragraph separators.
+_UNSAFE_CATEGORIES = {"Cc", "Cf", "Zl", "Zp"}
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def terminal_safe(value: object) -> str:
+    """``value`` as text that prints as itself on one line: each control, bidi or other format
+    character written as an escape (``\\n``, ``\\u202e``), so a file name cannot break a table or
+    reorder it (issue 22, item 6)."""
+    return "".join(
+        (_ESCAPES.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"))
+        if unicodedata.category(ch) in _UNSAFE_CATEGORIES else ch
+        for ch in str(value)
+    )
 
 
 class _Bars:
@@ -80,7 +99,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings, out: TextIO = sys.s
         raise
     bars.close()
     index.close()
-    print(f"{info.id}  {info.title}  {info.chapters} chapters, {info.chunks} chunks, "
+    print(f"{info.id}  {terminal_safe(info.title)}  {info.chapters} chapters, {info.chunks} chunks, "
           f"{info.embedded}/{info.chunks} embedded, status {info.status}", file=out)
     return 0
 
@@ -99,9 +118,9 @@ def cmd_books(args: argparse.Namespace, settings: Settings, out: TextIO = sys.st
         return 0
     print(f"{'id':<12}  {'status':<13}  {'chapters':>8}  {'chunks':>6}  {'embedded':>8}  title (source)", file=out)
     for b in books:
-        status = b.status if not b.error else f"{b.status}: {b.error}"
-        print(f"{b.id:<12}  {status:<13}  {b.chapters:>8}  {b.chunks:>6}  {b.embedded:>8}  {b.title} ({b.source})",
-              file=out)
+        status = terminal_safe(b.status if not b.error else f"{b.status}: {b.error}")
+        print(f"{b.id:<12}  {status:<13}  {b.chapters:>8}  {b.chunks:>6}  {b.embedded:>8}  "
+              f"{terminal_safe(b.title)} ({terminal_safe(b.source)})", file=out)
     return 0
 
 
@@ -110,15 +129,14 @@ def cmd_search(args: argparse.Namespace, settings: Settings, out: TextIO = sys.s
     try:
         book_id = None
         if args.book:
-            found = index.find_book(args.book)
-            if found is None:
-                print(f"error: no book matches '{args.book}' (see: python -m rag books)", file=err)
-                return 1
-            book_id = found.id
+            from rag.index.resolve import resolve_book
+
+            book_id = resolve_book(index, args.book).id
         mode = args.mode or settings.retrieval_mode
         waiting = [b.title for b in index.books() if b.status != "ready" and (book_id in (None, b.id))]
         if mode != "keyword" and waiting:
-            print(f"note: still embedding {', '.join(waiting)}: hybrid search uses keywords only for it", file=err)
+            print(f"note: still embedding {terminal_safe(', '.join(waiting))}: hybrid search uses keywords only for it",
+                  file=err)
         chapters = limit_chapters(args.chapter, args.read_up_to)
         if chapters is not None and chapters[0] > chapters[1]:
             print(f"error: chapters {args.chapter[0]}-{args.chapter[1]} all come after --read-up-to {args.read_up_to}",
@@ -138,12 +156,24 @@ def cmd_search(args: argparse.Namespace, settings: Settings, out: TextIO = sys.s
         return 0
     width = args.chars
     for rank, p in enumerate(passages, start=1):
-        text = " ".join(p.text.split())
-        snippet = text if len(text) <= width else text[: width - 1] + "…"
-        print(f"{rank}. [{p.source} {p.score:.4f}] {p.book_title} · {p.label()} · chunk {p.chunk_index} "
-              f"({p.start}-{p.end})", file=out)
-        print(f"   {snippet}", file=out)
+        flat = " ".join(p.text.split())
+        snippet = flat if len(flat) <= width else flat[: width - 1] + "…"
+        print(f"{rank}. {terminal_safe(p.book_title)} · {terminal_safe(p.label())} · chunk {p.chunk_index} "
+              f"({p.start}-{p.end})  [{score_label(p, mode)}]", file=out)
+        print(f"   {terminal_safe(snippet)}", file=out)
     return 0
+
+
+def score_label(passage: Any, mode: str, lang: str = "en") -> str:
+    """How a result was found and what its score is, named by the retriever that gave the score:
+    in hybrid mode every score is the fused one, also for a passage only keyword search found, so
+    "found by keyword; hybrid score 0.0164" after "hybrid score 0.0300" is no sorting bug (issue 25)."""
+    found = t(lang, "cli.found_by", sources=" + ".join(SOURCES.get(passage.source, [passage.source or mode])))
+    return f"{found}; {t(lang, 'cli.score', mode=mode, score=f'{passage.score:.4f}')}"
+
+
+#: ``Passage.source`` -> the retrievers that found it.
+SOURCES = {"hybrid": ["keyword", "vector"], "keyword": ["keyword"], "vector": ["vector"]}
 
 
 def add_commands(subparsers: Any, open_index: Callable[[Settings], Any] | None = None) -> None:
@@ -163,7 +193,7 @@ def add_commands(subparsers: Any, open_index: Callable[[Settings], Any] | None =
     search.add_argument("--mode", choices=["hybrid", "vector", "keyword"], default=None,
                         help="retrieval mode (default: RETRIEVAL_MODE, hybrid)")
     search.add_argument("-k", type=int, default=None, help="number of passages (default: RETRIEVAL_K)")
-    search.add_argument("--book", help="limit to one book (id, id prefix, title or file name)")
+    search.add_argument("--book", help=f"limit to one book: {BOOK_HELP}")
     search.add_argument("--chars", type=int, default=160, help="characters of each passage to show")
     search.add_argument("--chapter", type=chapter_range_arg, metavar="A-B",
                         help="search only these chapters (a number or a range, e.g. 27 or 3-7)")

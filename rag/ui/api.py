@@ -8,10 +8,132 @@ same graph and the same pure translation (``rag.ui.translate``) as the page.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Literal, TypeVar, cast
+
+from typing_extensions import TypedDict  # pydantic reads it on Python 3.11 (typing's is 3.12+)
 
 from rag.errors import RagError
 from rag.ui.translate import Turn, UiState, apply_event, start_turn, turn_result
+
+# -- ``/ask_json``'s result, typed (issue 25, item 9): the JSON ``rag.ui.translate.turn_result``
+# returns, field by field, so ``view_api()`` and MCP clients see its fields instead of "Any".
+# TypedDicts, not pydantic models: the result stays the plain dict it always was; its JSON schema
+# is ``pydantic.TypeAdapter(AskResult).json_schema()``.
+
+
+class MessageJson(TypedDict):
+    """A check's note as a message code: its code, parameters and level."""
+
+    code: str
+    params: dict[str, Any]
+    level: str
+
+
+class PartJson(TypedDict):
+    """One part of the question as the judge claimed it and the code checked it."""
+
+    part: str
+    answer: str
+    source: int | None
+    quote: str
+    status: Literal["verified", "unverified", "not_found"]
+    detail: MessageJson | str
+    matched_source: int | None
+    span: list[int] | None
+    origin: Literal["book", "web"] | None
+
+
+class EvaluationJson(TypedDict):
+    """One round's verdict: enough or not, what is missing, the web query, and the checked parts."""
+
+    reason: str
+    enough: bool
+    missing: list[str]
+    web_query: str | None
+    confidence: float
+    parts: list[PartJson]
+    model_enough: bool | None
+    mode: Literal["evidence", "verdict", "guarded"]
+
+
+class PassageJson(TypedDict):
+    """A book passage, cited as [n]; ``retriever``: keyword, vector or hybrid."""
+
+    n: int
+    label: str
+    book_id: str
+    book_title: str
+    chapter: int | None
+    text: str
+    retriever: str
+    score: float
+
+
+class WebSourceJson(TypedDict):
+    """A web result, cited as [n] after the passages."""
+
+    n: int
+    title: str
+    url: str
+    snippet: str
+    site: str | None
+    date: str | None
+
+
+class SentenceCheckJson(TypedDict):
+    """One sentence of the answer checked against the sources it cites."""
+
+    text: str
+    start: int
+    end: int
+    citations: list[int]
+    status: Literal["supported", "unsupported", "uncited", "no_claim"]
+    reason: MessageJson | str
+    origin: Literal["book", "web", "both"] | None
+
+
+class NoticeJson(TypedDict):
+    """A notice of a node, in English."""
+
+    node: str
+    level: str
+    message: str
+
+
+class TraceJson(TypedDict):
+    """One node of the trace and how long it took."""
+
+    node: str
+    status: str
+    duration_s: float | None
+
+
+class AskResult(TypedDict):
+    """Everything about one answer (``/ask_json``)."""
+
+    question: str
+    status: str
+    answer: str
+    mode: str | None
+    error: str | None
+    total_s: float | None
+    standalone_question: str | None
+    evaluations: list[EvaluationJson]
+    passages: list[PassageJson]
+    web_sources: list[WebSourceJson]
+    sentence_checks: list[SentenceCheckJson]
+    notices: list[NoticeJson]
+    trace: list[TraceJson]
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def returning(fn: F, result: type) -> F:
+    """``fn`` with ``result`` as its return annotation: ``gr.api`` reads the annotation as written,
+    a string where annotations are postponed (PEP 563), and a string is "Any" to it."""
+    fn.__annotations__["return"] = result
+    return fn
 
 
 def scope_kwargs(*, chapters: tuple[int, int] | None = None, read_up_to: int | None = None,
@@ -104,10 +226,10 @@ class ScriptApi:
         if last is not None and last.status == "failed":
             raise RagError(last.error or "the question could not be answered")
 
-    def ask_json(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    def ask_json(self, *args: Any, **kwargs: Any) -> AskResult:
         """Everything about the answer (``rag.ui.translate.turn_result``), once it is done."""
         last: Turn | None = None
         for last in self.turns(*args, **kwargs):  # noqa: B007 - the last state is the result
             continue
         assert last is not None
-        return turn_result(last)
+        return cast(AskResult, turn_result(last))

@@ -20,7 +20,7 @@ import gradio as gr
 
 from rag.agent.deps import Deps
 from rag.errors import RagError
-from rag.ui.api import ScriptApi
+from rag.ui.api import AskResult, ScriptApi, returning
 from rag.ui.layout import build_layout
 from rag.ui.pages import AppContext, Pages
 from rag.ui.pages.base import GraphFactory, MakeDeps, per_session_deps
@@ -208,7 +208,7 @@ def _register_api(ctx: AppContext, ask_concurrency: int) -> None:
             raise gr.Error(str(exc)) from None
 
     def ask_json(question: str, book: str = "", chapter_from: int = 0, chapter_to: int = 0, read_up_to: int = 0,
-                 allow_web_spoilers: bool = False) -> dict[str, Any]:
+                 allow_web_spoilers: bool = False) -> AskResult:
         """Ask a question and get everything about the answer as JSON: answer, mode, evaluations
         (with the checked parts of the question), passages, web sources, sentence checks, trace.
 
@@ -226,4 +226,4 @@ def _register_api(ctx: AppContext, ask_concurrency: int) -> None:
             raise gr.Error(str(exc)) from None
 
     gr.api(ask, api_name="ask", concurrency_limit=ask_concurrency, concurrency_id="ask")
-    gr.api(ask_json, api_name="ask_json", concurrency_limit=ask_concurrency, concurrency_id="ask")
+    gr.api(returning(ask_json, AskResult), api_name="ask_json", concurrency_limit=ask_concurrency, concurrency_id="ask")
