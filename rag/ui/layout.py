@@ -147,7 +147,7 @@ def build_layout(*, lang: str, head: str, banner: str, browser_secret: str, sett
         with gr.Column(scale=2, min_width=300, elem_id="rag-side-col"), gr.Tabs(elem_id="rag-side"):
             with gr.Tab(t(lang, "tab_trace"), id="trace", elem_id="rag-tab-trace", render_children=True) as tab_trace:
                 chat.trace = gr.HTML(render_trace(None, lang), elem_id="rag-trace")
-                with gr.Accordion(t(lang, "evaluations_json"), open=False) as eval_acc:
+                with gr.Accordion(t(lang, "evaluations_json"), open=False, elem_id="rag-evals-acc") as eval_acc:
                     chat.eval_acc, chat.eval_json = eval_acc, gr.JSON(value=[], elem_id="rag-evals", show_label=False)
             with gr.Tab(t(lang, "tab_sources"), id="sources", elem_id="rag-tab-sources",
                         render_children=True) as tab_sources:
