@@ -688,3 +688,46 @@ def test_browser_the_chinese_page_has_no_english_sentences(served):
         finally:
             browser.close()
     assert not any(found.values()), found
+
+
+class SlowWebSearch(FakeWebSearch):
+    """A web search that answers only after the turn's time limit."""
+
+    def search(self, query: str, count: int) -> list[Any]:
+        import time
+
+        time.sleep(6.0)
+        return super().search(query, count)
+
+
+@pytest.mark.browser
+@pytest.mark.xfail(strict=True, reason="issue 25, item 4, left: rag.deadline's messages are English text, not "
+                                       "codes ('no results in time: the turn's time limit was reached ...')")
+def test_browser_the_chinese_page_says_a_time_limit_in_chinese(tmp_path):
+    """Issue 25, item 4: a web search that runs past TURN_TIMEOUT: the Chinese page says so in Chinese."""
+    from playwright.sync_api import sync_playwright
+
+    from rag.ui import build_app
+
+    settings = make_settings(search_provider="fake", max_web_rounds=1, llm_model="scripted-fake",
+                             data_dir=tmp_path / "data", ui_language="auto", turn_timeout=3.0)
+    model = SlowScriptedChatModel(responder=scripted_responder(), delay_s=0.0)
+    deps = Deps(settings=settings, llm=model, retriever=FakeRetriever(PASSAGES), web_search=SlowWebSearch(WEB))
+    demo = build_app(deps)
+    port = free_port()
+    demo.queue()
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True,
+                show_error=False, ssr_mode=False)
+    try:
+        with sync_playwright() as pw:
+            browser = launch_chromium(pw)
+            try:
+                page = open_page(browser, f"http://127.0.0.1:{port}/", width=1366, height=900)
+                ask(page, QUESTION)
+                wait_done(page)
+                english = english_in(page)
+            finally:
+                browser.close()
+    finally:
+        demo.close()
+    assert not english, english
