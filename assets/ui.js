@@ -157,6 +157,13 @@
     const below = r.bottom + 6;
     const height = box.offsetHeight;
     box.style.top = `${below + height < window.innerHeight ? below : Math.max(8, r.top - height - 6)}px`;
+    // open at the highlighted quote, not at the passage top
+    const mark = box.querySelector("mark.quote-hl");
+    box.scrollTop = 0;
+    if (mark) {
+      const top = mark.getBoundingClientRect().top - box.getBoundingClientRect().top;
+      box.scrollTop = Math.max(0, top - box.clientHeight / 3);
+    }
   }
   function hidePreview() {
     if (preview) preview.hidden = true;
@@ -203,5 +210,8 @@
   document.addEventListener("mouseout", (ev) => { if (citeOf(ev.target)) hidePreview(); });
   document.addEventListener("focusin", (ev) => { const c = citeOf(ev.target); if (c) showPreview(c); else hidePreview(); });
   document.addEventListener("keydown", (ev) => { if (ev.key === "Escape") hidePreview(); });
-  window.addEventListener("scroll", hidePreview, true);
+  window.addEventListener("scroll", (ev) => {  // the page scrolls: hide; the preview itself scrolls: keep
+    if (preview && ev.target instanceof Node && preview.contains(ev.target)) return;
+    hidePreview();
+  }, true);
 })();

@@ -184,3 +184,25 @@ def test_secret_fields_are_secretstr():
     apply(deps, make, base_url="https://mine.example/v1", key="sk-user")
     assert isinstance(make.calls[-1][0].llm_api_key, SecretStr)
     assert "sk-user" not in repr(make.calls[-1][0])
+
+
+def test_an_upload_shows_one_progress_display_and_a_failed_ask_ends_its_turn(tmp_path):
+    """Issue 25, items 5 and 1, as wired: the upload's progress is drawn on the upload box only (not
+    also on the book list and the active-book picker), and the ask event has a failure handler."""
+    from fixtures_ui.live import make_index
+
+    settings = make_settings(data_dir=tmp_path / "data")
+    index = make_index(tmp_path, settings)
+    try:
+        demo = build_app(base_deps(data_dir=tmp_path / "data"), index=index)
+        ids = {block._id: getattr(block, "elem_id", None) for block in demo.blocks.values()}
+        deps = demo.config["dependencies"]
+        upload = [d for d in deps if "rag-upload" in [ids.get(i) for i in d["inputs"]]
+                  and "rag-books" in [ids.get(o) for o in d["outputs"]]]
+        assert len(upload) == 1 and [ids.get(c) for c in upload[0]["show_progress_on"] or []] == ["rag-upload"]
+        asks = {d["id"] for d in deps if "rag-trace" in [ids.get(c) for c in d.get("show_progress_on") or []]}
+        assert len(asks) == 2  # from the box (Enter) and from Send
+        failed = [d for d in deps if d.get("trigger_only_on_failure") and d.get("trigger_after") in asks]
+        assert len(failed) == 2 and all("rag-trace" in [ids.get(o) for o in d["outputs"]] for d in failed)
+    finally:
+        index.close()

@@ -160,3 +160,70 @@ def test_without_an_index_the_books_page_says_so(tmp_path):
     out = pages.books.on_upload(new_session(pages, "en"), str(tmp_path / "x.epub"), None)
     assert "book-msg note error" in out[pages.layout.books.books_html]
     assert "book-msg" in pages.books.on_delete(new_session(pages, "en"), "b1")[pages.layout.books.books_html]
+
+
+def test_the_active_book_is_kept_in_the_browser_across_a_reload(tmp_path, library):
+    """Issue 25, item 5: the picked book is written to the browser's state and a reloaded page (a
+    fresh page, the session found again or not) starts with it; a book gone since falls back."""
+    settings, index = library
+    info = index.ingest(str(book(tmp_path, "留下的书")), background=False)
+    pages = make_pages(Deps(settings=settings, retriever=index), index=index)
+    session = new_session(pages)
+    stored = pages.shell.on_load(session, {}, "__all__")[pages.layout.shell.browser]
+    stored = pages.books.keep_book(info.id, stored)
+    assert stored["book"] == info.id and stored["sid"] == session.id
+    for held in (None, session):  # a reload: the page holds no session, the browser names it
+        reloaded = pages.shell.on_load(held, stored, "__all__")
+        assert reloaded[pages.layout.books.active_book]["value"] == info.id
+        assert reloaded[pages.layout.shell.browser]["book"] == info.id
+    gone = pages.shell.on_load(None, {**stored, "book": "no-such-book"}, "__all__")
+    assert gone[pages.layout.books.active_book]["value"] == "__all__"
+    assert pages.books.keep_book("__all__", stored)["book"] is None
+
+
+def test_the_scope_panel_says_on_apply_what_its_fields_mean(tmp_path):
+    """Issue 25, item 1: empty fields mean the whole book; Apply says what is searched, or which
+    field is not a chapter number, in the page's language."""
+    pages = make_pages(Deps(settings=make_settings(data_dir=tmp_path / "data")))
+    zh, en = new_session(pages, "zh"), new_session(pages, "en")
+    assert "整本书" in value(pages.books.on_scope_apply(zh, "", "", ""), pages.layout.books.scope_status)
+    said = value(pages.books.on_scope_apply(en, "3", "二十七", "5"), pages.layout.books.scope_status)
+    assert "chapters 3 to 27" in said and "nothing after chapter 5" in said
+    wrong = value(pages.books.on_scope_apply(zh, "abc", "", ""), pages.layout.books.scope_status)
+    assert "从第几章" in wrong and "abc" in wrong and "不是回数" in wrong
+    assert "不是回数" in value(pages.books.on_scope_apply(zh, "", "", "0"), pages.layout.books.scope_status)
+
+
+def test_the_scope_fields_are_text_that_is_empty_when_empty(tmp_path):
+    """Issue 25, item 1: no number field that shows (and sends) a hidden 0 which Gradio then refuses
+    before the turn can say why."""
+    import gradio as gr
+
+    pages = make_pages(Deps(settings=make_settings(data_dir=tmp_path / "data")))
+    v = pages.layout.books
+    for field in (v.chapter_from, v.chapter_to, v.read_up_to):
+        assert isinstance(field, gr.Textbox) and field.value == ""
+        assert field.preprocess("") == ""  # nothing to refuse
+
+
+def test_the_embedding_estimate_is_steady():
+    """Issue 25, item 5: batches land every few seconds and the page ticks every 2 s; the estimate
+    (smoothed measured throughput) never jumps up by a third from one tick to the next, and it ends
+    near the truth."""
+    from rag.ui.pages.books import EtaTracker
+
+    now = [0.0]
+    tracker = EtaTracker(clock=lambda: now[0])
+    landed, at = {}, 0
+    for gap in [4] * 10 + [20] + [4] * 10 + [3] * 10:  # a batch of 64 every 4 s, a 20 s stall, faster
+        at += gap
+        landed[at] = 64
+    embedded, seen = 0, []
+    for tick in range(0, 120, 2):
+        now[0] = float(tick)
+        embedded += sum(n for when, n in landed.items() if tick - 2 < when <= tick)
+        seen.append(tracker.observe("b", embedded, 2000, True))
+    estimates = [s for s in seen if s is not None]
+    assert len(estimates) > 40
+    jumps = [b / a for a, b in zip(estimates, estimates[1:], strict=False) if a > 5]
+    assert max(jumps) < 1.3, [round(e) for e in estimates]

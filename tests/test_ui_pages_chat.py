@@ -170,3 +170,54 @@ def test_a_model_that_cannot_be_reached_shows_in_the_banner_and_the_trace(tmp_pa
     assert "mode-model-unreachable" in final[pages.layout.shell.banner]
     trace = final[pages.layout.chat.trace]
     assert "无法连接模型" in trace and "改为查书" in trace and "两次无效" not in trace
+
+
+@pytest.mark.parametrize("fields", [("abc", "", ""), ("", "", "0"), ("-3", "5", "")])
+def test_a_scope_field_that_is_not_a_chapter_ends_the_turn_with_a_message(pages, fields):
+    """Issue 25, item 1: the turn says which field is wrong and ends; the session is free again."""
+    session = new_session(pages)
+    out = ask(pages, session, QUESTION, *fields, False)
+    trace = out["final"][pages.layout.chat.trace]
+    assert "不是回数" in trace and "trace-queued" not in trace
+    assert out["final"][pages.layout.chat.send]["visible"] is True
+    assert session.active is None and session.ui.current.status == "failed"
+
+
+def test_empty_scope_fields_mean_the_whole_book(pages, monkeypatch):
+    scopes: list = []
+    original = chat_module.run_turn
+
+    def run_turn(graph, question, *, thread_id, book_id=None, **scope):
+        scopes.append(scope)
+        return original(graph, question, thread_id=thread_id, book_id=book_id)
+
+    monkeypatch.setattr(chat_module, "run_turn", run_turn)
+    session = new_session(pages)
+    ask(pages, session, QUESTION, "", "", "", False)
+    ask(pages, session, QUESTION, "3", "", "二十七", False)
+    assert scopes == [{}, {"chapters": (3, 10**6), "read_up_to": 27}]
+
+
+def test_an_ask_event_that_fails_before_its_handler_ends_the_turn(pages):
+    """Issue 25, item 1: Gradio refused an input (the handler never ran): the question does not stay
+    "queued" forever; it ends with a message and the next question is taken."""
+    v = pages.layout.chat
+    session = new_session(pages)
+    submitted = pages.chat.on_submit(session, QUESTION)
+    assert "trace-queued" in submitted[v.trace]
+    failed = pages.chat.on_ask_failed(session)
+    assert "trace-queued" not in failed[v.trace] and "页面请求失败" in failed[v.trace]
+    assert failed[v.send]["visible"] is True and failed[v.stop]["visible"] is False
+    assert session.active is None and session.ui.current.status == "failed"
+    assert pages.chat.on_submit(session, FOLLOW_UP)[v.stop]["visible"] is True
+
+
+def test_the_retrieval_only_answer_shows_ranks_not_raw_scores(tmp_path):
+    """Issue 25, item 6: "[1] ..." is the rank; the RRF number ("score 0.912") is not reader text."""
+    settings = make_settings(data_dir=tmp_path / "data", ui_language="en", retrieval_k=3)
+    pages = make_pages(Deps(settings=settings, llm=None, retriever=FakeRetriever(PASSAGES), web_search=None))
+    session = new_session(pages, "en")
+    final = ask(pages, session, "石猴拜谁为师？")["final"]
+    answer = session.ui.current.answer
+    assert "[1]" in answer and "[2]" in answer and "score" not in answer and "0.912" not in answer
+    assert "0.912" not in str(final[pages.layout.chat.chatbot])

@@ -186,6 +186,16 @@ LABELS: dict[str, str] = {
 
 
     # -- the page (issue 25)
+    "scope_placeholder": "empty: the whole book",
+    "scope_no_limit": "empty: no limit",
+    "scope_apply": "Apply",
+    "scope_invalid": "{field}: \"{value}\" is not a chapter number (1 or more, e.g. 27 or 二十七); leave it empty for the whole book",
+    "scope_whole_book": "The whole book is searched, no spoiler limit.",
+    "scope_range_to": "chapters {first} to {last}",
+    "scope_range_from": "from chapter {first} on",
+    "scope_read_to": "nothing after chapter {n}",
+    "scope_applied": "Questions search {parts}.",
+    "turn_failed": "This question could not be answered (the page's request failed). Please ask again.",
 
 }
 

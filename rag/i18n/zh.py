@@ -186,6 +186,16 @@ LABELS: dict[str, str] = {
 
 
     # -- the page (issue 25)
+    "scope_placeholder": "留空：整本书",
+    "scope_no_limit": "留空：不限制",
+    "scope_apply": "应用",
+    "scope_invalid": "{field}：“{value}”不是回数（1 或以上，如 27 或 二十七）；留空表示整本书",
+    "scope_whole_book": "检索整本书，不限制剧透。",
+    "scope_range_to": "第 {first} 至 {last} 回",
+    "scope_range_from": "第 {first} 回起",
+    "scope_read_to": "不用第 {n} 回之后的内容",
+    "scope_applied": "提问将检索：{parts}。",
+    "turn_failed": "这个问题没能回答（页面请求失败），请重新提问。",
 
 }
 

@@ -139,8 +139,12 @@ def _wire_chat(pages: Pages, ask_concurrency: int) -> None:
         "outputs": [*v.panels, v.send, v.stop, shell.banner], "concurrency_limit": ask_concurrency,
         "concurrency_id": "ask", "show_progress": "minimal", "show_progress_on": [v.trace], **PRIVATE,
     }
-    v.question.submit(**submit).then(**ask)
-    v.send.click(**submit).then(**ask)
+    # any failure of the ask event (Gradio refusing an input before the handler runs, the handler
+    # raising) ends the turn with a message: it never stays "queued"
+    failed: dict[str, Any] = {"fn": chat.on_ask_failed, "inputs": [shell.session],
+                              "outputs": [*v.panels, v.send, v.stop], "queue": False, **PRIVATE}
+    v.question.submit(**submit).then(**ask).failure(**failed)
+    v.send.click(**submit).then(**ask).failure(**failed)
     v.stop.click(chat.on_stop, inputs=[shell.session], outputs=[*v.panels, v.send, v.stop], queue=False, **PRIVATE)
     reset: dict[str, Any] = {"inputs": [shell.session], "outputs": [shell.session, *v.panels, v.send, v.stop],
                              "queue": False, **PRIVATE}
@@ -156,19 +160,24 @@ def _wire_books(pages: Pages) -> None:
                   progress: gr.Progress = gr.Progress()) -> dict[Any, Any]:  # noqa: B008 - Gradio's idiom
         return books.on_upload(session, path, current, progress)
 
+    keep: dict[str, Any] = {"fn": books.keep_book, "inputs": [v.active_book, shell.browser],
+                            "outputs": [shell.browser], "queue": False, **PRIVATE}
+    # one progress display during an upload: on the upload box only (not on the list and the picker)
     v.upload.upload(lambda path: gr.update(visible=bool(path)), inputs=[v.upload], outputs=[v.upload_cancel],
                     queue=False, **PRIVATE).then(
         on_upload, inputs=[v.upload, shell.session, v.active_book], outputs=[v.upload, shell.session, *v.outputs],
-        concurrency_limit=1, concurrency_id="ingest", **PRIVATE,
-    ).then(lambda: gr.update(visible=False), outputs=[v.upload_cancel], queue=False, **PRIVATE)
+        concurrency_limit=1, concurrency_id="ingest", show_progress_on=[v.upload], **PRIVATE,
+    ).then(lambda: gr.update(visible=False), outputs=[v.upload_cancel], queue=False, **PRIVATE).then(**keep)
     v.upload_cancel.click(books.on_upload_cancel, inputs=[shell.session], outputs=[v.upload_cancel], queue=False,
                           **PRIVATE)
     v.timer.tick(books.on_tick, inputs=[shell.session, v.active_book], outputs=v.outputs, queue=False,
                  show_progress="hidden", **PRIVATE)
     v.active_book.input(books.on_pick, inputs=[shell.session, v.active_book], outputs=[v.delete_btn, *v.outputs],
-                        queue=False, **PRIVATE)
+                        queue=False, **PRIVATE).then(**keep)
     v.delete_btn.click(books.on_delete, inputs=[shell.session, v.active_book], outputs=[v.delete_btn, *v.outputs],
-                       concurrency_limit=1, concurrency_id="ingest", **PRIVATE)
+                       concurrency_limit=1, concurrency_id="ingest", **PRIVATE).then(**keep)
+    v.scope_apply.click(books.on_scope_apply, inputs=[shell.session, v.chapter_from, v.chapter_to, v.read_up_to],
+                        outputs=[v.scope_status], queue=False, **PRIVATE)
 
 
 def _wire_settings(pages: Pages) -> None:

@@ -68,6 +68,8 @@ class BooksView:
     chapter_to: Any
     read_up_to: Any
     allow_spoilers: Any
+    scope_apply: Any
+    scope_status: Any
     books_html: Any
     delete_btn: Any
     timer: Any
@@ -145,7 +147,7 @@ def build_layout(*, lang: str, head: str, banner: str, browser_secret: str, sett
         with gr.Column(scale=2, min_width=300, elem_id="rag-side-col"), gr.Tabs(elem_id="rag-side"):
             with gr.Tab(t(lang, "tab_trace"), id="trace", elem_id="rag-tab-trace", render_children=True) as tab_trace:
                 chat.trace = gr.HTML(render_trace(None, lang), elem_id="rag-trace")
-                with gr.Accordion(t(lang, "evaluations_json"), open=False) as eval_acc:
+                with gr.Accordion(t(lang, "evaluations_json"), open=False, elem_id="rag-evals-acc") as eval_acc:
                     chat.eval_acc, chat.eval_json = eval_acc, gr.JSON(value=[], elem_id="rag-evals", show_label=False)
             with gr.Tab(t(lang, "tab_sources"), id="sources", elem_id="rag-tab-sources",
                         render_children=True) as tab_sources:
@@ -188,16 +190,22 @@ def _books_tab(lang: str, has_index: bool) -> BooksView:
                               label=t(lang, "active_book"), elem_id="rag-active-book", interactive=True)
     with gr.Accordion(t(lang, "scope_title"), open=False, elem_id="rag-scope") as scope_acc:
         scope_note = gr.Markdown(t(lang, "scope_note"))
+        # text fields: empty is empty (the whole book), never a hidden 0 (rag.ui.pages.scope)
         with gr.Row():
-            chapter_from = gr.Number(None, precision=0, minimum=1, label=t(lang, "chapter_from"), elem_id="rag-ch-from")
-            chapter_to = gr.Number(None, precision=0, minimum=1, label=t(lang, "chapter_to"), elem_id="rag-ch-to")
-        read_up_to = gr.Number(None, precision=0, minimum=1, label=t(lang, "read_up_to"), elem_id="rag-read-up-to")
+            chapter_from = gr.Textbox("", label=t(lang, "chapter_from"), placeholder=t(lang, "scope_placeholder"),
+                                      max_lines=1, elem_id="rag-ch-from")
+            chapter_to = gr.Textbox("", label=t(lang, "chapter_to"), placeholder=t(lang, "scope_placeholder"),
+                                    max_lines=1, elem_id="rag-ch-to")
+        read_up_to = gr.Textbox("", label=t(lang, "read_up_to"), placeholder=t(lang, "scope_no_limit"), max_lines=1,
+                                elem_id="rag-read-up-to")
         allow_spoilers = gr.Checkbox(False, label=t(lang, "allow_web_spoilers"), elem_id="rag-allow-spoilers")
+        scope_apply = gr.Button(t(lang, "scope_apply"), size="sm", elem_id="rag-scope-apply")
+        scope_status = gr.Markdown("", elem_id="rag-scope-status")
     books_html = gr.HTML(render_books([] if has_index else None, lang), elem_id="rag-books")
     delete_btn = gr.Button(t(lang, "delete_book"), size="sm", elem_id="rag-delete-book", visible=has_index)
     timer = gr.Timer(2.0, active=False)
     return BooksView(upload, upload_cancel, active_book, scope_acc, scope_note, chapter_from, chapter_to,
-                     read_up_to, allow_spoilers, books_html, delete_btn, timer)
+                     read_up_to, allow_spoilers, scope_apply, scope_status, books_html, delete_btn, timer)
 
 
 def _settings_tab(lang: str, s: Any, providers: list[str]) -> SettingsView:

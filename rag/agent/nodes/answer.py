@@ -135,7 +135,7 @@ class AnswerNode(RetrieveNode):
         for i, p in enumerate(passages, start=1):
             snippet = " ".join(p.text.split())
             snippet = snippet if len(snippet) <= RETRIEVAL_ONLY_CHARS else snippet[:RETRIEVAL_ONLY_CHARS] + "…"
-            lines.append(f"[{i}] {p.label()} (score {p.score:.3f})\n{snippet}\n")
+            lines.append(f"[{i}] {p.label()}\n{snippet}\n")  # [i] is the rank; no raw score for readers
         lines += ["", prompts.text(lang, "retrieval_only_howto")]
         answer = "\n".join(lines)
         update.update(answer=answer, answer_mode="retrieval_only",

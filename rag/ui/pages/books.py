@@ -18,6 +18,7 @@ from rag.errors import RagError
 from rag.i18n import Msg, t
 from rag.ui.layout import ALL_BOOKS, Layout
 from rag.ui.pages.base import AppContext, show
+from rag.ui.pages.scope import ScopeInvalid, parse_scope, scope_summary
 from rag.ui.render import render_books
 from rag.ui.session import Session
 
@@ -30,24 +31,33 @@ _PENDING = {"keyword_ready", "embedding"}  # book states that still change (the 
 
 
 class EtaTracker:
-    """Time left for books being embedded, from the progress seen over the last minutes."""
+    """Time left for books being embedded, from the measured throughput, smoothed: each time a
+    book's count grows, the chunks per second since its last growth update a moving average
+    (weight ``alpha``), so one fast or slow batch moves the estimate a little, not from 25 to 700
+    minutes. A count that falls (the book was embedded afresh) starts over."""
 
-    def __init__(self, window_s: float = 300.0, clock: Callable[[], float] = time.monotonic) -> None:
-        self.window_s, self.clock = window_s, clock
-        self._samples: dict[str, list[tuple[float, int]]] = {}
+    def __init__(self, alpha: float = 0.3, clock: Callable[[], float] = time.monotonic) -> None:
+        self.alpha, self.clock = alpha, clock
+        self._last: dict[str, tuple[float, int, float | None]] = {}  # book -> (when, embedded, rate)
         self._lock = threading.Lock()
 
     def observe(self, book_id: str, embedded: int, chunks: int, embedding: bool) -> float | None:
         """Record the book's progress; seconds left, or None while there is no rate yet."""
         with self._lock:
             if not embedding:
-                self._samples.pop(book_id, None)
+                self._last.pop(book_id, None)
                 return None
             now = self.clock()
-            samples = [s for s in self._samples.get(book_id, []) if now - s[0] <= self.window_s and s[1] <= embedded]
-            samples.append((now, embedded))
-            self._samples[book_id] = samples
-            return eta_seconds(samples, chunks)
+            seen = self._last.get(book_id)
+            if seen is None or embedded < seen[1]:
+                self._last[book_id] = (now, embedded, None)
+                return None
+            at, before, rate = seen
+            if embedded > before and now > at:
+                measured = (embedded - before) / (now - at)
+                rate = measured if rate is None else self.alpha * measured + (1 - self.alpha) * rate
+                self._last[book_id] = (now, embedded, rate)
+            return max(0.0, (chunks - embedded) / rate) if rate else None
 
 
 def eta_seconds(samples: list[tuple[float, int]], chunks: int) -> float | None:
@@ -148,10 +158,11 @@ class BooksPage:
             v.upload_cancel: gr.update(value=t(lang, "upload_cancel")),
             v.scope_acc: gr.update(label=t(lang, "scope_title")),
             v.scope_note: gr.update(value=t(lang, "scope_note")),
-            v.chapter_from: gr.update(label=t(lang, "chapter_from")),
-            v.chapter_to: gr.update(label=t(lang, "chapter_to")),
-            v.read_up_to: gr.update(label=t(lang, "read_up_to")),
+            v.chapter_from: gr.update(label=t(lang, "chapter_from"), placeholder=t(lang, "scope_placeholder")),
+            v.chapter_to: gr.update(label=t(lang, "chapter_to"), placeholder=t(lang, "scope_placeholder")),
+            v.read_up_to: gr.update(label=t(lang, "read_up_to"), placeholder=t(lang, "scope_no_limit")),
             v.allow_spoilers: gr.update(label=t(lang, "allow_web_spoilers")),
+            v.scope_apply: gr.update(value=t(lang, "scope_apply")),
             v.delete_btn: gr.update(value=t(lang, "delete_book")),
         }
 
@@ -206,6 +217,20 @@ class BooksPage:
         session.books_message = Msg.of("indexed", title=info.title or Path(path).stem, chapters=info.chapters,
                                        chunks=info.chunks)
         return {self.ui.upload: None, **self.outputs(session, new_id)}
+
+    def on_scope_apply(self, session: Session | None, first: Any, last: Any, read_to: Any) -> dict[Any, Any]:
+        """Apply in the scope panel: what the fields mean in words, or which one is wrong."""
+        lang = session.lang if isinstance(session, Session) else self.ctx.default_lang
+        try:
+            msg = scope_summary(parse_scope(first, last, read_to))
+        except ScopeInvalid as exc:
+            msg = exc.msg
+        return {self.ui.scope_status: gr.update(value=show(msg, lang))}
+
+    def keep_book(self, book: str | None, stored: Any) -> Any:
+        """The browser keeps the active book, so a reload shows it again (``ShellPage.on_load``)."""
+        stored = stored if isinstance(stored, dict) else {}
+        return {**stored, "book": book if book and book != ALL_BOOKS else None}
 
     def on_upload_cancel(self, session: Session | None) -> Any:
         session = self.ctx.ensure_session(session)

@@ -15,10 +15,11 @@ from rag.agent.nodes.common import MODEL_UNREACHABLE_CODES
 from rag.agent.state import Notice
 from rag.deadline import END, TIMEOUT, Pump
 from rag.errors import RagError
-from rag.i18n import codes, t
-from rag.ui.api import chapter_range, scope_kwargs
+from rag.i18n import Msg, codes, t
+from rag.ui.api import scope_kwargs
 from rag.ui.layout import ALL_BOOKS, ChatView, Layout
 from rag.ui.pages.base import AppContext
+from rag.ui.pages.scope import ScopeInvalid, parse_scope
 from rag.ui.probe import llm_endpoint
 from rag.ui.render import chat_messages, evaluations_json, render_sources, render_trace
 from rag.ui.session import ActiveTurn, Session
@@ -88,8 +89,8 @@ class ChatPage:
             session.ui = start_turn(session.ui, text, queued=True)
         return {self.shell.session: session, self.ui.question: "", **self.panels(session), **self.buttons(True)}
 
-    def on_ask(self, session: Session | None, book: str | None, ch_from: float | None, ch_to: float | None,
-               read_to: float | None, spoilers: bool) -> Iterator[dict[Any, Any]]:
+    def on_ask(self, session: Session | None, book: str | None, ch_from: Any, ch_to: Any, read_to: Any,
+               spoilers: bool) -> Iterator[dict[Any, Any]]:
         """Runs the turn on_submit took; streams the panels; ends with the buttons and banner."""
         session = self.ctx.ensure_session(session)
         with session.lock:
@@ -117,17 +118,22 @@ class ChatPage:
         self.note_reachability(session)
         yield {**self.panels(session), **self.buttons(False), self.shell.banner: self.ctx.banner_html(session)}
 
-    def _run_events(self, session: Session, turn: ActiveTurn, book: str | None, ch_from: float | None,
-                    ch_to: float | None, read_to: float | None, spoilers: bool) -> Iterator[dict[Any, Any]]:
+    def _run_events(self, session: Session, turn: ActiveTurn, book: str | None, ch_from: Any, ch_to: Any,
+                    read_to: Any, spoilers: bool) -> Iterator[dict[Any, Any]]:
         """Run the turn's graph in a pump and apply its events; ends early on Stop or a reset."""
         if not turn.cancel.is_set():
             session.wait_for_previous(timeout=float(self.ctx.settings.llm_timeout) + 10)
         if turn.cancel.is_set() or not session.is_current(turn):
             return
         try:
+            chosen = parse_scope(ch_from, ch_to, read_to)
             graph = self.ctx.ensure_graph(session)
-            scope = scope_kwargs(chapters=chapter_range(ch_from, ch_to), read_up_to=int(read_to) if read_to else None,
+            scope = scope_kwargs(chapters=chosen.chapters, read_up_to=chosen.read_up_to,
                                  allow_web_spoilers=bool(spoilers))
+        except ScopeInvalid as exc:
+            with session.lock:
+                session.ui = fail_turn(session.ui, exc.msg)
+            return
         except (RagError, ValueError) as exc:
             with session.lock:
                 session.ui = fail_turn(session.ui, str(exc))
@@ -166,6 +172,20 @@ class ChatPage:
             update = self.panels(session, changed_only=True)
             if update:
                 yield update
+
+    def on_ask_failed(self, session: Session | None) -> dict[Any, Any]:
+        """The ask event failed before or around its handler (Gradio refused an input, the handler
+        raised): a turn still queued or running ends with a message, never stays "queued"."""
+        if not isinstance(session, Session):
+            return self.buttons(False)
+        with session.lock:
+            turn = session.active
+            unran = turn is not None and turn.pump is None  # on_ask never ran it
+            if unran or (turn is None and session.ui.busy):
+                session.ui = fail_turn(session.ui, Msg.of("turn_failed", level="error"))
+        if unran and turn is not None:
+            session.end(turn)
+        return {**self.panels(session), **self.buttons(False)}
 
     def note_reachability(self, session: Session) -> None:
         """After a turn: whether its model calls reached the model (the banner says so)."""

@@ -33,9 +33,11 @@ def orphan_turn_ends(session: Session) -> None:
     session.end(turn)
 
 
-def browser_value(session: Session, remember: bool | None = None) -> dict[str, Any]:
-    """What the browser keeps of a session: its id, language and non-secret settings (keys if asked)."""
-    value: dict[str, Any] = {"sid": session.id, "lang": session.lang, "settings": dict(session.saved)}
+def browser_value(session: Session, remember: bool | None = None, book: Any = None) -> dict[str, Any]:
+    """What the browser keeps of a session: its id, language, non-secret settings (keys if asked)
+    and the active book."""
+    value: dict[str, Any] = {"sid": session.id, "lang": session.lang, "settings": dict(session.saved),
+                             "book": book if isinstance(book, str) and book else None}
     if remember:
         value["remember_keys"] = True
         value["keys"] = {k: v for k, v in session.saved_keys.items() if v}
@@ -101,8 +103,11 @@ class ShellPage:
         session.llm_unreachable = self.ctx.model_unreachable(session)
         with session.lock:
             running = session.active is not None
+        kept = stored.get("book")
+        if (not current_book or current_book == ALL_BOOKS) and isinstance(kept, str) and kept:
+            current_book = kept  # the book this browser had picked (outputs() falls back if it is gone)
         return merge(
-            {self.ui.session: session, self.ui.browser: browser_value(session, stored.get("remember_keys")),
+            {self.ui.session: session, self.ui.browser: browser_value(session, stored.get("remember_keys"), kept),
              self.ui.banner: self.ctx.banner_html(session), **self.settings.status(session)},
             self.chat.panels(session), self.books.outputs(session, self.default_book(session, current_book)),
             self.labels(session.lang), self.settings.fields_of(session, stored), self.chat.buttons(running),

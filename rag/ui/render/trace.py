@@ -102,7 +102,8 @@ def _entry_body(entry: TraceEntry, turn: Turn, lang: str) -> str:
         strategy = _strategy(lang, entry.route.strategy)
         parts.append(
             f'<div class="kv route route-{esc(entry.route.strategy)}"><b>{esc(t(lang, "strategy"))}:</b> {esc(strategy)}</div>'
-            f'<div class="kv"><b>{esc(t(lang, "reason"))}:</b> {esc(text(lang, entry.route.reason))}</div>'
+            f'<div class="kv"><b>{esc(t(lang, "reason"))}:</b> '
+            f'<span class="model-text">{esc(text(lang, entry.route.reason))}</span></div>'  # the model's words
         )
     if entry.passages is not None:
         if not entry.passages:
