@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from rag.i18n import Msg
+
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -31,7 +33,20 @@ _CURRENT: contextvars.ContextVar[Deadline | None] = contextvars.ContextVar("rag_
 
 class DeadlineExceeded(TimeoutError):
     """The turn's time is up. A ``TimeoutError``, so every caller that handles a timed-out model
-    call or search handles this one too."""
+    call or search handles this one too. ``msg``: the reader's message (code ``turn.deadline``)."""
+
+    def __init__(self, msg: Msg) -> None:
+        self.msg = msg
+        super().__init__(str(msg))
+
+
+def step_msg(step: str) -> Msg:
+    """The step a time limit stopped, as a message: its ``step.<name>`` code when the catalogue has
+    one (``model_call``, ``answer_stream``, ...), else the name as written."""
+    from rag.i18n.en import CATALOGUE
+
+    code = f"step.{step}"
+    return Msg.of(code) if code in CATALOGUE else Msg.of("text", value=step)
 
 
 @dataclass(frozen=True)
@@ -51,7 +66,9 @@ class Deadline:
         return self.remaining() <= 0.0
 
     def exceeded(self, what: str) -> DeadlineExceeded:
-        return DeadlineExceeded(f"{what}: the turn's time limit was reached (TURN_TIMEOUT={self.seconds:g} s)")
+        """The error for step ``what`` (a ``step.<what>`` code's name) stopped by this deadline."""
+        return DeadlineExceeded(Msg.of("turn.deadline", level="error", step=step_msg(what),
+                                       seconds=f"{self.seconds:g}"))
 
 
 def budget_of(graph: object) -> float | None:
@@ -159,7 +176,7 @@ def pump(source: Iterable[T] | Callable[[], Iterable[T]], deadline: Deadline | N
     every case, and an item that comes after its time is dropped."""
     if deadline is not None and deadline.end + grace <= time.monotonic():
         raise deadline.exceeded(what)
-    worker: Pump[T] = Pump(source, name=f"rag-{what.replace(' ', '-')}")
+    worker: Pump[T] = Pump(source, name=f"rag-{what.replace(' ', '-').replace('_', '-')}")
     started = False
     try:
         while True:

@@ -174,7 +174,7 @@ class DeadlineBound:
             return self._model.invoke(input, config, **kwargs)
         if _takes_timeout(self._base):
             kwargs["timeout"] = _request_timeout(self._base, deadline)
-        return turn_deadline.call_before(lambda: self._model.invoke(input, config, **kwargs), deadline, "model call")
+        return turn_deadline.call_before(lambda: self._model.invoke(input, config, **kwargs), deadline, "model_call")
 
 
 @dataclass(frozen=True)
@@ -220,7 +220,7 @@ def stream_text(llm: Any, messages: list[Any], *, idle: float | None = None) -> 
         kwargs["timeout"] = _request_timeout(llm, deadline)
     parts: list[str] = []
     try:
-        for text in turn_deadline.pump(lambda: _texts(llm, messages, kwargs), deadline, what="answer stream",
+        for text in turn_deadline.pump(lambda: _texts(llm, messages, kwargs), deadline, what="answer_stream",
                                        idle=idle or None):
             parts.append(text)
     except turn_deadline.Idle:
@@ -327,7 +327,7 @@ def _what_failed(exc: BaseException) -> Msg:
 def unavailable(llm: Any, exc: BaseException) -> LLMUnavailable:
     """An ``LLMUnavailable`` for a failed call: what went wrong and where, never the key."""
     endpoint = endpoint_of(llm)
-    detail = redact(_short(exc), _secrets_of_llm(llm))
+    detail: Msg | str = exc.msg if isinstance(exc, DeadlineExceeded) else redact(_short(exc), _secrets_of_llm(llm))
     return LLMUnavailable(endpoint, Msg.of("llm.call_failed", level="error", endpoint=endpoint,
                                            what=_what_failed(exc), kind=type(exc).__name__, detail=detail))
 

@@ -701,8 +701,6 @@ class SlowWebSearch(FakeWebSearch):
 
 
 @pytest.mark.browser
-@pytest.mark.xfail(strict=True, reason="issue 25, item 4, left: rag.deadline's messages are English text, not "
-                                       "codes ('no results in time: the turn's time limit was reached ...')")
 def test_browser_the_chinese_page_says_a_time_limit_in_chinese(tmp_path):
     """Issue 25, item 4: a web search that runs past TURN_TIMEOUT: the Chinese page says so in Chinese."""
     from playwright.sync_api import sync_playwright

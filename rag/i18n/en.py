@@ -331,6 +331,14 @@ AGENT: dict[str, str] = {
     "answer.sources_found": "Here are the sources found, unprocessed:",
 
     # -- a turn's run and its failures (rag.agent.events)
+    "turn.deadline": "{step}: the turn's time limit was reached (TURN_TIMEOUT={seconds} s)",
+    "step.model_call": "model call",
+    "step.answer_stream": "answer stream",
+    "step.not_searched": "not searched",
+    "step.web_search": "no results in time",
+    "step.search_request": "search request",
+    "step.rerank": "rerank",
+    "step.turn": "turn",
     "turn.time_limit": "the turn did not finish within its time limit (TURN_TIMEOUT={seconds} s): stopped waiting for {waiting}",
     "turn.the_graph": "the graph",
     "turn.unexpected": "{name}: {detail}",

@@ -322,6 +322,14 @@ AGENT: dict[str, str] = {
     "answer.sources_found": "以下是检索到的资料，未经模型整理：",
 
     # -- a turn's run and its failures (rag.agent.events)
+    "turn.deadline": "{step}：已到本轮时限（TURN_TIMEOUT={seconds} 秒）",
+    "step.model_call": "模型调用",
+    "step.answer_stream": "回答的流式输出",
+    "step.not_searched": "未搜索",
+    "step.web_search": "未能及时得到搜索结果",
+    "step.search_request": "搜索请求",
+    "step.rerank": "重排序",
+    "step.turn": "本轮",
     "turn.time_limit": "本轮没有在时限内完成（TURN_TIMEOUT={seconds} 秒）：不再等待 {waiting}",
     "turn.the_graph": "流程图",
     "turn.unexpected": "意外错误 {name}：{detail}",

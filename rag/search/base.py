@@ -277,7 +277,7 @@ class HttpProvider(Provider):
         cancelled = threading.Event()
         limit = turn_deadline.Deadline.after(self.timeout)
         try:
-            return turn_deadline.call_before(lambda: self._exchange(request, cancelled), limit, f"{self.name}-request")
+            return turn_deadline.call_before(lambda: self._exchange(request, cancelled), limit, "search_request")
         except turn_deadline.DeadlineExceeded:
             cancelled.set()
             logger.info("%s: no complete answer within %g s; request abandoned", self.name, self.timeout)

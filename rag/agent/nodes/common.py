@@ -12,6 +12,7 @@ from langchain_core.messages import BaseMessage
 from rag.agent.deps import Deps, as_retriever, as_web_search
 from rag.agent.judge import structured_with_retry
 from rag.agent.state import GraphState, Notice
+from rag.deadline import DeadlineExceeded
 from rag.errors import LLMError, RagError
 from rag.i18n import Level, Msg
 from rag.llm import DeadlineBound, judge_model
@@ -83,7 +84,7 @@ class NodeBase:
 
     def error(self, exc: BaseException) -> Msg:
         """An exception as a message param: its own ``Msg`` when it has one, else its text; scrubbed."""
-        return self.scrub(exc.msg if isinstance(exc, RagError) else Msg.of("text", value=str(exc)))
+        return self.scrub(exc.msg if isinstance(exc, (RagError, DeadlineExceeded)) else Msg.of("text", value=str(exc)))
 
     def _structured(self, schema: type, messages: list[BaseMessage]) -> tuple[Any | None, list[LLMError]]:
         return structured_with_retry(self.judge_llm, schema, messages, self.settings.llm_structured_method)

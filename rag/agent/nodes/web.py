@@ -43,8 +43,8 @@ class WebNode(NodeBase):
         if search is None:
             raise RagError(Msg.of("agent.web_not_configured", level="error"))
         if deadline is not None and deadline.expired:
-            raise deadline.exceeded("not searched")
-        return turn_deadline.call_before(lambda: search.search_detailed(query, count), deadline, "no results in time")
+            raise deadline.exceeded("not_searched")
+        return turn_deadline.call_before(lambda: search.search_detailed(query, count), deadline, "web_search")
 
     def web_search(self, state: GraphState) -> dict[str, Any]:
         query = web_query_for(state)
