@@ -228,3 +228,12 @@ def test_the_five_elements_mountain_is_cited_as_chapter_seven(index_of_all) -> N
         assert (top.chapter_num, top.label()) == (7, title(7)) and "五行山" in top.text, kind
         assert index.search("五行山 压住 猴王", k=5, book_id=info.id, mode="keyword", chapters=(8, 100)).passages[0] \
             .chapter_num != 7
+
+
+def test_anchors_belong_to_the_block_they_point_at() -> None:
+    from rag.index.epub_split import html_blocks
+
+    blocks = html_blocks('<html><body><p>before <b>it</b></p>text after<section id="s2"><a id="c2"/>'
+                         '<h2>第二回 <i>名</i></h2><p id="p1">正文</p></section></body></html>')
+    assert [(b.text, sorted(b.ids), b.heading) for b in blocks] == [
+        ("before it", [], False), ("text after", [], False), ("第二回 名", ["c2", "s2"], True), ("正文", ["p1"], False)]

@@ -13,12 +13,11 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 from xml.etree import ElementTree
 
 from rag.errors import BookError
 from rag.i18n import Msg
-from rag.index.chapters import SUPPORTED, LoadedBook, clean_paragraphs, number_chapters
+from rag.index.chapters import SUPPORTED, LoadedBook, number_chapters
 from rag.index.epub_split import Page, html_blocks, split_pages, toc_entries
 
 log = logging.getLogger(__name__)
@@ -29,59 +28,11 @@ _SKIP_PAGE = re.compile(
     re.IGNORECASE,
 )
 
-_BLOCK_TAGS = {
-    "p", "div", "section", "article", "aside", "header", "footer", "blockquote", "pre", "li", "ul", "ol",
-    "dl", "dt", "dd", "table", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "br", "hr", "figure",
-    "figcaption", "body", "main", "nav",
-}  # fmt: skip
-_DROP_TAGS = {"script", "style", "head", "title", "svg", "math", "noscript", "template"}
-
-
 def html_to_text(content: bytes | str) -> tuple[str, str]:
     """(first heading, clean text with one paragraph per line) from an XHTML document."""
-    import warnings
-
-    from bs4 import BeautifulSoup, NavigableString, Tag, XMLParsedAsHTMLWarning
-
-    with warnings.catch_warnings():
-        # XHTML through the lenient HTML parser on purpose: real EPUBs are often not well-formed XML.
-        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
-        soup = BeautifulSoup(content, "lxml")
-    heading = ""
-    for level in ("h1", "h2", "h3"):
-        tag = soup.find(level)
-        if tag is not None and tag.get_text(strip=True):
-            heading = re.sub(r"\s+", " ", tag.get_text(" ", strip=True))
-            break
-    root = soup.body or soup
-    parts: list[str] = []
-
-    def walk(node: Any) -> None:
-        for child in node.children:
-            if isinstance(child, NavigableString):
-                if type(child) is NavigableString:  # skip comments, CDATA, doctype
-                    parts.append(str(child).replace("\n", " "))
-            elif isinstance(child, Tag):
-                name = (child.name or "").lower()
-                if name in _DROP_TAGS:
-                    continue
-                if name in {"rt", "rp"}:  # ruby annotations (pinyin) would pollute the text
-                    continue
-                if name == "tr":  # one table row per line, cells separated by " | "
-                    cells = [
-                        re.sub(r"\s+", " ", cell.get_text(" ", strip=True)) for cell in child.find_all(["td", "th"])
-                    ]
-                    parts.append("\n" + " | ".join(c for c in cells if c) + "\n")
-                    continue
-                block = name in _BLOCK_TAGS
-                if block:
-                    parts.append("\n")
-                walk(child)
-                if block:
-                    parts.append("\n")
-
-    walk(root)
-    return heading, clean_paragraphs("".join(parts))
+    blocks = html_blocks(content)
+    heading = next((b.text for b in blocks if b.heading), "")
+    return heading, "\n".join(b.text for b in blocks)
 
 
 # Zip-bomb limits. A book's text compresses about 2-6 times (Chinese 2-3, markup-heavy XHTML more);
@@ -236,31 +187,12 @@ def _drm_encrypted(xml: bytes) -> bool:
     return found
 
 
-def _toc_titles(toc: Any) -> dict[str, str]:
-    """href file (without fragment) -> first TOC title pointing at it."""
-    from ebooklib import epub
-
+def _toc_titles(entries: list[tuple[str, str, str]]) -> dict[str, str]:
+    """file (without fragment) -> the first TOC title pointing at it."""
     titles: dict[str, str] = {}
-
-    def visit(entries: Any) -> None:
-        for entry in entries:
-            if isinstance(entry, tuple) and len(entry) == 2:
-                section, children = entry
-                if getattr(section, "href", None):
-                    _add(section.href, section.title)
-                visit(children)
-            elif isinstance(entry, epub.Link | epub.Section):
-                if getattr(entry, "href", None):
-                    _add(entry.href, entry.title)
-            elif isinstance(entry, list):
-                visit(entry)
-
-    def _add(href: str, title: str | None) -> None:
-        key = posixpath.normpath(unquote(href.split("#", 1)[0]))
-        if title and key not in titles:
-            titles[key] = re.sub(r"\s+", " ", title).strip()
-
-    visit(toc)
+    for file, _, title in entries:
+        if title:
+            titles.setdefault(file, title)
     return titles
 
 
@@ -300,7 +232,8 @@ def load_epub(path: Path, name: str, max_mb: float = 50.0) -> LoadedBook:
     title = meta_title[0][0].strip() if meta_title and meta_title[0][0] else ""
     creator = book.get_metadata("DC", "creator")
     author = creator[0][0].strip() if creator and creator[0][0] else ""
-    toc = _toc_titles(book.toc)
+    entries = toc_entries(book.toc)
+    toc = _toc_titles(entries)
     pages: list[Page] = []
     for entry in book.spine:
         idref = entry[0] if isinstance(entry, tuple) else entry
@@ -322,7 +255,7 @@ def load_epub(path: Path, name: str, max_mb: float = 50.0) -> LoadedBook:
             log.debug("%s: skipping %s (cover/nav/copyright page)", name, file_name)
             continue
         pages.append(Page(file_name, blocks))
-    chapters = split_pages(pages, toc_entries(book.toc))
+    chapters = split_pages(pages, entries)
     if not chapters:
         raise BookError(Msg.of("book.epub_no_text", level="error", name=name))
     return LoadedBook(title=title or path.stem, source=name, format="epub", chapters=number_chapters(chapters),

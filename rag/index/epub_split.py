@@ -80,13 +80,19 @@ def html_blocks(content: bytes | str) -> list[Block]:
                 name = (child.name or "").lower()
                 if name in _DROP_TAGS:
                     continue
+                if name == "tr":  # one table row per line, cells separated by " | "
+                    flush()
+                    cells = [re.sub(r"\s+", " ", c.get_text(" ", strip=True)) for c in child.find_all(["td", "th"])]
+                    parts.append(" | ".join(c for c in cells if c))
+                    flush()
+                    continue
+                block = name in _BLOCK_TAGS
+                if block:
+                    flush()
                 for attr in ("id", "name"):
                     value = child.get(attr)
                     if isinstance(value, str) and value:
                         ids.add(value)
-                block = name in _BLOCK_TAGS
-                if block:
-                    flush()
                 heading = name in _HEADING_TAGS
                 state["heading"] += heading
                 walk(child)
