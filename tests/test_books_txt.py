@@ -94,7 +94,7 @@ def test_text_without_gutenberg_lines_is_kept_whole() -> None:
 
 def test_chinese_book_with_a_contents_list(tmp_path: Path) -> None:
     book = load_book(chinese_book(tmp_path / "shiqiao.txt"))
-    assert book.title == "石桥记"
+    assert (book.title, book.author) == ("石桥记", "无名氏")
     got = [(c.num, c.title) for c in book.chapters]
     assert got == [(0, "序"), (0, "楔子")] + [(n, f"第{chinese_numeral(n)}回 {NAMES[n - 1]}过桥")
                                             for n in range(1, 13)] + [(None, "后记")]

@@ -83,3 +83,11 @@ def test_a_book_without_numbered_headings_is_numbered_in_reading_order() -> None
 
     chapters = [Chapter(None, t, "正文") for t in ("导读：怎样读", "第一回至第七回：石猴", "附录：名物")]
     assert [c.num for c in number_chapters(chapters)] == [1, 2, 3]  # as the sample guide's TOC
+
+
+def test_short_chapters_are_not_a_contents_list_but_a_repeated_list_is() -> None:
+    short = "第一回 石猴\n仙石迸出石卵。\n第二回 龙宫\n讨了铁棒。\n第三回 蟠桃\n王母设宴。"
+    assert [c.num for c in split_text_chapters(short)[1]] == [1, 2, 3]
+    listed = "目录\n第一回 石猴\n第二回 龙宫\n第三回 蟠桃\n" + short
+    _, chapters = split_text_chapters(listed)
+    assert [(c.num, c.text) for c in chapters] == [(1, "仙石迸出石卵。"), (2, "讨了铁棒。"), (3, "王母设宴。")]

@@ -97,22 +97,32 @@ def _key(title: str) -> str:
 
 
 def contents_entries(titles: list[str], gaps: list[int]) -> set[int]:
-    """The headings (indices) that are a contents list, not sections: a "目录" / "Contents" heading,
-    and every run of ``CONTENTS_RUN`` or more headings with at most ``CONTENTS_GAP`` characters of
-    text after each; the heading that ends a run is part of it when its title comes again later.
-    ``gaps[i]`` is the text's length between heading i and the next."""
-    out: set[int] = {i for i, t in enumerate(titles) if heading_kind(t) == "contents"}
-    n, i = len(titles), 0
+    """The headings (indices) that are a contents list, not sections: a "目录" / "Contents" heading
+    and the headings after it that come again later, and every run of ``CONTENTS_RUN`` or more
+    headings with at most ``CONTENTS_GAP`` characters of text after each whose titles mostly come
+    again later (a list that repeats the headings; short real chapters do not). The heading that ends a run is part of it when
+    its title comes again later. ``gaps[i]`` is the text's length between heading i and the next."""
+    keys = [_key(t) for t in titles]
+    last = {key: k for k, key in enumerate(keys)}  # where each title is seen last
+    n = len(titles)
+    out: set[int] = set()
+    for c, title in enumerate(titles):
+        if heading_kind(title) == "contents":
+            out.add(c)
+            k = c + 1
+            while k < n and last[keys[k]] > k:  # the entries a "目录" lists come again as headings
+                out.add(k)
+                k += 1
+    i = 0
     while i < n:
         j = i
-        while j < n and (gaps[j] <= CONTENTS_GAP or j in out):
+        while j < n and gaps[j] <= CONTENTS_GAP and j not in out:
             j += 1
-        run = set(range(i, j))
-        if len(run) >= CONTENTS_RUN or run & out:
-            later = {_key(t) for t in titles[j + 1 :]}
-            if j < n and _key(titles[j]) in later:
-                run.add(j)  # the last entry, followed by text that is not its chapter
-            out |= run
+        run = range(i, j)
+        if len(run) >= CONTENTS_RUN and 2 * sum(last[keys[k]] >= j for k in run) >= len(run):
+            out.update(run)
+            if j < n and last[keys[j]] > j:
+                out.add(j)  # the last entry, followed by text that is not its chapter
         i = j + 1
     return out
 

@@ -161,6 +161,15 @@ def gutenberg_text(text: str) -> tuple[str, dict[str, str]]:
     return (body[: trailer.start()] if trailer else body), fields
 
 
+_CN_AUTHOR = re.compile(r"^[ \t\u3000]*(?:作者|著者|作\s*者)[:：][ \t\u3000]*(\S.{0,40}?)[ \t\u3000]*$", re.MULTILINE)
+
+
+def header_author(text: str) -> str:
+    """The author a Chinese TXT names in its first lines ("作者：吴承恩"), else ""."""
+    m = _CN_AUTHOR.search(text, 0, 2000)
+    return m.group(1) if m else ""
+
+
 _YAML = re.compile(r"\A\ufeff?---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 _YAML_FIELD = re.compile(r"^(title|author):[ \t]*(.*?)[ \t]*$", re.IGNORECASE | re.MULTILINE)
 
@@ -263,7 +272,7 @@ def load_book(path: str | Path, max_mb: float = 50.0, name: str | None = None) -
         text, fields = yaml_front_matter(text) if markdown else gutenberg_text(text)
         found_title, chapters = split_text_chapters(text, markdown=markdown)
         book = LoadedBook(title=fields.get("title") or found_title or path.stem, source=display,
-                          format="md" if markdown else "txt", chapters=chapters, author=fields.get("author", ""))
+                          format="md" if markdown else "txt", chapters=chapters, author=fields.get("author") or header_author(text))
     else:
         raise BookError(Msg.of("book.unsupported_type", level="error", name=display, suffix=suffix,
                                formats=SUPPORTED))
