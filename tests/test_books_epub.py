@@ -237,3 +237,11 @@ def test_anchors_belong_to_the_block_they_point_at() -> None:
                          '<h2>第二回 <i>名</i></h2><p id="p1">正文</p></section></body></html>')
     assert [(b.text, sorted(b.ids), b.heading) for b in blocks] == [
         ("before it", [], False), ("text after", [], False), ("第二回 名", ["c2", "s2"], True), ("正文", ["p1"], False)]
+
+
+def test_a_page_the_toc_leaves_out_is_its_own_section_when_it_opens_with_a_heading(tmp_path: Path) -> None:
+    files = [(f"p{n}.xhtml", xhtml(f"<h2>{title(n)}</h2>{ps(paragraphs(n))}")) for n in (1, 2, 3)]
+    files.insert(2, ("p2b.xhtml", xhtml(ps(["第二回的后半，接着上一页。"]))))
+    book = load_book(write_epub(tmp_path / "partial.epub", files, [("p1.xhtml", title(1), []), ("p3.xhtml", title(3), [])]))
+    assert [(c.num, c.title) for c in book.chapters] == [(n, title(n)) for n in (1, 2, 3)]
+    assert book.chapters[1].text.endswith("第二回的后半，接着上一页。")

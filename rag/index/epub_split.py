@@ -185,11 +185,15 @@ def split_pages(pages: list[Page], toc: list[tuple[str, str, str]]) -> list[Chap
     by_toc = _toc_points(pages, starts, toc)
     by_heading = _without_contents(_heading_points(blocks), blocks)
     if by_heading and _numbered(by_heading) > _numbered(by_toc):
-        first = by_heading[0][0]
-        points = [p for p in by_toc if p[0] < first and heading_number(p[1]) is None] + by_heading
+        first, end = by_heading[0][0], by_heading[-1][0]
+        points = sorted([p for p in by_toc if not first <= p[0] <= end and heading_number(p[1]) is None]
+                        + by_heading)
         log.debug("EPUB: %d chapters from in-text headings (the TOC has %d)", len(by_heading), len(by_toc))
     elif by_toc:
-        points = by_toc
+        # a page the TOC leaves out starts a section of its own when it opens with a heading
+        covered = {at for at, _ in by_toc}
+        points = sorted(by_toc + [(s, p.blocks[0].text) for s, p in zip(starts, pages, strict=True)
+                                  if p.blocks and p.blocks[0].heading and s not in covered])
     else:
         points = [(s, next((b.text for b in p.blocks if b.heading), "")) for s, p in zip(starts, pages, strict=True)
                   if p.blocks]
