@@ -91,3 +91,13 @@ def test_short_chapters_are_not_a_contents_list_but_a_repeated_list_is() -> None
     listed = "目录\n第一回 石猴\n第二回 龙宫\n第三回 蟠桃\n" + short
     _, chapters = split_text_chapters(listed)
     assert [(c.num, c.text) for c in chapters] == [(1, "仙石迸出石卵。"), (2, "讨了铁棒。"), (3, "王母设宴。")]
+
+
+def test_a_contents_list_with_subtitles_matches_the_bare_headings() -> None:
+    body = "The rabbit ran past, and she followed it down the hole without a thought of getting out.\n" * 2
+    heads = ["CHAPTER I.", "CHAPTER II.", "CHAPTER III.", "CHAPTER IV."]
+    contents = "CONTENTS\n" + "\n".join(f" {h}     Subtitle {n}" for n, h in enumerate(heads, start=1))
+    listed = "\n".join(f" {h}     Subtitle {n}" for n, h in enumerate(heads, start=1))  # without a heading
+    for front in (contents, listed):
+        _, chapters = split_text_chapters(front + "\n" + "\n".join(f"{h}\n{body}" for h in heads))
+        assert [(c.num, c.title) for c in chapters] == [(n, h) for n, h in enumerate(heads, start=1)]

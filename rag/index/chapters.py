@@ -93,6 +93,12 @@ def heading_kind(title: str) -> str | None:
 
 
 def _key(title: str) -> str:
+    """What a contents entry and its heading share: the unit and number of a numbered heading
+    ("CHAPTER I.   Down the Hole" and "Chapter I." -> "chapter1"), else the title without spaces."""
+    num = heading_number(title)
+    if num is not None:
+        m = re.search(r"第\s*[^\s回章节卷部篇集]*([回章节卷部篇集])", title)
+        return f"{m.group(1) if m else title.split()[0].lower()}{num}"
     return re.sub(r"[\s\u3000.:：、·—–-]+", "", unicodedata.normalize("NFKC", title)).lower()
 
 
