@@ -126,6 +126,38 @@ def test_a_zip_directory_that_lies_about_sizes_is_read_with_a_cap(tmp_path: Path
     assert peak < 16 * MB, f"peak {peak / MB:.0f} MB"
 
 
+def hostile_epub(path: Path, opf: str = OPF, member: str = "OEBPS/c1.xhtml") -> Path:
+    """A small EPUB with the given package document and one chapter stored under ``member``."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip")
+        zf.writestr("META-INF/container.xml", CONTAINER)
+        zf.writestr("OEBPS/content.opf", opf)
+        zf.writestr(member, "<html><body><h1>第一回</h1><p>正文。</p></body></html>")
+    return path
+
+
+LAUGHS = ('<?xml version="1.0"?>\n<!DOCTYPE package [\n<!ENTITY a "lollollollollollollollollollol">\n'
+          + "".join(f'<!ENTITY {chr(98 + i)} "{("&" + chr(97 + i) + ";") * 10}">\n' for i in range(8)) + "]>\n")
+
+
+@pytest.mark.parametrize(("build", "code"), [
+    (lambda p: hostile_epub(p, LAUGHS + OPF.split("?>", 1)[1].replace("<dc:title>Bomb", "<dc:title>&i;")),
+     "book.epub_entities"),
+    (lambda p: hostile_epub(p, OPF.replace('href="c1.xhtml"', 'href="../../x"')), "book.epub_bad_path"),
+    (lambda p: hostile_epub(p, OPF.replace('href="c1.xhtml"', 'href="../../x"'), member="../../x"),
+     "book.epub_bad_path"),
+], ids=["billion-laughs", "traversal-href", "traversal-member"])
+def test_hostile_epub_is_refused_with_one_coded_line(tmp_path: Path, build, code: str) -> None:
+    from rag.i18n import text
+
+    with pytest.raises(BookError) as info:
+        load_book(build(tmp_path / "hostile.epub"))
+    assert info.value.msg.code == code and info.value.msg.level == "error"
+    for lang in ("en", "zh"):
+        line = text(lang, info.value.msg)
+        assert "\n" not in line and "Error" not in line and line.startswith("hostile.epub")
+
+
 def test_normal_epub_still_loads_with_small_limits(tmp_path: Path) -> None:
     book = load_book(make_epub(tmp_path / "b.epub", guide_chapters(1, 3)), max_mb=1)
     assert [c.num for c in book.chapters] == [1, 2, 3]

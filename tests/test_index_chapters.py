@@ -55,3 +55,49 @@ def test_a_book_error_carries_a_code_and_renders_in_chinese(tmp_path: Path) -> N
         load_book(odd)
     assert info.value.msg.code == "book.unsupported_type"
     assert text("zh", info.value.msg) == "book.pdf：不支持的文件类型“.pdf”。支持的格式：.epub, .txt, .md。"
+
+
+@pytest.mark.parametrize(("labels", "numbers"), [
+    (["楔子", "第一回 开头", "第二回 中间", "尾声"], [0, 1, 2, None]),
+    (["序", "第一百零七回 甲", "第一百零八回 乙", "附录一 年表"], [0, 107, 108, None]),
+    (["Prologue", "Chapter XI", "Chapter XII", "Epilogue"], [0, 11, 12, None]),
+    (["Preface", "Letter 1", "Letter 2", "Chapter 1", "Chapter 2", "Afterword"], [0, 0, 0, 1, 2, None]),
+], ids=["zh", "zh-108", "en-roman", "en-letters"])
+def test_front_and_back_matter_are_outside_the_numbering(labels: list[str], numbers: list[int | None]) -> None:
+    body = "正文一段，足够长，不是目录里的一行，而是一节真正的文字，有好几十个字在这里。\n" * 3
+    _, chapters = split_text_chapters("\n".join(f"{label}\n{body}" for label in labels))
+    assert [(c.title, c.num) for c in chapters] == list(zip(labels, numbers, strict=True))
+
+
+def test_a_sentence_that_starts_like_a_label_is_not_a_heading() -> None:
+    from rag.index.chapters import heading_kind
+
+    for line in ("Introduction of the new law was slow.", "Letters were sent out", "序幕拉开了", "前言不搭后语"):
+        assert heading_kind(line) is None
+    assert [heading_kind(t) for t in ("目录", "Table of Contents", "Letter IV", "附录", "第108章")] == [
+        "contents", "contents", "matter", "matter", "chapter"]
+
+
+def test_a_book_without_numbered_headings_is_numbered_in_reading_order() -> None:
+    from rag.index.chapters import Chapter, number_chapters
+
+    chapters = [Chapter(None, t, "正文") for t in ("导读：怎样读", "第一回至第七回：石猴", "附录：名物")]
+    assert [c.num for c in number_chapters(chapters)] == [1, 2, 3]  # as the sample guide's TOC
+
+
+def test_short_chapters_are_not_a_contents_list_but_a_repeated_list_is() -> None:
+    short = "第一回 石猴\n仙石迸出石卵。\n第二回 龙宫\n讨了铁棒。\n第三回 蟠桃\n王母设宴。"
+    assert [c.num for c in split_text_chapters(short)[1]] == [1, 2, 3]
+    listed = "目录\n第一回 石猴\n第二回 龙宫\n第三回 蟠桃\n" + short
+    _, chapters = split_text_chapters(listed)
+    assert [(c.num, c.text) for c in chapters] == [(1, "仙石迸出石卵。"), (2, "讨了铁棒。"), (3, "王母设宴。")]
+
+
+def test_a_contents_list_with_subtitles_matches_the_bare_headings() -> None:
+    body = "The rabbit ran past, and she followed it down the hole without a thought of getting out.\n" * 2
+    heads = ["CHAPTER I.", "CHAPTER II.", "CHAPTER III.", "CHAPTER IV."]
+    contents = "CONTENTS\n" + "\n".join(f" {h}     Subtitle {n}" for n, h in enumerate(heads, start=1))
+    listed = "\n".join(f" {h}     Subtitle {n}" for n, h in enumerate(heads, start=1))  # without a heading
+    for front in (contents, listed):
+        _, chapters = split_text_chapters(front + "\n" + "\n".join(f"{h}\n{body}" for h in heads))
+        assert [(c.num, c.title) for c in chapters] == [(n, h) for n, h in enumerate(heads, start=1)]

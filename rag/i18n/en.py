@@ -269,6 +269,9 @@ BOOKS: dict[str, str] = {
 
 
     # -- books as they come (issue 24)
+    "book.epub_entities": ("{name}: {member} declares XML entities, which no EPUB needs (a file built to exhaust "
+                           "memory); the book was not read."),
+    "book.epub_bad_path": "{name}: the EPUB names a file outside itself ({member}); the book was not read.",
 
     # -- the CLI's book lookup (issue 25)
     "cli.book_not_found": ("no book matches '{book}': it is neither an indexed book's id, id prefix, title or file "

@@ -262,6 +262,8 @@ BOOKS: dict[str, str] = {
 
 
     # -- books as they come (issue 24)
+    "book.epub_entities": "{name}：{member} 声明了 XML 实体，正常的 EPUB 用不到（这是耗尽内存的文件）；未读取这本书。",
+    "book.epub_bad_path": "{name}：EPUB 指向它自身以外的文件（{member}）；未读取这本书。",
 
     # -- the CLI's book lookup (issue 25)
     "cli.book_not_found": "没有与 '{book}' 匹配的书：它既不是已索引书籍的 id、id 前缀、书名或文件名，也不是文件（见：python -m rag books）",

@@ -34,6 +34,7 @@ class LoadedBook:
     source: str  # file name
     format: str  # "epub" | "txt" | "md"
     chapters: list[Chapter] = field(default_factory=list)
+    author: str = ""  # from the book's own metadata (a Gutenberg header, YAML, the EPUB's dc:creator)
 
     @property
     def chars(self) -> int:
@@ -63,24 +64,104 @@ def heading_number(title: str) -> int | None:
     return parse_number(m.group(2)) if m else None
 
 
+# Front and back matter: sections a book labels outside its chapter numbering ("序", "楔子",
+# "Preface", "Letter 3", "Epilogue", "附录一"). A label is the whole line, or the label and a short title.
+_MATTER_CN = r"序|序言|序章|自序|代序|前言|引子|引言|楔子|凡例|后记|後記|跋|尾声|尾聲|附录|附錄|番外|题记|題記"
+_MATTER_EN = (r"preface|foreword|prologue|introduction|epilogue|afterword|appendix|postscript|"
+              r"(?:letter|appendix)\s+(?:[0-9]+|[ivxlcdm]+|[a-z])|letters|author's note|note on the text")
+MATTER_HEADING = re.compile(
+    rf"^(?:(?:{_MATTER_CN})(?:[一二三四五六七八九十0-9０-９]{{1,3}})?(?:[\s:：、.·—-].{{0,40}})?"
+    rf"|(?:{_MATTER_EN})(?:\s*[.:—–-]\s*.{{0,50}}|\s+to\s+.{{0,40}})?\.?)$",
+    re.IGNORECASE,
+)
+#: A contents list's own heading ("目录", "Contents", "Table of Contents").
+CONTENTS_HEADING = re.compile(r"^(?:目\s*录|目\s*錄|(?:table\s+of\s+)?contents)[:：.]?$", re.IGNORECASE)
+CONTENTS_GAP = 80  # characters between two headings of a contents list at most
+CONTENTS_RUN = 3  # headings in a row with no more between them make a contents list
+
+
+def heading_kind(title: str) -> str | None:
+    """"chapter" (a numbered heading), "matter" (front / back matter), "contents" or None."""
+    title = title.strip()
+    if not title:
+        return None
+    if heading_number(title) is not None:
+        return "chapter"
+    if CONTENTS_HEADING.match(title):
+        return "contents"
+    return "matter" if MATTER_HEADING.match(title) else None
+
+
+def _key(title: str) -> str:
+    """What a contents entry and its heading share: the unit and number of a numbered heading
+    ("CHAPTER I.   Down the Hole" and "Chapter I." -> "chapter1"), else the title without spaces."""
+    num = heading_number(title)
+    if num is not None:
+        m = re.search(r"第\s*[^\s回章节卷部篇集]*([回章节卷部篇集])", title)
+        return f"{m.group(1) if m else title.split()[0].lower()}{num}"
+    return re.sub(r"[\s\u3000.:：、·—–-]+", "", unicodedata.normalize("NFKC", title)).lower()
+
+
+def contents_entries(titles: list[str], gaps: list[int]) -> set[int]:
+    """The headings (indices) that are a contents list, not sections: a "目录" / "Contents" heading
+    and the headings after it that come again later, and every run of ``CONTENTS_RUN`` or more
+    headings with at most ``CONTENTS_GAP`` characters of text after each whose titles mostly come
+    again later (a list that repeats the headings; short real chapters do not). The heading that ends a run is part of it when
+    its title comes again later. ``gaps[i]`` is the text's length between heading i and the next."""
+    keys = [_key(t) for t in titles]
+    last = {key: k for k, key in enumerate(keys)}  # where each title is seen last
+    n = len(titles)
+    out: set[int] = set()
+    for c, title in enumerate(titles):
+        if heading_kind(title) == "contents":
+            out.add(c)
+            k = c + 1
+            while k < n and last[keys[k]] > k:  # the entries a "目录" lists come again as headings
+                out.add(k)
+                k += 1
+    i = 0
+    while i < n:
+        j = i
+        while j < n and gaps[j] <= CONTENTS_GAP and j not in out:
+            j += 1
+        run = range(i, j)
+        if len(run) >= CONTENTS_RUN and 2 * sum(last[keys[k]] >= j for k in run) >= len(run):
+            out.update(run)
+            if j < n and last[keys[j]] > j:
+                out.add(j)  # the last entry, followed by text that is not its chapter
+        i = j + 1
+    return out
+
+
 def number_chapters(chapters: list[Chapter]) -> list[Chapter]:
-    """Use the number in the heading ("第二十七回" -> 27) when every numbered heading is increasing;
-    otherwise number chapters 1..n in reading order. Front matter before chapter 1 gets 0."""
+    """Number chapters by the book's own numbers ("第一百零八回" -> 108, "Chapter XII" -> 12) when the
+    numbered headings increase; front matter ("序", "Preface", "Letter 1", an untitled opening) is
+    chapter 0, before chapter 1 under a spoiler limit; back matter ("Epilogue", "附录") and labelled
+    sections between chapters get no number (outside every chapter range). When the numbers do not
+    increase, the chapters are numbered 1..n in reading order (the labelled sections still outside);
+    a book without numbered headings is numbered 1..n throughout."""
     parsed = [heading_number(c.title) for c in chapters]
+    matter = [p is None and (not c.title.strip() or heading_kind(c.title) == "matter")
+              for c, p in zip(chapters, parsed, strict=True)]
     numbered = [p for p in parsed if p is not None]
-    use_parsed = len(numbered) >= max(1, len(chapters) // 2) and all(
+    if not numbered:
+        for seq, chapter in enumerate(chapters, start=1):
+            chapter.num = seq
+        return chapters
+    body = len(chapters) - sum(matter)
+    use_parsed = len(numbered) >= max(1, body // 2) and all(
         a < b for a, b in zip(numbered, numbered[1:], strict=False)
     )
-    out: list[Chapter] = []
     seq = 0
-    for chapter, num in zip(chapters, parsed, strict=True):
-        if use_parsed:
-            chapter.num = num if num is not None else (0 if not out or out[-1].num in (None, 0) else None)
-        else:
-            seq += 1
-            chapter.num = seq
-        out.append(chapter)
-    return out
+    seen = False
+    for chapter, num, is_matter in zip(chapters, parsed, matter, strict=True):
+        if is_matter or (use_parsed and num is None):
+            chapter.num = None if seen else 0
+            continue
+        seq += 1
+        chapter.num = num if use_parsed else seq
+        seen = True
+    return chapters
 
 
 def clean_paragraphs(text: str) -> str:

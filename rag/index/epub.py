@@ -13,74 +13,26 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 from xml.etree import ElementTree
 
 from rag.errors import BookError
 from rag.i18n import Msg
-from rag.index.chapters import SUPPORTED, Chapter, LoadedBook, clean_paragraphs, number_chapters
+from rag.index.chapters import SUPPORTED, LoadedBook, number_chapters
+from rag.index.epub_split import Page, html_blocks, split_pages, toc_entries
 
 log = logging.getLogger(__name__)
 
 # Pages that carry no story: matched against the spine item's id / file name / title.
 _SKIP_PAGE = re.compile(
-    r"(^|[\W_])(cover|titlepage|title-page|copyright|colophon|toc|contents|nav|imprint)([\W_]|$)|版权|封面|目录",
+    r"(^|[\W_])(cover|title[_-]?page|copyright|colophon|toc|contents|nav|imprint)([\W_]|$)|版权|封面|目录",
     re.IGNORECASE,
 )
 
-_BLOCK_TAGS = {
-    "p", "div", "section", "article", "aside", "header", "footer", "blockquote", "pre", "li", "ul", "ol",
-    "dl", "dt", "dd", "table", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "br", "hr", "figure",
-    "figcaption", "body", "main", "nav",
-}  # fmt: skip
-_DROP_TAGS = {"script", "style", "head", "title", "svg", "math", "noscript", "template"}
-
-
 def html_to_text(content: bytes | str) -> tuple[str, str]:
     """(first heading, clean text with one paragraph per line) from an XHTML document."""
-    import warnings
-
-    from bs4 import BeautifulSoup, NavigableString, Tag, XMLParsedAsHTMLWarning
-
-    with warnings.catch_warnings():
-        # XHTML through the lenient HTML parser on purpose: real EPUBs are often not well-formed XML.
-        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
-        soup = BeautifulSoup(content, "lxml")
-    heading = ""
-    for level in ("h1", "h2", "h3"):
-        tag = soup.find(level)
-        if tag is not None and tag.get_text(strip=True):
-            heading = re.sub(r"\s+", " ", tag.get_text(" ", strip=True))
-            break
-    root = soup.body or soup
-    parts: list[str] = []
-
-    def walk(node: Any) -> None:
-        for child in node.children:
-            if isinstance(child, NavigableString):
-                if type(child) is NavigableString:  # skip comments, CDATA, doctype
-                    parts.append(str(child).replace("\n", " "))
-            elif isinstance(child, Tag):
-                name = (child.name or "").lower()
-                if name in _DROP_TAGS:
-                    continue
-                if name in {"rt", "rp"}:  # ruby annotations (pinyin) would pollute the text
-                    continue
-                if name == "tr":  # one table row per line, cells separated by " | "
-                    cells = [
-                        re.sub(r"\s+", " ", cell.get_text(" ", strip=True)) for cell in child.find_all(["td", "th"])
-                    ]
-                    parts.append("\n" + " | ".join(c for c in cells if c) + "\n")
-                    continue
-                block = name in _BLOCK_TAGS
-                if block:
-                    parts.append("\n")
-                walk(child)
-                if block:
-                    parts.append("\n")
-
-    walk(root)
-    return heading, clean_paragraphs("".join(parts))
+    blocks = html_blocks(content)
+    heading = next((b.text for b in blocks if b.heading), "")
+    return heading, "\n".join(b.text for b in blocks)
 
 
 # Zip-bomb limits. A book's text compresses about 2-6 times (Chinese 2-3, markup-heavy XHTML more);
@@ -112,6 +64,23 @@ def _mb(n: float) -> str:
     return f"{n / 1024 / 1024:.1f} MB"
 
 
+_ENTITY = re.compile(rb"<!\s*ENTITY", re.IGNORECASE)
+_XML_MEMBER = (".xml", ".opf", ".ncx", ".xhtml", ".html", ".htm", ".svg", ".smil")
+
+
+def _shown(member: str) -> str:
+    """A member name as a message may show it: printable, at most 80 characters."""
+    return "".join(ch if ch.isprintable() else "?" for ch in member)[:80]
+
+
+def _check_member_name(member: str, name: str) -> str:
+    """``member`` normalised; a name outside the archive ("../../x", "/etc/x") raises ``BookError``."""
+    norm = posixpath.normpath(member.replace("\\", "/"))
+    if norm == ".." or norm.startswith(("../", "/")) or re.match(r"^[A-Za-z]:", norm):
+        raise BookError(Msg.of("book.epub_bad_path", level="error", name=name, member=_shown(member)))
+    return norm
+
+
 def _damaged(name: str, detail: str) -> Msg:
     return Msg.of("book.epub_damaged", level="error", name=name, detail=detail)
 
@@ -125,6 +94,7 @@ def check_zip_directory(zf: zipfile.ZipFile, name: str, limits: ZipLimits, archi
     total = 0
     for info in infos:
         size, packed = info.file_size, max(info.compress_size, 1)
+        _check_member_name(info.filename, name)
         if size > limits.member_bytes:
             raise BookError(Msg.of("book.zip_member_size", level="error", name=name, member=info.filename,
                                    size=_mb(size), limit=_mb(limits.member_bytes)))
@@ -168,7 +138,11 @@ class BoundedZipReader:
         except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
             raise BookError(_damaged(self.name, f"{member}: {exc}")) from exc
         self.read_total += got
-        return b"".join(parts)
+        data = b"".join(parts)
+        if member.lower().endswith(_XML_MEMBER) and _ENTITY.search(data[:1 << 20]):
+            # entity declarations ("billion laughs") are refused before any XML parser sees them
+            raise BookError(Msg.of("book.epub_entities", level="error", name=self.name, member=_shown(member)))
+        return data
 
 
 def _check_epub_container(path: Path, name: str, limits: ZipLimits) -> None:
@@ -213,31 +187,12 @@ def _drm_encrypted(xml: bytes) -> bool:
     return found
 
 
-def _toc_titles(toc: Any) -> dict[str, str]:
-    """href file (without fragment) -> first TOC title pointing at it."""
-    from ebooklib import epub
-
+def _toc_titles(entries: list[tuple[str, str, str]]) -> dict[str, str]:
+    """file (without fragment) -> the first TOC title pointing at it."""
     titles: dict[str, str] = {}
-
-    def visit(entries: Any) -> None:
-        for entry in entries:
-            if isinstance(entry, tuple) and len(entry) == 2:
-                section, children = entry
-                if getattr(section, "href", None):
-                    _add(section.href, section.title)
-                visit(children)
-            elif isinstance(entry, epub.Link | epub.Section):
-                if getattr(entry, "href", None):
-                    _add(entry.href, entry.title)
-            elif isinstance(entry, list):
-                visit(entry)
-
-    def _add(href: str, title: str | None) -> None:
-        key = posixpath.normpath(unquote(href.split("#", 1)[0]))
-        if title and key not in titles:
-            titles[key] = re.sub(r"\s+", " ", title).strip()
-
-    visit(toc)
+    for file, _, title in entries:
+        if title:
+            titles.setdefault(file, title)
     return titles
 
 
@@ -251,7 +206,7 @@ def _read_epub(path: Path, name: str, limits: ZipLimits) -> Any:
         def read_file(self, member: str) -> bytes:
             if self.bounded is None or self.bounded.zf is not self.zf:
                 self.bounded = BoundedZipReader(self.zf, name, limits)
-            return self.bounded.read(posixpath.normpath(member))
+            return self.bounded.read(_check_member_name(member, name))
 
     reader = Reader(str(path), {"ignore_ncx": False})
     book = reader.load()
@@ -275,8 +230,11 @@ def load_epub(path: Path, name: str, max_mb: float = 50.0) -> LoadedBook:
 
     meta_title = book.get_metadata("DC", "title")
     title = meta_title[0][0].strip() if meta_title and meta_title[0][0] else ""
-    toc = _toc_titles(book.toc)
-    chapters: list[Chapter] = []
+    creator = book.get_metadata("DC", "creator")
+    author = creator[0][0].strip() if creator and creator[0][0] else ""
+    entries = toc_entries(book.toc)
+    toc = _toc_titles(entries)
+    pages: list[Page] = []
     for entry in book.spine:
         idref = entry[0] if isinstance(entry, tuple) else entry
         item = book.get_item_with_id(idref)
@@ -287,21 +245,18 @@ def load_epub(path: Path, name: str, max_mb: float = 50.0) -> LoadedBook:
             continue
         toc_title = toc.get(file_name) or toc.get(posixpath.basename(file_name), "")
         try:
-            heading, text = html_to_text(item.get_content())
+            blocks = html_blocks(item.get_content())
         except Exception as exc:
             log.warning("%s: skipping unreadable page %s (%s)", name, file_name, exc)
             continue
-        chapter_title = toc_title or heading
-        label = f"{idref} {posixpath.basename(file_name)} {chapter_title}"
-        if _SKIP_PAGE.search(label) and len(text) < 2000:
+        heading = next((b.text for b in blocks if b.heading), "")
+        label = f"{idref} {posixpath.basename(file_name)} {toc_title or heading}"
+        if _SKIP_PAGE.search(label) and sum(len(b.text) for b in blocks) < 2000:
             log.debug("%s: skipping %s (cover/nav/copyright page)", name, file_name)
             continue
-        if not text:
-            continue
-        if heading and text.startswith(heading):
-            text = text[len(heading) :].lstrip("\n")
-        chapters.append(Chapter(None, chapter_title, text))
-    chapters = [c for c in chapters if c.text.strip()]
+        pages.append(Page(file_name, blocks))
+    chapters = split_pages(pages, entries)
     if not chapters:
         raise BookError(Msg.of("book.epub_no_text", level="error", name=name))
-    return LoadedBook(title=title or path.stem, source=name, format="epub", chapters=number_chapters(chapters))
+    return LoadedBook(title=title or path.stem, source=name, format="epub", chapters=number_chapters(chapters),
+                      author=author)

@@ -16,11 +16,14 @@ from rag.errors import BookError
 from rag.i18n import Msg
 from rag.index.chapters import (
     CN_HEADING,
+    CONTENTS_HEADING,
     EN_HEADING,
+    MATTER_HEADING,
     SUPPORTED,
     Chapter,
     LoadedBook,
     clean_paragraphs,
+    contents_entries,
     drop_trailers,
     number_chapters,
 )
@@ -119,7 +122,8 @@ def _markdown_headings(lines: list[str]) -> tuple[str | None, Headings]:
 
 
 def _text_headings(lines: list[str]) -> tuple[str | None, Headings]:
-    """(the title of a first line "《书名》", the chapter headings "第N回 ..." / "Chapter N") of plain text."""
+    """(the title of a first line "《书名》", the headings) of plain text: chapters ("第N回 ...",
+    "Chapter N"), front and back matter ("序", "Preface", "Letter 1") and contents lists ("目录")."""
     headings: Headings = []
     for i, line in enumerate(lines):
         stripped = line.strip()
@@ -128,13 +132,65 @@ def _text_headings(lines: list[str]) -> tuple[str | None, Headings]:
         m = CN_HEADING.match(stripped) or EN_HEADING.match(stripped)
         if m:
             headings.append((i, re.sub(r"[\s\u3000]+", " ", m.group(1)).strip()))
+        elif MATTER_HEADING.match(stripped) or CONTENTS_HEADING.match(stripped):
+            headings.append((i, re.sub(r"[\s\u3000]+", " ", stripped)))
     first = next((ln.strip() for ln in lines if ln.strip()), "")
     m = re.fullmatch(r"《(.{1,40})》", first)
     return (m.group(1) if m else None), headings
 
 
+# A Project Gutenberg file: the book is between these lines; the header before them names it.
+_PG_START = re.compile(r"^\s*\*{3}\s*START OF\b.*$", re.IGNORECASE | re.MULTILINE)
+_PG_END = re.compile(r"^\s*\*{3}\s*END OF\b.*$", re.IGNORECASE | re.MULTILINE)
+_PG_FIELD = re.compile(r"^(Title|Author):[ \t]*(.+(?:\n[ \t]+\S.*)*)", re.IGNORECASE | re.MULTILINE)
+_PG_TRAILER = re.compile(r"^\s*End of (?:the )?Project Gutenberg.*$", re.IGNORECASE | re.MULTILINE)
+
+
+def gutenberg_text(text: str) -> tuple[str, dict[str, str]]:
+    """(the book's text, {"title": ..., "author": ...} from the header) of a Project Gutenberg file:
+    only what lies between ``*** START OF`` and ``*** END OF`` (licence and boilerplate out). Text
+    without those lines comes back as it is, with no fields."""
+    start = _PG_START.search(text)
+    if start is None:
+        return text, {}
+    end = _PG_END.search(text, start.end())
+    fields = {m.group(1).lower(): re.sub(r"\s+", " ", m.group(2)).strip()
+              for m in _PG_FIELD.finditer(text, 0, start.start())}
+    body = text[start.end() : end.start() if end else len(text)]
+    trailer = _PG_TRAILER.search(body)
+    return (body[: trailer.start()] if trailer else body), fields
+
+
+_CN_AUTHOR = re.compile(r"^[ \t\u3000]*(?:作者|著者|作\s*者)[:：][ \t\u3000]*(\S.{0,40}?)[ \t\u3000]*$", re.MULTILINE)
+
+
+def header_author(text: str) -> str:
+    """The author a Chinese TXT names in its first lines ("作者：吴承恩"), else ""."""
+    m = _CN_AUTHOR.search(text, 0, 2000)
+    return m.group(1) if m else ""
+
+
+_YAML = re.compile(r"\A\ufeff?---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
+_YAML_FIELD = re.compile(r"^(title|author):[ \t]*(.*?)[ \t]*$", re.IGNORECASE | re.MULTILINE)
+
+
+def yaml_front_matter(text: str) -> tuple[str, dict[str, str]]:
+    """(the Markdown without its YAML block, {"title": ..., "author": ...} from it)."""
+    m = _YAML.match(text)
+    if m is None:
+        return text, {}
+    fields = {}
+    for f in _YAML_FIELD.finditer(m.group(1)):
+        value = f.group(2).strip().strip("\"'").strip()
+        if value:
+            fields[f.group(1).lower()] = value
+    return text[m.end() :], fields
+
+
 def split_text_chapters(text: str, markdown: bool = False) -> tuple[str | None, list[Chapter]]:
-    """Split plain text (or Markdown) on chapter headings. Returns (title found in the text, chapters)."""
+    """Split plain text (or Markdown) on its headings. Returns (title found in the text, chapters).
+    A contents list (``contents_entries``) is not taken for chapters: what follows its last entry
+    before the next heading stays, as untitled front matter."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
     title, headings = _markdown_headings(lines) if markdown else _text_headings(lines)
@@ -146,6 +202,9 @@ def split_text_chapters(text: str, markdown: bool = False) -> tuple[str | None, 
             chunk = "\n".join(_strip_inline_markdown(ln) for ln in chunk.split("\n") if not _MD_HEADING.match(ln))
         return clean_paragraphs(chunk)
 
+    ends = [h[0] for h in headings[1:]] + [len(lines)] if headings else []
+    bodies = [body(line_no + 1, end) for (line_no, _), end in zip(headings, ends, strict=True)]
+    contents = contents_entries([h for _, h in headings], [len(b) for b in bodies])
     chapters: list[Chapter] = []
     first_line = headings[0][0] if headings else len(lines)
     front = body(0, first_line)
@@ -153,9 +212,16 @@ def split_text_chapters(text: str, markdown: bool = False) -> tuple[str | None, 
         front = front[len(title) + 2 :].strip()
     if len(front) >= _MIN_FRONT_MATTER_CHARS or not headings:
         chapters.append(Chapter(None, "" if headings else (title or ""), front))
-    for n, (line_no, heading) in enumerate(headings):
-        end = headings[n + 1][0] if n + 1 < len(headings) else len(lines)
-        chapters.append(Chapter(None, heading, body(line_no + 1, end)))
+    for n, (_, heading) in enumerate(headings):
+        if n not in contents:
+            chapters.append(Chapter(None, heading, bodies[n]))
+        elif len(bodies[n]) >= _MIN_FRONT_MATTER_CHARS:
+            if chapters and not chapters[-1].title:
+                chapters[-1].text = f"{chapters[-1].text}\n{bodies[n]}".strip()
+            else:
+                chapters.append(Chapter(None, "", bodies[n]))
+    if contents:
+        log.debug("contents list: %d headings not taken for chapters", len(contents))
     chapters = [c for c in chapters if c.text.strip()]
     return title, number_chapters(chapters)
 
@@ -202,11 +268,11 @@ def load_book(path: str | Path, max_mb: float = 50.0, name: str | None = None) -
         if magic == b"PK\x03\x04":
             raise BookError(Msg.of("book.zip_not_text", level="error", name=display, formats=SUPPORTED))
         markdown = suffix in MARKDOWN_SUFFIXES
-        text = decode_text(path.read_bytes(), display)
+        text = decode_text(path.read_bytes(), display).replace("\r\n", "\n").replace("\r", "\n")
+        text, fields = yaml_front_matter(text) if markdown else gutenberg_text(text)
         found_title, chapters = split_text_chapters(text, markdown=markdown)
-        book = LoadedBook(
-            title=found_title or path.stem, source=display, format="md" if markdown else "txt", chapters=chapters
-        )
+        book = LoadedBook(title=fields.get("title") or found_title or path.stem, source=display,
+                          format="md" if markdown else "txt", chapters=chapters, author=fields.get("author") or header_author(text))
     else:
         raise BookError(Msg.of("book.unsupported_type", level="error", name=display, suffix=suffix,
                                formats=SUPPORTED))
