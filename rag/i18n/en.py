@@ -263,6 +263,8 @@ BOOKS: dict[str, str] = {
     # -- the CLI's book lookup (issue 25)
 
     # -- visitors and faults (issue 22)
+    "book.not_yours": "'{title}' belongs to the whole library; only the server's operator can delete it.",
+    "released": "Removed “{title}” from your books (other visitors who uploaded it keep it).",
 
 }
 

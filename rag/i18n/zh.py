@@ -256,6 +256,8 @@ BOOKS: dict[str, str] = {
     # -- the CLI's book lookup (issue 25)
 
     # -- visitors and faults (issue 22)
+    "book.not_yours": "《{title}》属于公共书库，只有服务器的管理员可以删除。",
+    "released": "已从你的书中移除《{title}》（上传过它的其他访客仍保留）。",
 
 }
 

@@ -14,13 +14,14 @@ vectors are complete. Several books share a store; retrieval can be scoped to on
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from rag.config import Settings
-from rag.errors import IndexError_
+from rag.errors import BookError, IndexError_
 from rag.i18n import Msg
 from rag.index.catalog import (
     KEYWORD_VERSION,
@@ -34,6 +35,7 @@ from rag.index.catalog import (
     owners_after,
     plan_book,
 )
+from rag.index.chapters import LoadedBook
 from rag.index.chunking import Chunk
 from rag.index.config import IndexConfig
 from rag.index.embeddings import Embedder, make_embedder
@@ -71,6 +73,8 @@ class BookIndex:
         self._reranker = reranker if reranker is not None else make_reranker(settings)
         self._retrieval = Retrieval(self._vectors, lambda: self.embedder, self._reranker)
         self._closed = False
+        self._book_locks: dict[str, threading.Lock] = {}
+        self._locks_lock = threading.Lock()
 
     @property
     def embedder(self) -> Embedder:
@@ -135,6 +139,21 @@ class BookIndex:
         notify(callbacks, "reading", 0, 1, Path(path).name)
         loaded = load_book(path, max_mb=self.settings.max_book_mb, name=name)
         notify(callbacks, "reading", 1, 1, f"{loaded.title}: {len(loaded.chapters)} chapters, {loaded.chars} characters")
+        book_id = book_id_of(loaded)
+        with self._ingest_lock(book_id):
+            book = self._place(loaded, path, owner, callbacks)
+        if self._worker.state(book).status == STATUS_READY:
+            notify(callbacks, "ready", book.manifest.chunks, book.manifest.chunks, "ready")
+        elif embed:
+            self._worker.embed(book, callbacks, background=background)
+            state = self._worker.state(book)
+            if not background and state.status == STATUS_ERROR:
+                raise IndexError_(Msg.of("index.embedding_failed", level="error", title=book.manifest.title,
+                                         detail=state.error))
+        return self._info(book)
+
+    def _place(self, loaded: LoadedBook, path: str | Path, owner: str | None, callbacks: list[Progress]) -> StoredBook:
+        """The book's directory (written unless the same chunking is there already), claimed by ``owner``."""
         chunking = (self.settings.chunk_size, self.settings.chunk_overlap, self.config.piece_chars)
         book = self._catalog.books().get(book_id_of(loaded))
         if book is not None and book.manifest.chunking() == chunking and book.manifest.keyword == KEYWORD_VERSION:
@@ -151,16 +170,7 @@ class BookIndex:
             book = self._catalog.write(manifest, chunks)
             notify(callbacks, "keyword", len(chunks), len(chunks), "keyword search ready")
             log.info("indexed %s (%s): %d chapters, %d chunks", book.id, loaded.title, len(loaded.chapters), len(chunks))
-        book = self._catalog.claim(book, owner)
-        if self._worker.state(book).status == STATUS_READY:
-            notify(callbacks, "ready", book.manifest.chunks, book.manifest.chunks, "ready")
-        elif embed:
-            self._worker.embed(book, callbacks, background=background)
-            state = self._worker.state(book)
-            if not background and state.status == STATUS_ERROR:
-                raise IndexError_(Msg.of("index.embedding_failed", level="error", title=book.manifest.title,
-                                         detail=state.error))
-        return self._info(book)
+        return self._catalog.claim(book, owner)
 
     def resume_embedding(self, book_id: str | None = None, background: bool = True) -> list[str]:
         """Start embedding every book (or one) whose vectors are incomplete and that nobody embeds;
@@ -175,8 +185,34 @@ class BookIndex:
         """Block until the book's vectors are complete (True) or failed / timed out (False)."""
         return self._worker.wait(self._catalog.get(book_id), timeout)
 
+    def release(self, book_id: str, owner: str | None = None) -> bool:
+        """``owner`` gives up their claim on a book (a visitor's delete or cancelled upload): the
+        book goes only when no owner is left; True if it went. ``owner`` None (the operator, or a
+        shared library) deletes it outright. A book nobody owns (the sample guide, the command
+        line's) is the operator's alone: a visitor gets ``BookError``, as for another's book."""
+        if owner is None:
+            self.delete_book(book_id)
+            return True
+        with self._ingest_lock(book_id):
+            book = self._get(book_id, owner)
+            owners = book.manifest.owners
+            if not owners:
+                raise BookError(Msg.of("book.not_yours", level="error", title=book.manifest.title))
+            left = tuple(o for o in owners if o != owner)
+            if left:
+                self._catalog.set_owners(book_id, left)
+                log.info("book %s: one owner left it, %d remain", book_id, len(left))
+                return False
+            self.delete_book(book_id)
+            return True
+
+    def _ingest_lock(self, book_id: str) -> threading.Lock:
+        """One lock per book id: two uploads of one book index it once, a release waits for an ingest."""
+        with self._locks_lock:
+            return self._book_locks.setdefault(book_id, threading.Lock())
+
     def delete_book(self, book_id: str) -> None:
-        """Remove a book, its keyword index and its vectors."""
+        """Remove a book, its keyword index and its vectors (for every owner)."""
         self._catalog.get(book_id)
         self._worker.cancel(book_id)
         self._catalog.remove(book_id)
