@@ -98,7 +98,8 @@ class Settings(BaseSettings):
     search_timeout: float = 8.0
     search_count: int = 8
     search_snippet_chars: int = 800
-    search_budget: int = 20  # web searches per session
+    search_budget: int = 20  # web searches per visitor: a browser session; all script API calls together
+    search_server_per_hour: int = Field(default=200, ge=0)  # web searches per hour on the server's keys (0: no limit)
     search_cache_ttl: float = 600.0
     max_web_rounds: int = Field(default=1, ge=0, le=5)
 

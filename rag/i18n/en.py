@@ -426,6 +426,7 @@ SEARCH: dict[str, str] = {
 
 
     # -- visitors and faults (issue 22)
+    "search.server_budget_used_up": "{provider}: this server's web searches for the hour are used up ({budget} an hour); answering from the book alone",
 
 }
 

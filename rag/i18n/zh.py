@@ -419,6 +419,7 @@ SEARCH: dict[str, str] = {
 
 
     # -- visitors and faults (issue 22)
+    "search.server_budget_used_up": "{provider}：本服务器这一小时的网页搜索次数已用完（每小时 {budget} 次），只用书中内容回答",
 
 }
 
