@@ -263,6 +263,9 @@ BOOKS: dict[str, str] = {
     # -- the CLI's book lookup (issue 25)
 
     # -- visitors and faults (issue 22)
+    "index.chunks_partly_unreadable": "damaged: {bad} lines of its chunks are unreadable; the {kept} others are searched (upload the book again to repair it).",
+    "index.manifest_rebuilt": "damaged: its manifest was unreadable and was rebuilt from its chunks, so its title is unknown (id {id}); upload the book again to restore it.",
+    "index.book_skipped": "'{title}' was not searched: {detail}",
     "book.not_yours": "'{title}' belongs to the whole library; only the server's operator can delete it.",
     "released": "Removed “{title}” from your books (other visitors who uploaded it keep it).",
 

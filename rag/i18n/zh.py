@@ -256,6 +256,9 @@ BOOKS: dict[str, str] = {
     # -- the CLI's book lookup (issue 25)
 
     # -- visitors and faults (issue 22)
+    "index.chunks_partly_unreadable": "已损坏：{bad} 行文本块无法读取，其余 {kept} 块仍可检索（重新上传这本书即可修复）。",
+    "index.manifest_rebuilt": "已损坏：书目信息无法读取，已根据文本块重建，书名未知（id {id}）；重新上传这本书即可恢复。",
+    "index.book_skipped": "未检索《{title}》：{detail}",
     "book.not_yours": "《{title}》属于公共书库，只有服务器的管理员可以删除。",
     "released": "已从你的书中移除《{title}》（上传过它的其他访客仍保留）。",
 

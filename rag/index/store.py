@@ -162,7 +162,8 @@ class BookIndex:
         else:
             notify(callbacks, "chunking", 0, loaded.chars, "chunking")  # in characters: a rate that means something
             manifest, chunks = plan_book(loaded, path, *chunking)
-            manifest = replace(manifest, owners=owners_after(book.manifest.owners if book else None, owner))
+            earlier = book.manifest.owners if book is not None and not book.manifest.rebuilt else None
+            manifest = replace(manifest, owners=owners_after(earlier, owner))
             notify(callbacks, "chunking", loaded.chars, loaded.chars, f"{len(chunks)} chunks")
             if book is not None:
                 self._worker.cancel(book.id)  # it embeds the old chunks
@@ -240,13 +241,28 @@ class BookIndex:
         query = (query or "").strip()
         if not query:
             return RetrievalOutcome(passages=[])
-        books = self._visible(owner, book_id)
+        books, skipped = self._searchable(self._visible(owner, book_id))
         mode = (mode or self.settings.retrieval_mode).lower()
         ready = {b.id for b in books if mode in ("hybrid", "vector") and self._worker.state(b).status == STATUS_READY}
         found = self._retrieval.search(query, books, ready, k=k or self.settings.retrieval_k, mode=mode,
                                        config=self.config, chapters=chapters, queries=queries)
-        return RetrievalOutcome(passages=found.passages, notes=found.notes,
+        return RetrievalOutcome(passages=found.passages, notes=[*skipped, *found.notes],
                                 queries=[q for q in queries if q and q.strip() and q.strip() != query])
+
+    @staticmethod
+    def _searchable(books: list[StoredBook]) -> tuple[list[StoredBook], list[Msg]]:
+        """The books whose chunks can be read (a damaged keyword index is rebuilt as they load), and
+        a note for each that cannot: the book's own side is named, not the vector store's."""
+        usable, notes = [], []
+        for book in books:
+            try:
+                book.chunks()
+            except IndexError_ as exc:
+                log.warning("book %s is not searched: %s", book.id, exc)
+                notes.append(Msg.of("index.book_skipped", level="warning", title=book.manifest.title, detail=exc.msg))
+                continue
+            usable.append(book)
+        return usable, notes
 
     def chunks(self, book_id: str) -> list[Chunk]:
         """A book's chunks in reading order."""
