@@ -8,6 +8,7 @@ book), which is what searches filter on. ``VectorStore`` is what the rest of the
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
@@ -24,6 +25,8 @@ COLLECTION_PREFIX = "enough_rag_"
 
 # book id -> positions of the chapters to search (``chapter_idx``), or None for the whole book
 Scope = Mapping[str, Collection[int] | None]
+
+log = logging.getLogger(__name__)
 
 
 def space_key(settings: Settings, embedder: Embedder | None, strip_punctuation: bool) -> str:
@@ -126,6 +129,10 @@ class ChromaVectors:
             raise
         except Exception as exc:
             where = f"Chroma server {s.chroma_host}:{s.chroma_port}" if s.chroma_host else f"Chroma store {s.chroma_dir}"
+            if s.public_page:  # visitors read "the book store"; the log keeps where and why
+                log.warning("%s could not be opened: %s: %s", where, type(exc).__name__, exc)
+                raise IndexError_(Msg.of("index.store_unopenable_public", level="error",
+                                         kind=type(exc).__name__)) from exc
             raise IndexError_(Msg.of("index.store_unopenable", level="error", where=where,
                                      detail=f"{type(exc).__name__}: {exc}")) from exc
         return self._collection
