@@ -98,7 +98,8 @@ class Settings(BaseSettings):
     search_timeout: float = 8.0
     search_count: int = 8
     search_snippet_chars: int = 800
-    search_budget: int = 20  # web searches per session
+    search_budget: int = 20  # web searches per visitor: a browser session; all script API calls together
+    search_server_per_hour: int = Field(default=200, ge=0)  # web searches per hour on the server's keys (0: no limit)
     search_cache_ttl: float = 600.0
     max_web_rounds: int = Field(default=1, ge=0, le=5)
 
@@ -116,6 +117,10 @@ class Settings(BaseSettings):
     # a book uploaded in a browser session is listed and searched only in that session (plus the
     # books nobody owns, such as the sample guide).
     shared_library: bool = Field(default=None, validate_default=True)  # type: ignore[assignment]
+    # Is the page public? Unset: no locally, yes on a Space (SPACE_ID set). Then what visitors read
+    # names the service ("the model endpoint", "the book store"), never LLM_BASE_URL or Chroma's
+    # directory; the server log keeps the detail (redacted).
+    public_page: bool = Field(default=None, validate_default=True)  # type: ignore[assignment]
 
     @field_validator("llm_base_url", "llm_model", "searxng_url", "chroma_host", "active_book", "embedding_base_url",
                      "rerank_base_url", "rerank_model", mode="before")
@@ -138,6 +143,13 @@ class Settings(BaseSettings):
     def _http_url(cls, value: str | None) -> str | None:
         if value is not None and not is_http_url(value):
             raise ValueError("must be an http(s) URL, e.g. http://localhost:8080 or https://api.jina.ai/v1")
+        return value
+
+    @field_validator("public_page", mode="before")
+    @classmethod
+    def _public_on_a_space(cls, value: object) -> object:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return bool(os.environ.get("SPACE_ID"))
         return value
 
     @field_validator("allow_session_endpoints", "shared_library", mode="before")

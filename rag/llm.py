@@ -106,6 +106,8 @@ def make_chat_model(settings: Settings) -> Any | None:
         "max_tokens": settings.llm_max_tokens,
         "extra_body": None if _is_openai(base) else {"max_tokens": settings.llm_max_tokens},
     }
+    if settings.public_page:  # failures name "the model endpoint" to visitors (``unavailable``)
+        options["metadata"] = {PUBLIC_PAGE: True}
     return ChatOpenAI(**options)
 
 
@@ -279,6 +281,8 @@ def _args_from_message(message: Any, schema_name: str) -> dict[str, Any]:
 
 
 OPENAI_DEFAULT_BASE = "https://api.openai.com/v1"
+#: The chat model's metadata key that says the page is public (``Settings.public_page``).
+PUBLIC_PAGE = "rag_public_page"
 FailureKind = Literal["transport", "invalid_output"]
 _TRANSPORT_ERRORS = {"APIConnectionError", "APITimeoutError", "APIStatusError", "ConnectError", "ConnectTimeout"}
 
@@ -325,9 +329,15 @@ def _what_failed(exc: BaseException) -> Msg:
 
 
 def unavailable(llm: Any, exc: BaseException) -> LLMUnavailable:
-    """An ``LLMUnavailable`` for a failed call: what went wrong and where, never the key."""
+    """An ``LLMUnavailable`` for a failed call: what went wrong and where, never the key. On a
+    public page (``PUBLIC_PAGE``) it names "the model endpoint" and gives no detail (an address or
+    path may be in it); the server log keeps both, redacted."""
     endpoint = endpoint_of(llm)
     detail: Msg | str = exc.msg if isinstance(exc, DeadlineExceeded) else redact(_short(exc), _secrets_of_llm(llm))
+    if (getattr(llm, "metadata", None) or {}).get(PUBLIC_PAGE):
+        logger.warning("model call to %s failed (%s): %s", endpoint, type(exc).__name__, detail)
+        return LLMUnavailable("the model endpoint", Msg.of("llm.call_failed_public", level="error",
+                                                           what=_what_failed(exc), kind=type(exc).__name__))
     return LLMUnavailable(endpoint, Msg.of("llm.call_failed", level="error", endpoint=endpoint,
                                            what=_what_failed(exc), kind=type(exc).__name__, detail=detail))
 

@@ -283,6 +283,13 @@ BOOKS: dict[str, str] = {
     "cli.score": "{mode} score {score}",
 
     # -- visitors and faults (issue 22)
+    "index.store_read_only": "the book store is read-only: books already embedded keep their vector search, new vectors cannot be stored.",
+    "index.store_unopenable_public": "the book store could not be opened ({kind}); the server's log has the details.",
+    "index.chunks_partly_unreadable": "damaged: {bad} lines of its chunks are unreadable; the {kept} others are searched (upload the book again to repair it).",
+    "index.manifest_rebuilt": "damaged: its manifest was unreadable and was rebuilt from its chunks, so its title is unknown (id {id}); upload the book again to restore it.",
+    "index.book_skipped": "'{title}' was not searched: {detail}",
+    "book.not_yours": "'{title}' belongs to the whole library; only the server's operator can delete it.",
+    "released": "Removed “{title}” from your books (other visitors who uploaded it keep it).",
 
 }
 
@@ -348,6 +355,7 @@ AGENT: dict[str, str] = {
 
 
     # -- visitors and faults (issue 22)
+    "llm.call_failed_public": "the model endpoint could not be used ({what}; {kind}); the server's log has the details",
 
 }
 
@@ -452,6 +460,7 @@ SEARCH: dict[str, str] = {
 
 
     # -- visitors and faults (issue 22)
+    "search.server_budget_used_up": "{provider}: this server's web searches for the hour are used up ({budget} an hour); answering from the book alone",
 
 }
 

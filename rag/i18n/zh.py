@@ -273,6 +273,13 @@ BOOKS: dict[str, str] = {
     "cli.score": "{mode} 分数 {score}",
 
     # -- visitors and faults (issue 22)
+    "index.store_read_only": "书库是只读的：已完成向量化的书仍可向量检索，新的向量无法保存。",
+    "index.store_unopenable_public": "无法打开书库（{kind}）；详情见服务器日志。",
+    "index.chunks_partly_unreadable": "已损坏：{bad} 行文本块无法读取，其余 {kept} 块仍可检索（重新上传这本书即可修复）。",
+    "index.manifest_rebuilt": "已损坏：书目信息无法读取，已根据文本块重建，书名未知（id {id}）；重新上传这本书即可恢复。",
+    "index.book_skipped": "未检索《{title}》：{detail}",
+    "book.not_yours": "《{title}》属于公共书库，只有服务器的管理员可以删除。",
+    "released": "已从你的书中移除《{title}》（上传过它的其他访客仍保留）。",
 
 }
 
@@ -338,6 +345,7 @@ AGENT: dict[str, str] = {
 
 
     # -- visitors and faults (issue 22)
+    "llm.call_failed_public": "无法使用模型服务（{what}；{kind}）；详情见服务器日志",
 
 }
 
@@ -442,6 +450,7 @@ SEARCH: dict[str, str] = {
 
 
     # -- visitors and faults (issue 22)
+    "search.server_budget_used_up": "{provider}：本服务器这一小时的网页搜索次数已用完（每小时 {budget} 次），只用书中内容回答",
 
 }
 

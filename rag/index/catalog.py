@@ -79,6 +79,7 @@ class Manifest:
     # only they see it. Empty: everyone does (the sample guide, books indexed from the command line).
     owners: tuple[str, ...] = ()
     keyword: int = 1  # KEYWORD_VERSION of the saved keyword index
+    rebuilt: bool = False  # True: rebuilt from the chunks (the manifest was unreadable); title unknown
 
     def chunking(self) -> tuple[int, int, int]:
         return self.chunk_size, self.chunk_overlap, self.piece_chars
@@ -101,7 +102,7 @@ class Manifest:
                 created=float(data.get("created", 0.0)), chunk_size=int(data["chunk_size"]),
                 chunk_overlap=int(data["chunk_overlap"]), piece_chars=int(data["piece_chars"]),
                 owners=tuple(str(o) for o in data.get("owners") or ()),
-                keyword=int(data.get("keyword", 1)),
+                keyword=int(data.get("keyword", 1)), rebuilt=bool(data.get("rebuilt", False)),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"malformed manifest ({exc!r})") from exc
@@ -209,7 +210,7 @@ class BookInfo:
     chunks: int
     embedded: int  # chunks whose vectors are all stored
     status: str  # keyword_ready | embedding | ready | error
-    error: str | None = None
+    error: Msg | str | None = None  # what went wrong, or what is damaged (then listed, never hidden)
     chars: int = 0
     created: float = 0.0
 
@@ -242,6 +243,10 @@ class StoredBook:
         self._loaded: tuple[list[Chunk], KeywordIndex, dict[str, int]] | None = None
         self._aliases: dict[str, tuple[str, ...]] | None = None
         self._text: BookText | None = None
+        self.damage: Msg | None = None  # what the self-check or a load found broken (listed with the book)
+        self.unusable = False  # True: nothing of it can be searched (its chunks are unreadable)
+        if manifest.rebuilt:
+            self.damage = Msg.of("index.manifest_rebuilt", level="warning", id=manifest.id)
 
     @property
     def id(self) -> str:
@@ -251,24 +256,95 @@ class StoredBook:
         loaded = self._loaded
         if loaded is None:  # two threads may both load; either result is the same
             try:
-                with (self.directory / "chunks.jsonl").open(encoding="utf-8") as fh:
-                    chunks = [chunk_from_row(self.id, json.loads(line)) for line in fh if line.strip()]
-                if self.manifest.keyword < KEYWORD_VERSION:
-                    log.info("rebuilding the keyword index of %s in memory (older index)", self.id)
-                    keyword = KeywordIndex.build([keyword_text(c) for c in chunks])
-                else:
-                    keyword = KeywordIndex.load(self.directory / "bm25", len(chunks))
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                raise IndexError_(Msg.of("index.unreadable", level="error", title=self.manifest.title,
-                                         detail=str(exc))) from exc
+                chunks, bad = self._read_chunks()
+                keyword = self._keyword(chunks, rebuild=bad > 0)
+            except IndexError_ as exc:
+                self.damage, self.unusable = exc.msg, True
+                raise
+            if bad:
+                log.warning("book %s: %d lines of chunks.jsonl are unreadable; %d chunks kept", self.id, bad, len(chunks))
+                self.damage = Msg.of("index.chunks_partly_unreadable", level="warning", bad=bad, kept=len(chunks))
             loaded = self._loaded = (chunks, keyword, {c.id: pos for pos, c in enumerate(chunks)})
         return loaded
+
+    def _unreadable(self, part: str, detail: object) -> IndexError_:
+        return IndexError_(Msg.of("index.unreadable", level="error", title=self.manifest.title,
+                                  detail=f"{part}: {detail}"))
+
+    def _read_chunks(self) -> tuple[list[Chunk], int]:
+        """The readable chunks, and how many lines were not. Raises ``IndexError_`` when none is."""
+        chunks, bad = [], 0
+        try:
+            with (self.directory / "chunks.jsonl").open(encoding="utf-8", errors="replace") as fh:
+                for line in fh:
+                    if not line.strip():
+                        continue
+                    try:
+                        chunks.append(chunk_from_row(self.id, json.loads(line)))
+                    except (ValueError, KeyError, TypeError, AttributeError):
+                        bad += 1
+        except OSError as exc:
+            raise self._unreadable("chunks.jsonl", exc.strerror or exc) from exc
+        if not chunks:
+            raise self._unreadable("chunks.jsonl", f"no readable chunk ({bad} unreadable lines)")
+        return chunks, bad
+
+    def _keyword(self, chunks: list[Chunk], *, rebuild: bool) -> KeywordIndex:
+        """The saved keyword index; rebuilt from the chunks when it is older, unreadable or does not
+        match them (then saved again where the directory allows)."""
+        if self.manifest.keyword < KEYWORD_VERSION:
+            log.info("rebuilding the keyword index of %s in memory (older index)", self.id)
+            return KeywordIndex.build([keyword_text(c) for c in chunks])
+        if not rebuild:
+            try:
+                keyword = KeywordIndex.load(self.directory / "bm25", len(chunks))
+                if len(keyword.scores(chunks[0].text[:8])) == len(chunks):
+                    return keyword
+                detail: object = "it does not match the chunks"
+            except Exception as exc:  # noqa: BLE001 - any damage to the files: rebuilt below
+                detail = exc
+            log.warning("the keyword index of book %s is unreadable (%s); rebuilding it from its chunks",
+                        self.id, detail)
+        keyword = KeywordIndex.build([keyword_text(c) for c in chunks])
+        self._save_keyword(keyword)
+        return keyword
+
+    def _save_keyword(self, keyword: KeywordIndex) -> None:
+        tmp = self.directory / f".bm25-{uuid.uuid4().hex[:8]}"
+        old = self.directory / f".bm25-old-{uuid.uuid4().hex[:8]}"
+        try:
+            keyword.save(tmp)
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(self.directory / "bm25", old)
+            os.replace(tmp, self.directory / "bm25")
+            log.info("book %s: keyword index rebuilt and saved", self.id)
+        except OSError as exc:
+            log.warning("book %s: the rebuilt keyword index could not be saved (%s); kept in memory", self.id,
+                        exc.strerror or exc)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(old, ignore_errors=True)
+
+    def check(self) -> None:
+        """The self-check on open, cheap: the chunks file is there and its first line reads."""
+        try:
+            with (self.directory / "chunks.jsonl").open(encoding="utf-8", errors="replace") as fh:
+                first = fh.readline()
+            chunk_from_row(self.id, json.loads(first))
+        except OSError as exc:
+            self.damage, self.unusable = self._unreadable("chunks.jsonl", exc.strerror or exc).msg, True
+        except (ValueError, KeyError, TypeError, AttributeError):
+            with contextlib.suppress(IndexError_):
+                self._load()  # the first line is damaged: are the others?
+        if self.damage is not None:
+            log.warning("book %s is damaged: %s", self.id, self.damage)
 
     def info(self, status: str, embedded: int, error: str | None = None) -> BookInfo:
         m = self.manifest
         return BookInfo(id=m.id, title=m.title, source=m.source, path=m.path, format=m.format,
-                        chapters=len(m.chapters), chunks=m.chunks, embedded=embedded, status=status,
-                        error=error, chars=m.chars, created=m.created)
+                        chapters=len(m.chapters), chunks=m.chunks, embedded=embedded,
+                        status="error" if self.unusable else status, error=self.damage or error,
+                        chars=m.chars, created=m.created)
 
     def chunks(self) -> list[Chunk]:
         return self._load()[0]
@@ -352,15 +428,43 @@ class Catalog:
         return dict(sorted(books.items(), key=lambda kv: kv[1].manifest.created))
 
     def read(self, directory: Path) -> StoredBook | None:
+        """The book in ``directory``, self-checked (``StoredBook.check``); an unreadable manifest is
+        rebuilt from the chunks. None for what is not a book directory."""
         try:
             manifest = Manifest.from_json(json.loads((directory / "manifest.json").read_text(encoding="utf-8")))
         except (OSError, ValueError) as exc:
-            log.warning("ignoring %s: %s", directory, exc)
-            return None
+            if not (directory / "chunks.jsonl").is_file():
+                log.warning("ignoring %s: %s", directory, exc)
+                return None
+            log.warning("the manifest of book %s is unreadable (%s); rebuilding it from its chunks", directory.name, exc)
+            manifest = self._rebuilt_manifest(directory)
         if manifest.id != directory.name:
             log.warning("ignoring %s: it holds book %s", directory, manifest.id)
             return None
-        return StoredBook(manifest, directory)
+        book = StoredBook(manifest, directory)
+        book.check()
+        return book
+
+    def _rebuilt_manifest(self, directory: Path) -> Manifest:
+        """A manifest from what the chunks tell (chapters, counts); the title is the id and the
+        chunk settings unknown (an upload of the book indexes it again); owners unknown, so only the
+        operator sees it. Saved where the directory allows."""
+        probe = StoredBook(Manifest(directory.name, directory.name, "", "", "txt", 0, (), 0, 0, 0.0, 0, 0, 0,
+                                    owners=(UNKNOWN_OWNER,), rebuilt=True), directory)
+        try:
+            chunks, _ = probe._read_chunks()
+        except IndexError_:
+            chunks = []
+        spans: dict[int, tuple[int | None, str, int, int]] = {}
+        for c in chunks:
+            num, title, start, end = spans.get(c.chapter_idx, (c.chapter_num, c.chapter_title, c.start, c.end))
+            spans[c.chapter_idx] = (num, title, min(start, c.start), max(end, c.end))
+        chapters = tuple(ChapterEntry(n, t, e - s) for _, (n, t, s, e) in sorted(spans.items()))
+        manifest = replace(probe.manifest, chapters=chapters, chunks=len(chunks), chars=sum(c.chars for c in chapters),
+                           pieces=sum(len(c.pieces) for c in chunks), created=directory.stat().st_mtime)
+        with contextlib.suppress(OSError):
+            _write_json_atomic(directory / "manifest.json", asdict(manifest))
+        return manifest
 
     def write(self, manifest: Manifest, chunks: list[Chunk]) -> StoredBook:
         """Write the book's directory and swap it into place in one step (replacing an older one)."""
@@ -439,6 +543,10 @@ class Catalog:
         except (OSError, ValueError):
             return {}
         return states if isinstance(states, dict) else {}
+
+
+#: The owner of a book whose manifest was rebuilt: nobody knows who uploaded it, so only the operator sees it.
+UNKNOWN_OWNER = "(unknown)"
 
 
 def owners_after(current: tuple[str, ...] | None, owner: str | None) -> tuple[str, ...]:

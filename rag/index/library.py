@@ -25,6 +25,8 @@ class Library(Protocol):
     def ingest(self, path: str | Path, name: str | None = None, progress: Progress | None = None,
                background: bool = True, embed: bool = True, *, owner: str | None = None) -> BookInfo: ...
 
+    def release(self, book_id: str, owner: str | None = None) -> bool: ...
+
     def retrieve(self, query: str, k: int | None = None, book_id: str | None = None, mode: str | None = None,
                  *, chapters: Chapters | None = None, owner: str | None = None) -> list[Passage]: ...
 
@@ -63,6 +65,10 @@ class LibraryView:
     def ingest(self, path: str | Path, name: str | None = None, progress: Progress | None = None,
                background: bool = True, embed: bool = True) -> BookInfo:
         return self.index.ingest(path, name, progress, background, embed, owner=self.owner)
+
+    def release(self, book_id: str) -> bool:
+        """This visitor's claim on the book goes; the book itself only when nobody else owns it."""
+        return self.index.release(book_id, owner=self.owner)
 
     def retrieve(self, query: str, k: int | None = None, book_id: str | None = None, mode: str | None = None,
                  **kwargs: Any) -> list[Passage]:

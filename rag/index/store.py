@@ -14,13 +14,14 @@ vectors are complete. Several books share a store; retrieval can be scoped to on
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from rag.config import Settings
-from rag.errors import IndexError_
+from rag.errors import BookError, IndexError_
 from rag.i18n import Msg
 from rag.index.catalog import (
     KEYWORD_VERSION,
@@ -34,6 +35,7 @@ from rag.index.catalog import (
     owners_after,
     plan_book,
 )
+from rag.index.chapters import LoadedBook
 from rag.index.chunking import Chunk
 from rag.index.config import IndexConfig
 from rag.index.embeddings import Embedder, make_embedder
@@ -71,6 +73,8 @@ class BookIndex:
         self._reranker = reranker if reranker is not None else make_reranker(settings)
         self._retrieval = Retrieval(self._vectors, lambda: self.embedder, self._reranker)
         self._closed = False
+        self._book_locks: dict[str, threading.Lock] = {}
+        self._locks_lock = threading.Lock()
 
     @property
     def embedder(self) -> Embedder:
@@ -135,23 +139,9 @@ class BookIndex:
         notify(callbacks, "reading", 0, 1, Path(path).name)
         loaded = load_book(path, max_mb=self.settings.max_book_mb, name=name)
         notify(callbacks, "reading", 1, 1, f"{loaded.title}: {len(loaded.chapters)} chapters, {loaded.chars} characters")
-        chunking = (self.settings.chunk_size, self.settings.chunk_overlap, self.config.piece_chars)
-        book = self._catalog.books().get(book_id_of(loaded))
-        if book is not None and book.manifest.chunking() == chunking and book.manifest.keyword == KEYWORD_VERSION:
-            log.info("book %s (%s) is already indexed", book.id, book.manifest.title)
-            notify(callbacks, "keyword", book.manifest.chunks, book.manifest.chunks, "already indexed")
-        else:
-            notify(callbacks, "chunking", 0, loaded.chars, "chunking")  # in characters: a rate that means something
-            manifest, chunks = plan_book(loaded, path, *chunking)
-            manifest = replace(manifest, owners=owners_after(book.manifest.owners if book else None, owner))
-            notify(callbacks, "chunking", loaded.chars, loaded.chars, f"{len(chunks)} chunks")
-            if book is not None:
-                self._worker.cancel(book.id)  # it embeds the old chunks
-            notify(callbacks, "keyword", 0, len(chunks), "building the keyword index")
-            book = self._catalog.write(manifest, chunks)
-            notify(callbacks, "keyword", len(chunks), len(chunks), "keyword search ready")
-            log.info("indexed %s (%s): %d chapters, %d chunks", book.id, loaded.title, len(loaded.chapters), len(chunks))
-        book = self._catalog.claim(book, owner)
+        book_id = book_id_of(loaded)
+        with self._ingest_lock(book_id):
+            book = self._place(loaded, path, owner, callbacks)
         if self._worker.state(book).status == STATUS_READY:
             notify(callbacks, "ready", book.manifest.chunks, book.manifest.chunks, "ready")
         elif embed:
@@ -161,6 +151,27 @@ class BookIndex:
                 raise IndexError_(Msg.of("index.embedding_failed", level="error", title=book.manifest.title,
                                          detail=state.error))
         return self._info(book)
+
+    def _place(self, loaded: LoadedBook, path: str | Path, owner: str | None, callbacks: list[Progress]) -> StoredBook:
+        """The book's directory (written unless the same chunking is there already), claimed by ``owner``."""
+        chunking = (self.settings.chunk_size, self.settings.chunk_overlap, self.config.piece_chars)
+        book = self._catalog.books().get(book_id_of(loaded))
+        if book is not None and book.manifest.chunking() == chunking and book.manifest.keyword == KEYWORD_VERSION:
+            log.info("book %s (%s) is already indexed", book.id, book.manifest.title)
+            notify(callbacks, "keyword", book.manifest.chunks, book.manifest.chunks, "already indexed")
+        else:
+            notify(callbacks, "chunking", 0, loaded.chars, "chunking")  # in characters: a rate that means something
+            manifest, chunks = plan_book(loaded, path, *chunking)
+            earlier = book.manifest.owners if book is not None and not book.manifest.rebuilt else None
+            manifest = replace(manifest, owners=owners_after(earlier, owner))
+            notify(callbacks, "chunking", loaded.chars, loaded.chars, f"{len(chunks)} chunks")
+            if book is not None:
+                self._worker.cancel(book.id)  # it embeds the old chunks
+            notify(callbacks, "keyword", 0, len(chunks), "building the keyword index")
+            book = self._catalog.write(manifest, chunks)
+            notify(callbacks, "keyword", len(chunks), len(chunks), "keyword search ready")
+            log.info("indexed %s (%s): %d chapters, %d chunks", book.id, loaded.title, len(loaded.chapters), len(chunks))
+        return self._catalog.claim(book, owner)
 
     def resume_embedding(self, book_id: str | None = None, background: bool = True) -> list[str]:
         """Start embedding every book (or one) whose vectors are incomplete and that nobody embeds;
@@ -175,8 +186,34 @@ class BookIndex:
         """Block until the book's vectors are complete (True) or failed / timed out (False)."""
         return self._worker.wait(self._catalog.get(book_id), timeout)
 
+    def release(self, book_id: str, owner: str | None = None) -> bool:
+        """``owner`` gives up their claim on a book (a visitor's delete or cancelled upload): the
+        book goes only when no owner is left; True if it went. ``owner`` None (the operator, or a
+        shared library) deletes it outright. A book nobody owns (the sample guide, the command
+        line's) is the operator's alone: a visitor gets ``BookError``, as for another's book."""
+        if owner is None:
+            self.delete_book(book_id)
+            return True
+        with self._ingest_lock(book_id):
+            book = self._get(book_id, owner)
+            owners = book.manifest.owners
+            if not owners:
+                raise BookError(Msg.of("book.not_yours", level="error", title=book.manifest.title))
+            left = tuple(o for o in owners if o != owner)
+            if left:
+                self._catalog.set_owners(book_id, left)
+                log.info("book %s: one owner left it, %d remain", book_id, len(left))
+                return False
+            self.delete_book(book_id)
+            return True
+
+    def _ingest_lock(self, book_id: str) -> threading.Lock:
+        """One lock per book id: two uploads of one book index it once, a release waits for an ingest."""
+        with self._locks_lock:
+            return self._book_locks.setdefault(book_id, threading.Lock())
+
     def delete_book(self, book_id: str) -> None:
-        """Remove a book, its keyword index and its vectors."""
+        """Remove a book, its keyword index and its vectors (for every owner)."""
         self._catalog.get(book_id)
         self._worker.cancel(book_id)
         self._catalog.remove(book_id)
@@ -204,13 +241,28 @@ class BookIndex:
         query = (query or "").strip()
         if not query:
             return RetrievalOutcome(passages=[])
-        books = self._visible(owner, book_id)
+        books, skipped = self._searchable(self._visible(owner, book_id))
         mode = (mode or self.settings.retrieval_mode).lower()
         ready = {b.id for b in books if mode in ("hybrid", "vector") and self._worker.state(b).status == STATUS_READY}
         found = self._retrieval.search(query, books, ready, k=k or self.settings.retrieval_k, mode=mode,
                                        config=self.config, chapters=chapters, queries=queries)
-        return RetrievalOutcome(passages=found.passages, notes=found.notes,
+        return RetrievalOutcome(passages=found.passages, notes=[*skipped, *found.notes],
                                 queries=[q for q in queries if q and q.strip() and q.strip() != query])
+
+    @staticmethod
+    def _searchable(books: list[StoredBook]) -> tuple[list[StoredBook], list[Msg]]:
+        """The books whose chunks can be read (a damaged keyword index is rebuilt as they load), and
+        a note for each that cannot: the book's own side is named, not the vector store's."""
+        usable, notes = [], []
+        for book in books:
+            try:
+                book.chunks()
+            except IndexError_ as exc:
+                log.warning("book %s is not searched: %s", book.id, exc)
+                notes.append(Msg.of("index.book_skipped", level="warning", title=book.manifest.title, detail=exc.msg))
+                continue
+            usable.append(book)
+        return usable, notes
 
     def chunks(self, book_id: str) -> list[Chunk]:
         """A book's chunks in reading order."""

@@ -8,6 +8,11 @@ book), which is what searches filter on. ``VectorStore`` is what the rest of the
 
 from __future__ import annotations
 
+import logging
+import os
+import shutil
+import stat
+import tempfile
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
@@ -24,6 +29,8 @@ COLLECTION_PREFIX = "enough_rag_"
 
 # book id -> positions of the chapters to search (``chapter_idx``), or None for the whole book
 Scope = Mapping[str, Collection[int] | None]
+
+log = logging.getLogger(__name__)
 
 
 def space_key(settings: Settings, embedder: Embedder | None, strip_punctuation: bool) -> str:
@@ -79,6 +86,12 @@ def chroma_where(scope: Scope) -> dict[str, Any] | None:
 _OPEN_LOCK = threading.Lock()
 
 
+def writable(path: Path) -> bool:
+    """Whether Chroma can write its store in ``path`` (the directory and its database)."""
+    database = path / "chroma.sqlite3"
+    return os.access(path, os.W_OK) and (not database.exists() or os.access(database, os.W_OK))
+
+
 def vector_search_failed(exc: Exception) -> IndexError_:
     """The error a failed vector search raises (``exc``: what the store raised)."""
     return IndexError_(Msg.of("index.vector_search_failed", level="error", detail=f"{type(exc).__name__}: {exc}"))
@@ -94,6 +107,8 @@ class ChromaVectors:
         self._embedder = embedder
         self._client = client
         self._collection: Any = None
+        self.read_only = False  # True: the store's directory is read-only; a copy is searched, nothing stored
+        self._copy: Path | None = None
 
     def collection(self) -> Any:
         found = self._collection
@@ -115,8 +130,11 @@ class ChromaVectors:
                 if s.chroma_host:
                     self._client = chromadb.HttpClient(host=s.chroma_host, port=s.chroma_port, settings=chroma_settings)
                 else:
-                    Path(s.chroma_dir).mkdir(parents=True, exist_ok=True)
-                    self._client = chromadb.PersistentClient(path=str(s.chroma_dir), settings=chroma_settings)
+                    path = Path(s.chroma_dir)
+                    path.mkdir(parents=True, exist_ok=True)
+                    if not writable(path):  # Chroma cannot open it: search a copy of it instead
+                        path = self._snapshot(path)
+                    self._client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
             self._collection = self._client.get_or_create_collection(
                 name=f"{COLLECTION_PREFIX}{self.space}",
                 embedding_function=chroma_embedding_function(self._embedder()),
@@ -126,21 +144,49 @@ class ChromaVectors:
             raise
         except Exception as exc:
             where = f"Chroma server {s.chroma_host}:{s.chroma_port}" if s.chroma_host else f"Chroma store {s.chroma_dir}"
+            if s.public_page:  # visitors read "the book store"; the log keeps where and why
+                log.warning("%s could not be opened: %s: %s", where, type(exc).__name__, exc)
+                raise IndexError_(Msg.of("index.store_unopenable_public", level="error",
+                                         kind=type(exc).__name__)) from exc
             raise IndexError_(Msg.of("index.store_unopenable", level="error", where=where,
                                      detail=f"{type(exc).__name__}: {exc}")) from exc
         return self._collection
+
+    def _snapshot(self, path: Path) -> Path:
+        """A writable copy of a read-only store (Chroma opens nothing it cannot write): the books
+        embedded there keep their vector search; new vectors are refused (``_writing``)."""
+        self._copy = Path(tempfile.mkdtemp(prefix="rag-chroma-"))
+        copy = self._copy / "chroma"
+        shutil.copytree(path, copy, copy_function=shutil.copyfile)
+        for folder, dirs, files in os.walk(copy):
+            for name in [*dirs, *files]:
+                target = Path(folder) / name
+                target.chmod(target.stat().st_mode | stat.S_IWUSR | stat.S_IRUSR | (stat.S_IXUSR if name in dirs else 0))
+        copy.chmod(copy.stat().st_mode | stat.S_IRWXU)
+        self.read_only = True
+        log.warning("the Chroma store %s is read-only: vector search reads a copy of it; new books get no "
+                    "vectors until it is writable", path)
+        return copy
+
+    def _writing(self) -> None:
+        self.collection()  # opening it tells whether the store is read-only
+        if self.read_only:
+            raise IndexError_(Msg.of("index.store_read_only", level="error"))
 
     def stored_ids(self, book_id: str) -> set[str]:
         return set(self.collection().get(where={"book_id": book_id}, include=[])["ids"])
 
     def upsert(self, ids: list[str], vectors: Sequence[np.ndarray], metadatas: list[dict[str, Any]]) -> None:
+        self._writing()
         self.collection().upsert(ids=ids, embeddings=[np.asarray(v).tolist() for v in vectors], metadatas=metadatas)
 
     def delete(self, ids: list[str]) -> None:
+        self._writing()
         if ids:
             self.collection().delete(ids=ids)
 
     def delete_book(self, book_id: str) -> None:
+        self._writing()
         self.collection().delete(where={"book_id": book_id})
 
     def query(self, vector: np.ndarray, n: int, scope: Scope) -> list[VectorHit]:
@@ -174,3 +220,6 @@ class ChromaVectors:
     def close(self) -> None:
         self._collection = None
         self._client = None
+        if self._copy is not None:
+            shutil.rmtree(self._copy, ignore_errors=True)
+            self._copy = None

@@ -196,7 +196,8 @@ def _register_api(ctx: AppContext, ask_concurrency: int) -> None:
     """``/ask`` and ``/ask_json``: each call a fresh conversation (``rag.ui.api``)."""
     from rag.agent.graph import make_checkpointer
 
-    script = ScriptApi(lambda owner: ctx.make_graph(per_session_deps(ctx.deps, owner), make_checkpointer()),
+    script = ScriptApi(lambda owner: ctx.make_graph(per_session_deps(ctx.deps, owner, visitor="script-api"),
+                                                    make_checkpointer()),
                        ctx.index, owner=lambda: None if ctx.shared_library else f"script-{uuid.uuid4().hex}")
 
     def ask(question: str, book: str = "", chapter_from: int = 0, chapter_to: int = 0, read_up_to: int = 0,

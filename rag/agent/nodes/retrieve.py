@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from rag import deadline as turn_deadline
 from rag.agent.context import format_book_context, spoiler_book_block
 from rag.agent.names import RETRIEVE
 from rag.agent.nodes.common import NodeBase, current_question, search_scope
@@ -48,9 +49,15 @@ class RetrieveNode(NodeBase):
         question = current_question(state)
         notices: list[Notice] = []
         queries: list[str] = []
-        if self.deps.rewriter is not None:
+        rewriter, deadline = self.deps.rewriter, turn_deadline.current()
+        if rewriter is not None:
             try:
-                rewritten = self.deps.rewriter.rewrite(question, book_title=self._book_title(state))
+                if deadline is not None and deadline.expired:  # a hung router spent the turn: search as asked
+                    raise deadline.exceeded("not rewritten")
+                title = self._book_title(state)
+                # by the turn's deadline: a hung model must not keep the passages from the page
+                rewritten = turn_deadline.call_before(lambda: rewriter.rewrite(question, book_title=title),
+                                                      deadline, "query rewrite")
                 queries = rewritten.queries
                 if queries:
                     notices.append(self._n(RETRIEVE, "agent.searched_also", queries=" | ".join(queries),

@@ -40,6 +40,7 @@ class Library(Protocol):
     def find_book(self, name_or_id: str) -> BookInfo | None: ...
     def ingest(self, path: str, *, progress: Any = None, background: bool = False) -> BookInfo: ...
     def delete_book(self, book_id: str) -> None: ...
+    def release(self, book_id: str) -> bool: ...
 
 
 def merge(*updates: dict[Any, Any]) -> dict[Any, Any]:
@@ -87,9 +88,10 @@ def mode_of(deps: Deps | None) -> dict[str, Any]:
     return {"llm_model": str(model) if model else None, "llm_connected": deps.llm is not None, "web_provider": web}
 
 
-def per_session_deps(deps: Deps, owner: str | None = None) -> Deps:
-    """A copy of ``deps`` whose web search counts against this session's own budget, and whose
-    book index is the one ``owner`` sees (``SHARED_LIBRARY=false``; None: the whole library)."""
+def per_session_deps(deps: Deps, owner: str | None = None, visitor: str | None = None) -> Deps:
+    """A copy of ``deps`` whose web search counts against ``visitor``'s budget (a session's id, or
+    the script API's; None: a budget of its own), and whose book index is the one ``owner`` sees
+    (``SHARED_LIBRARY=false``; None: the whole library)."""
     changes: dict[str, Any] = {}
     # Only the book index's retriever has owner views; a plain retriever (a fake, a test's) has none.
     view = getattr(deps.retriever, "for_owner", None)
@@ -97,20 +99,23 @@ def per_session_deps(deps: Deps, owner: str | None = None) -> Deps:
         retriever = view(owner)
         if retriever is not deps.retriever:
             changes["retriever"] = retriever
-    search = session_search(deps)
+    search = session_search(deps, visitor)
     if search is not deps.web_search:
         changes["web_search"] = search
     return dataclasses.replace(deps, **changes) if changes else deps
 
 
-def session_search(deps: Deps) -> Any | None:
-    """``deps``' web search, counted against one session's budget."""
+def session_search(deps: Deps, visitor: str | None = None) -> Any | None:
+    """``deps``' web search, counted against ``visitor``'s budget and the server's hourly one."""
     from rag.search import SessionSearch
 
     ws = deps.web_search
     if ws is None:
         return None
-    return ws if isinstance(ws, SessionSearch) else SessionSearch(ws, budget=deps.settings.search_budget)
+    if isinstance(ws, SessionSearch):
+        return ws
+    return SessionSearch(ws, budget=deps.settings.search_budget, visitor=visitor,
+                         per_hour=deps.settings.search_server_per_hour)
 
 
 @dataclass
@@ -158,7 +163,7 @@ class AppContext:
         return None if self.index is None else self.index.for_owner(self.owner_of(session))
 
     def session_deps(self, deps: Deps, session: Session) -> Deps:
-        return per_session_deps(deps, self.owner_of(session))
+        return per_session_deps(deps, self.owner_of(session), visitor=f"session-{session.id}")
 
     def make_graph(self, session_deps: Deps, checkpointer: Any) -> Any:
         if self.graph_factory is not None:

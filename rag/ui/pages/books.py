@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -106,6 +108,19 @@ def discard_upload(path: str | None) -> None:
         logger.warning("could not delete the uploaded file %s: %s", Path(path).name, exc.strerror or exc)
 
 
+def private_copy(path: str | None) -> str | None:
+    """A copy of an uploaded file in a folder of its own (same file name), or None if it cannot be made."""
+    if not path or not Path(path).is_file():
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="rag-upload-"))
+    try:
+        return str(shutil.copy2(path, folder / Path(path).name))
+    except OSError as exc:
+        logger.warning("could not copy the upload %s: %s", Path(path).name, exc.strerror or exc)
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+
+
 def _failure(exc: Exception) -> Msg:
     """The book list's line for a failed ingest or delete: a coded message as it is; an English one
     (not yet given a code) as text, which ``show`` translates as it can."""
@@ -169,11 +184,16 @@ class BooksPage:
     # ------------------------------------------------------------------ handlers
     def on_upload(self, session: Session | None, path: str | None, current_book: str | None,
                   progress: Any = None) -> dict[Any, Any]:
-        """Index an uploaded file; the upload itself is deleted afterwards, ingested or not."""
+        """Index an uploaded file; the upload itself is deleted afterwards, ingested or not. Gradio
+        keeps identical uploads at one path, so the file is indexed from a copy of this upload's own:
+        two visitors uploading one file at once both succeed."""
         session = self.ctx.ensure_session(session)  # kept (an output): the book may be this session's own
+        copy = private_copy(path)
         try:
-            return {self.shell.session: session, **self._ingest(session, path, current_book, progress)}
+            return {self.shell.session: session, **self._ingest(session, copy or path, current_book, progress)}
         finally:
+            if copy:
+                shutil.rmtree(Path(copy).parent, ignore_errors=True)
             discard_upload(path)
 
     def _ingest(self, session: Session, path: str | None, current_book: str | None, progress: Any) -> dict[Any, Any]:
@@ -207,7 +227,7 @@ class BooksPage:
         new_id = str(info.id or current_book or ALL_BOOKS)
         if session.upload_cancel.is_set() and new_id not in known:
             try:
-                library.delete_book(new_id)
+                library.release(new_id)  # this visitor's claim; another owner keeps the book
             except RagError as exc:
                 logger.warning("could not remove a cancelled upload: %s", exc)
             session.books_message = Msg.of("upload_cancelled")
@@ -251,7 +271,7 @@ class BooksPage:
     def on_delete(self, session: Session | None, current_book: str | None) -> dict[Any, Any]:
         """Delete the active book, if this session uploaded it: the first click asks, the second deletes."""
         session = self.ctx.ensure_session(session)
-        lang, index = session.lang, self.ctx.index
+        lang, index = session.lang, self.ctx.library(session)
         reset_button = gr.update(value=t(lang, "delete_book"), variant="secondary")
         if index is None or not current_book or current_book == ALL_BOOKS:
             session.books_message = Msg.of("delete_none", level="warning")
@@ -270,9 +290,9 @@ class BooksPage:
                     **self.outputs(session, current_book)}
         session.pending_delete = None
         try:
-            index.delete_book(current_book)
+            gone = index.release(current_book)  # this visitor's claim: the book goes once nobody owns it
             session.uploaded.discard(current_book)
-            session.books_message = Msg.of("deleted", title=title)
+            session.books_message = Msg.of("deleted" if gone else "released", title=title)
         except RagError as exc:
             session.books_message = _failure(exc)
         return {self.ui.delete_btn: reset_button, **self.outputs(session, ALL_BOOKS)}
