@@ -10,6 +10,7 @@ import logging
 import uuid
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import make_settings
 from fixtures_index.books import make_epub
@@ -83,3 +84,23 @@ def test_a_broken_book_store_is_the_book_store_to_visitors(tmp_path: Path, monke
     assert "the book store could not be opened" in seen, seen
     assert "secret-data-dir" not in seen and str(tmp_path) not in seen, seen  # before: the Chroma directory
     assert "secret-data-dir" in "\n".join(r.getMessage() for r in caplog.records)
+
+
+def test_a_failed_vector_search_shows_no_store_text_to_visitors(tmp_path: Path, caplog) -> None:
+    from rag.index.vectors import ChromaVectors
+
+    class Broken:
+        def count(self) -> int:
+            return 1
+
+        def query(self, **_: object) -> None:
+            raise RuntimeError(f"cannot read {tmp_path}/chroma/chroma.sqlite3")
+
+    for public in (True, False):
+        store = ChromaVectors(make_settings(data_dir=tmp_path, public_page=public), "e5", lambda: None)
+        store._collection = Broken()
+        with caplog.at_level(logging.WARNING), pytest.raises(IndexError_) as info:
+            store.query(np.asarray([0.1, 0.2]), 3, {"b1": None})
+        shown = text("zh", info.value.msg) + str(info.value)
+        assert (str(tmp_path) in shown) is not public, shown
+    assert str(tmp_path) in caplog.text  # the server log keeps what the store said

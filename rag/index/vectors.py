@@ -92,9 +92,18 @@ def writable(path: Path) -> bool:
     return os.access(path, os.W_OK) and (not database.exists() or os.access(database, os.W_OK))
 
 
-def vector_search_failed(exc: Exception) -> IndexError_:
+def store_detail(exc: Exception, public: bool = False) -> str:
+    """What the store raised, for a message: its type and text; on a public page (``PUBLIC_PAGE``)
+    its type only (Chroma's text can hold the store's path), the text going to the server log."""
+    if public:
+        log.warning("the book store failed: %s: %s", type(exc).__name__, exc)
+        return type(exc).__name__
+    return f"{type(exc).__name__}: {exc}"
+
+
+def vector_search_failed(exc: Exception, public: bool = False) -> IndexError_:
     """The error a failed vector search raises (``exc``: what the store raised)."""
-    return IndexError_(Msg.of("index.vector_search_failed", level="error", detail=f"{type(exc).__name__}: {exc}"))
+    return IndexError_(Msg.of("index.vector_search_failed", level="error", detail=store_detail(exc, public)))
 
 
 class ChromaVectors:
@@ -198,7 +207,7 @@ class ChromaVectors:
             result = collection.query(query_embeddings=[np.asarray(vector).tolist()], n_results=n, where=where,
                                       include=["metadatas", "distances"])
         except Exception as exc:
-            raise vector_search_failed(exc) from exc
+            raise vector_search_failed(exc, self.settings.public_page) from exc
         metadatas = (result.get("metadatas") or [[]])[0]
         distances = (result.get("distances") or [[]])[0]
         return [VectorHit(str(m.get("book_id")), str(m.get("chunk_id")), 1.0 - float(d))
@@ -214,7 +223,7 @@ class ChromaVectors:
             raise
         except Exception as exc:
             raise IndexError_(Msg.of("index.vectors_unreadable", level="error", id=book_id,
-                                     detail=f"{type(exc).__name__}: {exc}")) from exc
+                                     detail=store_detail(exc, self.settings.public_page))) from exc
         return list(got["ids"]), matrix, list(got.get("metadatas") or [])
 
     def close(self) -> None:
