@@ -108,14 +108,13 @@ class Pump(Generic[T]):
     with a timeout of its own. The one thread-and-queue mechanism under every call and stream that
     must end by a time limit or on cancel (``pump``, ``call_before``, the UI's turns).
 
-    ``stop()`` (or ``cancel`` being set) makes the thread close the source at its next item: a
+    ``stop()`` makes the thread close the source at its next item: a
     stream that is given up is closed there (or by its client's timeout)."""
 
-    def __init__(self, source: Iterable[T] | Callable[[], Iterable[T]], *, name: str = "rag-pump",
-                 cancel: threading.Event | None = None) -> None:
+    def __init__(self, source: Iterable[T] | Callable[[], Iterable[T]], *, name: str = "rag-pump") -> None:
         self._source = source
         self._queue: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
-        self._stop = cancel if cancel is not None else threading.Event()
+        self._stop = threading.Event()
         self.closed = threading.Event()  # set once the source is closed
         context = contextvars.copy_context()
         threading.Thread(target=context.run, args=(self._run,), name=name, daemon=True).start()

@@ -10,8 +10,6 @@ from rag.i18n import node_title, t, text
 from rag.schemas import Passage, SearchResult, SentenceResult
 from rag.ui.render.icons import NODE_ICONS, STATUS_ICONS
 from rag.ui.render.safe import (
-    _no_autolink,
-    _url_text,
     anchor_id,
     clip,
     esc,
@@ -19,7 +17,9 @@ from rag.ui.render.safe import (
     external_link,
     find_urls,
     fmt_s,
+    no_autolink,
     safe_url,
+    url_text,
 )
 from rag.ui.render.sources import passage_label
 from rag.ui.translate import Turn, UiState
@@ -73,16 +73,16 @@ def _links(text: str, cites: _Cites, unsupported: bool) -> str:
     for start, end, href in find_urls(text):
         if not any(a < end and start < b for a, b, _ in marks):
             marks.append((start, end, f'<a class="answer-link" href="{esc(href)}" target="_blank" '
-                                      f'rel="noopener noreferrer">{_url_text(text[start:end])}</a>'))
+                                      f'rel="noopener noreferrer">{url_text(text[start:end])}</a>'))
     out: list[str] = []
     pos = 0
     for start, end, rendered in sorted(marks):
         if start < pos:
             continue
-        out.append(_no_autolink(escape_markdown_text(text[pos:start])))
+        out.append(no_autolink(escape_markdown_text(text[pos:start])))
         out.append(rendered)
         pos = end
-    out.append(_no_autolink(escape_markdown_text(text[pos:])))
+    out.append(no_autolink(escape_markdown_text(text[pos:])))
     return "".join(out)
 
 
@@ -150,7 +150,7 @@ def answer_summary(checks: Sequence[SentenceResult], lang: str) -> tuple[str, st
     return text, ("all" if supported == len(claims) else "some")
 
 
-def _strategy(lang: str, strategy: str) -> str:
+def strategy_text(lang: str, strategy: str) -> str:
     return t(lang, f"strategy_{strategy}") if strategy in ("simple", "complex") else strategy
 
 
@@ -162,7 +162,7 @@ def _thought_lines(turn: Turn, lang: str) -> list[str]:
         if entry.duration_s is not None:
             bits.append(fmt_s(entry.duration_s))
         if entry.route is not None:
-            bits.append(escape_markdown_text(_strategy(lang, entry.route.strategy)))
+            bits.append(escape_markdown_text(strategy_text(lang, entry.route.strategy)))
         if entry.passages is not None:
             bits.append(t(lang, "hits", n=len(entry.passages)))
         if entry.evaluation is not None:

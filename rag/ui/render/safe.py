@@ -83,7 +83,7 @@ def escape_markdown_text(text: str) -> str:
     return text.translate(_MD_ESCAPE)
 
 
-def _no_autolink(md: str) -> str:
+def no_autolink(md: str) -> str:
     """Escaped text that the chatbot's Markdown cannot turn into a link by itself (its autolinker
     would run a bare URL on through Chinese punctuation): ``://`` and ``www.`` as entities."""
     md = md.replace("://", "&#58;//")
@@ -107,6 +107,6 @@ def find_urls(text: str) -> list[tuple[int, int, str]]:
     return found
 
 
-def _url_text(url: str) -> str:
+def url_text(url: str) -> str:
     """A URL as link text the Markdown autolinker leaves alone (entities display as the URL)."""
-    return _no_autolink(escape_markdown_text(url)).replace(".", "&#46;").replace("@", "&#64;")
+    return no_autolink(escape_markdown_text(url)).replace(".", "&#46;").replace("@", "&#64;")

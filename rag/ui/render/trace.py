@@ -9,7 +9,7 @@ from typing import Any
 
 from rag.i18n import node_title, t, text
 from rag.schemas import Evaluation, PartResult, Passage, SearchResult, SentenceResult
-from rag.ui.render.answer import _strategy, answer_summary
+from rag.ui.render.answer import answer_summary, strategy_text
 from rag.ui.render.icons import NODE_ICONS, PART_ICONS, STATUS_ICONS
 from rag.ui.render.safe import clip, esc, fmt_s
 from rag.ui.render.sources import how_found, passage_label, web_card
@@ -99,7 +99,7 @@ def _entry_body(entry: TraceEntry, turn: Turn, lang: str) -> str:
     if entry.standalone_question and entry.standalone_question.strip() != turn.question.strip():
         parts.append(f'<div class="kv"><b>{esc(t(lang, "rewritten"))}:</b> {esc(entry.standalone_question)}</div>')
     if entry.route is not None:
-        strategy = _strategy(lang, entry.route.strategy)
+        strategy = strategy_text(lang, entry.route.strategy)
         parts.append(
             f'<div class="kv route route-{esc(entry.route.strategy)}"><b>{esc(t(lang, "strategy"))}:</b> {esc(strategy)}</div>'
             f'<div class="kv"><b>{esc(t(lang, "reason"))}:</b> '
