@@ -122,11 +122,9 @@ def private_copy(path: str | None) -> str | None:
 
 
 def _failure(exc: Exception) -> Msg:
-    """The book list's line for a failed ingest or delete: a coded message as it is; an English one
-    (not yet given a code) as text, which ``show`` translates as it can."""
-    message: Msg | str = f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, RagError):
-        message = exc.msg if exc.msg.code != "text" else str(exc)
+    """The book list's line for a failed ingest or delete: the error's own message, or (an
+    unexpected error) its type and text."""
+    message: Msg | str = exc.msg if isinstance(exc, RagError) else f"{type(exc).__name__}: {exc}"
     return Msg.of("index_failed", level="error", message=message)
 
 
