@@ -75,6 +75,23 @@ def test_an_unknown_book_is_an_error_not_a_web_answer(data: Path, option: str) -
     assert code == 1 and "no book matches '红楼梦'" in err and out == ""
 
 
+def test_a_name_two_books_share_is_ambiguous_not_unknown(data: Path) -> None:
+    """Two books with the same title (two editions): the title names neither alone, and the error
+    says so and lists both with their ids, instead of claiming no book matches."""
+    first = make_epub(data / "guide-a.epub", guide_chapters(1, 3))
+    second = make_epub(data / "guide-b.epub", guide_chapters(4, 6))
+    assert run(["ingest", str(first)])[0] == 0 and run(["ingest", str(second)])[0] == 0
+    ids = book_ids(data)
+    assert len(ids) == 2
+    code, out, err = run(["ask", "孙悟空做了什么？", "--book", TITLE])
+    assert code == 1 and out == ""
+    (error,) = [line for line in err.splitlines() if line.startswith("error:")]
+    assert error.startswith(f"error: '{TITLE}' matches 2 books: ") and "no book matches" not in error
+    assert all(book_id[:8] in error for book_id in ids)
+    code, out, err = run(["ask", "孙悟空做了什么？", "--book", "guide-b"])  # the file stem tells them apart
+    assert code == 0, err
+
+
 def test_a_new_book_file_answers_from_keywords_while_its_vectors_follow(data: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """The embedder is held closed: the answer must come anyway (the whole book embedded first

@@ -125,6 +125,9 @@ def test_scripts_see_only_shared_books_when_the_library_is_private():
         def find_book(self, name):
             return None if self.owner else type("Info", (), {"id": "own-book"})()
 
+        def books(self):
+            return []
+
     graphs: list = []
     api = ScriptApi(lambda owner: graphs.append(owner) or object(), Library(), owner=lambda: "script-1")
     with pytest.raises(Exception, match="no book matches"):

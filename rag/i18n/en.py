@@ -278,6 +278,7 @@ BOOKS: dict[str, str] = {
                            "name, nor a file (see: python -m rag books)"),
     "cli.book_keyword_first": ("'{title}' is keyword-searchable; its vectors are being embedded in the background "
                                "({embedded}/{chunks} chunks), so keyword search answers for now"),
+    "cli.book_ambiguous": "'{book}' matches {count} books: {candidates}. Give the id (see: python -m rag books)",
     "cli.book_id_deprecated": "--book-id is deprecated: use --book (an id, id prefix, title or file)",
     "cli.found_by": "found by {sources}",
     "cli.score": "{mode} score {score}",

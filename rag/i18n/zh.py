@@ -268,6 +268,7 @@ BOOKS: dict[str, str] = {
     # -- the CLI's book lookup (issue 25)
     "cli.book_not_found": "没有与 '{book}' 匹配的书：它既不是已索引书籍的 id、id 前缀、书名或文件名，也不是文件（见：python -m rag books）",
     "cli.book_keyword_first": "《{title}》已可关键词检索；向量正在后台生成（{embedded}/{chunks} 段），暂由关键词检索作答",
+    "cli.book_ambiguous": "'{book}' 匹配到 {count} 本书：{candidates}。请给出 id（见：python -m rag books）",
     "cli.book_id_deprecated": "--book-id 已弃用：请用 --book（id、id 前缀、书名或文件）",
     "cli.found_by": "检索来源：{sources}",
     "cli.score": "{mode} 分数 {score}",

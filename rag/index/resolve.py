@@ -37,6 +37,18 @@ class ResolvedBook:
     notice: Msg | None = None
 
 
+#: How many of an ambiguous name's books the error lists.
+_MAX_LISTED = 5
+
+
+def candidates(infos: Any, spec: str) -> list[Any]:
+    """Every book ``spec`` could mean (any of ``find_book``'s tests: id, title, file name, file stem,
+    id prefix), so that a name two books share is told apart from a name no book has."""
+    needle = spec.strip().lower()
+    return [b for b in infos if b.id == needle or b.title.lower() == needle or b.source.lower() == needle
+            or Path(b.source).stem.lower() == needle or b.id.startswith(needle)]
+
+
 def _notice(info: Any) -> Msg | None:
     if info.status == READY:
         return None
@@ -54,7 +66,20 @@ def resolve_book(index: Any, spec: str, *, ingest: bool = True, progress: Any = 
     if ingest and path is not None and path.is_file():
         info = index.ingest(path, progress=progress, background=True)
         return ResolvedBook(id=str(info.id), title=str(info.title), notice=_notice(info))
-    found = index.find_book(spec) if spec else None
-    if found is None:
-        raise BookNotFound(Msg.of("cli.book_not_found", level="error", book=spec))
+    found = lookup_book(index, spec)
     return ResolvedBook(id=str(found.id), title=str(found.title), notice=_notice(found))
+
+
+def lookup_book(index: Any, spec: str) -> Any:
+    """The one indexed book ``spec`` names (``find_book``), for the CLI and the script API. Raises
+    ``BookNotFound``: a name no book has, or one several books share (listed with their ids)."""
+    spec = (spec or "").strip()
+    found = index.find_book(spec) if spec else None
+    if found is not None:
+        return found
+    matches = candidates(index.books(), spec) if spec else []
+    if len(matches) > 1:
+        names = "; ".join(f"{b.title} ({b.id[:8]})" for b in matches[:_MAX_LISTED])
+        raise BookNotFound(Msg.of("cli.book_ambiguous", level="error", book=spec, count=len(matches),
+                                  candidates=names + ("; …" if len(matches) > _MAX_LISTED else "")))
+    raise BookNotFound(Msg.of("cli.book_not_found", level="error", book=spec))

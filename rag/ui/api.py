@@ -185,10 +185,9 @@ class ScriptApi:
             return None
         if library is None:
             raise RagError("this app has no book index")
-        found = library.find_book(book)
-        if found is None:
-            raise RagError(f"no book matches {book!r}: use an id or title listed by `python -m rag books`")
-        return str(found.id)
+        from rag.index.resolve import lookup_book
+
+        return str(lookup_book(library, book).id)  # BookNotFound (a RagError): unknown, or several books
 
     def turns(self, question: str, book: str = "", chapter_from: int = 0, chapter_to: int = 0,
               read_up_to: int = 0, allow_web_spoilers: bool = False) -> Iterator[Turn]:
