@@ -118,7 +118,8 @@ def _wire_shell(demo: gr.Blocks, pages: Pages) -> None:
                        queue=False, **PRIVATE)
     changed = v.lang.input(
         lambda lang, stored, session, current: shell.on_language(session, lang, stored, current),
-        inputs=[v.lang, v.browser, v.session, books.active_book], outputs=common, queue=False, **PRIVATE)
+        inputs=[v.lang, v.browser, v.session, books.active_book], outputs=[*common, books.scope_status], queue=False,
+        **PRIVATE)
     for trigger in (loaded, changed):
         trigger.then(shell.hide_if, inputs=[v.lang, v.locale_changed], outputs=shell.remounted, queue=False,
                      js=LOCALE_JS, **PRIVATE).then(shell.show_again, outputs=shell.remounted, queue=False, **PRIVATE)

@@ -59,6 +59,7 @@ class Session:
         # Status lines kept as messages, so a language switch re-renders them.
         self.settings_status: Msg | None = None
         self.books_message: Msg | None = None
+        self.scope_status: Msg | None = None  # what the scope panel's Apply said
         self.saved: dict[str, Any] = {}  # the settings the browser remembers (no keys unless opted in)
         self.saved_keys: dict[str, str] = {}  # the keys typed in, for the browser only if the user opts in
         self.upload_cancel = threading.Event()  # set by "cancel the upload"

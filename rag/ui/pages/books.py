@@ -238,12 +238,18 @@ class BooksPage:
 
     def on_scope_apply(self, session: Session | None, first: Any, last: Any, read_to: Any) -> dict[Any, Any]:
         """Apply in the scope panel: what the fields mean in words, or which one is wrong."""
-        lang = session.lang if isinstance(session, Session) else self.ctx.default_lang
         try:
             msg = scope_summary(parse_scope(first, last, read_to))
         except ScopeInvalid as exc:
             msg = exc.msg
-        return {self.ui.scope_status: gr.update(value=show(msg, lang))}
+        if not isinstance(session, Session):
+            return {self.ui.scope_status: gr.update(value=show(msg, self.ctx.default_lang))}
+        session.scope_status = msg  # kept as a message: a language switch says it again (``scope_line``)
+        return self.scope_line(session)
+
+    def scope_line(self, session: Session) -> dict[Any, Any]:
+        """The scope panel's last Apply message, in the session's language."""
+        return {self.ui.scope_status: gr.update(value=show(session.scope_status, session.lang))}
 
     def keep_book(self, book: str | None, stored: Any) -> Any:
         """The browser keeps the active book, so a reload shows it again (``ShellPage.on_load``)."""

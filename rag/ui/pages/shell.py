@@ -121,7 +121,8 @@ class ShellPage:
             session.llm_unreachable = self.ctx.model_unreachable(session)
         return merge({self.ui.session: session, self.ui.browser: {**stored, "sid": session.id, "lang": session.lang},
                       self.ui.banner: self.ctx.banner_html(session), **self.settings.status(session)},
-                     self.chat.panels(session), self.books.outputs(session, current_book), self.labels(session.lang))
+                     self.chat.panels(session), self.books.outputs(session, current_book), self.labels(session.lang),
+                     self.books.scope_line(session))
 
     # Gradio's own strings (the chat's buttons, the upload's hints) follow the page's language: the
     # locale is switched in the browser, then the components that show them are mounted afresh.
