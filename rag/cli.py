@@ -129,6 +129,41 @@ def _ask_book(args: argparse.Namespace, index: Any, err: TextIO) -> str | None:
     return book.id
 
 
+def local_model_for_cli(settings: Settings, err: TextIO = sys.stderr) -> Any | None:
+    """The embedded model when the settings use it (``rag.llm.provider_of`` "local"), made ready
+    with a progress bar on ``err`` (the download, once); None otherwise or when it cannot be (one
+    line says why; the answer is retrieval-only then)."""
+    from rag.llm import provider_of
+
+    if provider_of(settings) != "local":
+        return None
+    from rag.local import LocalModelError, shared_model
+
+    model = shared_model(settings)
+    bar: Any = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            from tqdm import tqdm
+
+            print(t("en", "local.cli_downloading", model=model.state().model, total=total // (1 << 20)), file=err)
+            bar = tqdm(total=total or None, initial=done, unit="B", unit_scale=True, unit_divisor=1024, file=err,
+                       leave=False)
+        bar.update(done - bar.n)
+
+    try:
+        if model.state().phase in ("waiting", "loading"):
+            print(t("en", "local.cli_loading", model=model.state().model), file=err)
+        return model.ensure(progress=progress)
+    except LocalModelError as exc:
+        print(terminal_safe(t("en", "local.cli_failed", reason=exc.msg)), file=err)
+        return None
+    finally:
+        if bar is not None:
+            bar.close()
+
+
 def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     from rag.agent.graph import build_graph
     from rag.agent.wiring import make_deps
@@ -147,7 +182,8 @@ def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdo
         if index is not None:
             index.close()
         return 1
-    deps = make_deps(settings, index=index)
+    local = local_model_for_cli(settings, err)
+    deps = make_deps(settings, index=index, llm=local)
     if deps.llm is None:
         print("note: no language model configured - retrieval-only mode (set LLM_BASE_URL / LLM_API_KEY / LLM_MODEL)",
               file=err)

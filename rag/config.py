@@ -16,6 +16,7 @@ from rag.i18n import Msg
 from rag.schemas import JudgeMode
 
 StructuredMethod = Literal["function_calling", "json_mode", "json_schema"]
+LLMProvider = Literal["auto", "openai", "ollama", "local", "none"]
 RetrievalMode = Literal["hybrid", "vector", "keyword"]
 RerankApi = Literal["cohere", "tei"]  # request formats of a reranker server (rag/index/rerank.py)
 
@@ -23,7 +24,10 @@ RerankApi = Literal["cohere", "tei"]  # request formats of a reranker server (ra
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
 
-    # --- LLM (any OpenAI-compatible endpoint) ---
+    # --- LLM (any OpenAI-compatible endpoint, or the embedded model) ---
+    # auto: LLM_BASE_URL/LLM_API_KEY if set, else an Ollama on this machine, else the embedded model
+    # (llama.cpp in-process, rag/local/); none: retrieval-only on purpose.
+    llm_provider: LLMProvider = "auto"
     llm_base_url: str | None = Field(default=None, description="OpenAI-compatible base URL, e.g. https://api.deepseek.com/v1")
     llm_api_key: SecretStr | None = None
     llm_model: str | None = None
@@ -43,6 +47,13 @@ class Settings(BaseSettings):
     verify_answers: Literal["code", "llm", "off"] = "code"  # check each answer sentence against its citations
     ollama_autodetect: bool = True
     ollama_url: str = "http://localhost:11434"
+    # The embedded model (LLM_PROVIDER=local, or auto with nothing else configured): a GGUF file, or a
+    # Hugging Face repo and file downloaded into DATA_DIR/models on first use (rag/local/download.py).
+    local_model_path: str | None = None
+    local_model: str | None = None  # owner/repo/file.gguf[@revision][#sha256]; unset: the pinned default
+    local_threads: int = Field(default=2, ge=1, le=256)
+    local_ctx: int = Field(default=8192, ge=512, le=131072)
+    hf_endpoint: str | None = None  # a Hugging Face mirror, e.g. https://hf-mirror.com
 
     # --- Embeddings and store ---
     data_dir: Path = Path("data")
@@ -123,7 +134,8 @@ class Settings(BaseSettings):
     public_page: bool = Field(default=None, validate_default=True)  # type: ignore[assignment]
 
     @field_validator("llm_base_url", "llm_model", "searxng_url", "chroma_host", "active_book", "embedding_base_url",
-                     "rerank_base_url", "rerank_model", mode="before")
+                     "rerank_base_url", "rerank_model", "local_model_path", "local_model", "hf_endpoint",
+                     mode="before")
     @classmethod
     def _blank_is_none(cls, value: object) -> object:
         if isinstance(value, str) and not value.strip():

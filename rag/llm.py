@@ -56,15 +56,22 @@ def list_openai_models(base_url: str, api_key: str | None, timeout: float = 3.0)
         return []
 
 
+Provider = Literal["openai", "ollama", "local", "none"]
+
+
 def resolve_endpoint(settings: Settings) -> tuple[str | None, str, str] | None:
-    """(base_url, api_key, model) to use, or None for retrieval-only mode.
+    """(base_url, api_key, model) of a remote endpoint, or None (the embedded model or none).
 
     - LLM_BASE_URL and/or LLM_API_KEY set: that endpoint (OpenAI when no base URL).
-    - Neither set: an Ollama server on localhost, if one answers (first chat model or LLM_MODEL).
+    - Neither set: an Ollama server on localhost, if one answers (first chat model or LLM_MODEL),
+      unless LLM_PROVIDER says otherwise (local, none; openai without a key is a ConfigError).
     """
+    provider = settings.llm_provider
+    if provider in ("none", "local"):
+        return None
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
     base = settings.llm_base_url
-    if base or key:
+    if (base or key) and provider in ("auto", "openai"):
         model = settings.llm_model
         if not model:
             model = _pick_chat_model(list_openai_models(base, key)) if base else OPENAI_DEFAULT_MODEL
@@ -74,7 +81,9 @@ def resolve_endpoint(settings: Settings) -> tuple[str | None, str, str] | None:
             )
         # Local servers (vLLM, llama.cpp, Ollama) accept any key; the client insists on one.
         return base, key or "not-needed", model
-    if settings.ollama_autodetect:
+    if provider == "openai":
+        raise ConfigError("LLM_PROVIDER=openai needs LLM_API_KEY (and LLM_BASE_URL for another endpoint than OpenAI).")
+    if settings.ollama_autodetect or provider == "ollama":
         names = detect_ollama(settings.ollama_url)
         if names:
             model = settings.llm_model if settings.llm_model in names else _pick_chat_model(names)
@@ -83,32 +92,66 @@ def resolve_endpoint(settings: Settings) -> tuple[str | None, str, str] | None:
             if model:
                 logger.info("using Ollama at %s with model %s", settings.ollama_url, model)
                 return f"{settings.ollama_url.rstrip('/')}/v1", "ollama", model
+        if provider == "ollama":
+            logger.warning("LLM_PROVIDER=ollama but no Ollama answers at %s: retrieval-only", settings.ollama_url)
     return None
 
 
-def make_chat_model(settings: Settings) -> Any | None:
-    """A ``ChatOpenAI`` for the configured endpoint, or None (retrieval-only mode)."""
+def provider_of(settings: Settings) -> Provider:
+    """Which model these settings use: a remote endpoint ("openai", also any OpenAI-compatible
+    server), a detected Ollama, the embedded model ("local": LLM_PROVIDER=local, or auto with
+    nothing else configured or answering), or none. May ask Ollama (a fraction of a second)."""
+    provider = settings.llm_provider
+    if provider in ("none", "local"):
+        return provider
+    endpoint = resolve_endpoint(settings)
+    if endpoint is not None:
+        return "ollama" if endpoint[1] == "ollama" else "openai"
+    return "none" if provider == "ollama" else "local"
+
+
+def make_chat_model(settings: Settings, local: Any | None = None) -> Any | None:
+    """A ``ChatOpenAI`` for the configured endpoint, or None (retrieval-only mode). With the
+    embedded model (``provider_of`` "local"), ``local`` (a ``rag.local.LocalModel``) gives it once
+    it is ready; before that, and without ``local``, None."""
     endpoint = resolve_endpoint(settings)
     if endpoint is None:
+        if local is not None and settings.llm_provider in ("auto", "local"):  # provider_of: "local"
+            return local.chat_model()
         return None
+    base, key, model = endpoint
+    return chat_openai(settings, base, key, model)
+
+
+def chat_openai(settings: Settings, base: str | None, key: str, model: str, *, local: bool = False) -> Any:
+    """A ``ChatOpenAI`` with the app's options (``local``: the embedded model, said in its metadata)."""
     from langchain_openai import ChatOpenAI
 
-    base, key, model = endpoint
     options: dict[str, Any] = {
         "model": model,
         "base_url": base,
         "api_key": SecretStr(key),
         "temperature": settings.llm_temperature,
         "timeout": settings.llm_timeout,
-        "max_retries": settings.llm_max_retries,
+        "max_retries": 0 if local else settings.llm_max_retries,
         # The client sends the cap as max_completion_tokens, which llama.cpp's server ignores (a
         # grammar-constrained reply then runs to the context size): other servers also get max_tokens.
         "max_tokens": settings.llm_max_tokens,
         "extra_body": None if _is_openai(base) else {"max_tokens": settings.llm_max_tokens},
     }
+    metadata: dict[str, Any] = {}
     if settings.public_page:  # failures name "the model endpoint" to visitors (``unavailable``)
-        options["metadata"] = {PUBLIC_PAGE: True}
+        metadata[PUBLIC_PAGE] = True
+    if local:
+        metadata[LOCAL_MODEL] = True
+    if metadata:
+        options["metadata"] = metadata
     return ChatOpenAI(**options)
+
+
+def is_local_model(llm: Any) -> bool:
+    """Whether ``llm`` is the embedded model (``chat_openai(..., local=True)``)."""
+    return bool((getattr(llm, "metadata", None) or {}).get(LOCAL_MODEL))
 
 
 def _is_openai(base_url: str | None) -> bool:
@@ -283,6 +326,8 @@ def _args_from_message(message: Any, schema_name: str) -> dict[str, Any]:
 OPENAI_DEFAULT_BASE = "https://api.openai.com/v1"
 #: The chat model's metadata key that says the page is public (``Settings.public_page``).
 PUBLIC_PAGE = "rag_public_page"
+#: The chat model's metadata key that says it is the embedded model (``rag.local``).
+LOCAL_MODEL = "rag_local_model"
 FailureKind = Literal["transport", "invalid_output"]
 _TRANSPORT_ERRORS = {"APIConnectionError", "APITimeoutError", "APIStatusError", "ConnectError", "ConnectTimeout"}
 

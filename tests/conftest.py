@@ -80,7 +80,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 _ENV_PREFIXES = ("LLM_", "SEARCH_", "BOCHA_", "TAVILY_", "SEARXNG_", "EMBEDDING_", "CHROMA_", "RETRIEVAL_",
-                 "MAX_WEB_ROUNDS", "DATA_DIR", "OLLAMA_", "EVAL_LOG", "ACTIVE_BOOK")
+                 "MAX_WEB_ROUNDS", "DATA_DIR", "OLLAMA_", "EVAL_LOG", "ACTIVE_BOOK", "LOCAL_", "HF_", "MCP_")
 
 
 @pytest.fixture(autouse=True)
@@ -90,6 +90,9 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         if name.startswith(_ENV_PREFIXES):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("OLLAMA_AUTODETECT", "false")
+    # Nothing configured means the embedded model (LLM_PROVIDER=auto): a test never downloads one;
+    # this file does not exist, so the app and the CLI say so at once and stay retrieval-only.
+    monkeypatch.setenv("LOCAL_MODEL_PATH", str(tmp_path / "no-model.gguf"))
     monkeypatch.chdir(tmp_path)  # so a stray .env in the repo is not read
 
 

@@ -25,10 +25,12 @@ def make_web_search_or_none(settings: Settings) -> Any | None:
 
 
 def make_deps(settings: Settings, *, index: Any | None = None, llm: Any | None = None,
-              web_search: Any | None = None) -> Deps:
+              web_search: Any | None = None, local: Any | None = None) -> Deps:
     """Deps for the app and CLI. ``index`` is the book index (a Retriever); explicit ``llm`` and
-    ``web_search`` override what the settings would build. Raises ConfigError on bad settings."""
-    llm = llm if llm is not None else make_chat_model(settings)
+    ``web_search`` override what the settings would build; ``local`` (a ``rag.local.LocalModel``)
+    gives the embedded model when the settings use it and it is ready. Raises ConfigError on bad
+    settings."""
+    llm = llm if llm is not None else make_chat_model(settings, local=local)
     return Deps(
         settings=settings,
         llm=llm,

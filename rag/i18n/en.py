@@ -197,6 +197,12 @@ LABELS: dict[str, str] = {
     "scope_applied": "Questions search {parts}.",
     "turn_failed": "This question could not be answered (the page's request failed). Please ask again.",
 
+    # -- issue 23: the embedded model and a slow model
+    "banner_model_slow": "Model {model} answers too slowly ({where}): the last question ran out of time. Raise LLM_TIMEOUT / TURN_TIMEOUT, or use a faster model",
+    "banner_local_ready": "Local model: {model} (runs on this machine)",
+    "banner_local_downloading": "Downloading the local model {model}: {pct}% ({done} of {total} MB). Retrieval-only until it is ready",
+    "banner_local_loading": "Loading the local model {model}… Retrieval-only until it is ready",
+    "banner_local_failed": "Local model {model} not available: {reason} Retrieval-only mode",
 }
 
 # node titles in the trace (rag.agent.names)
@@ -482,6 +488,20 @@ SETTINGS: dict[str, str] = {
     # -- visitors and faults (issue 22)
     "endpoint_hidden": "(address not shown)",
 
+    # -- issue 23: the embedded model's file and start
+    "local.bad_model": "LOCAL_MODEL {value} is not a Hugging Face repo and GGUF file (owner/repo/file.gguf, optionally @revision and #sha256).",
+    "local.offline": "the model file could not be downloaded (no connection to Hugging Face; set HF_ENDPOINT for a mirror, or LOCAL_MODEL_PATH for a file you have).",
+    "local.http_status": "the model file could not be downloaded (HTTP {status}).",
+    "local.disk_full": "the disk is full: the model file does not fit in the data directory.",
+    "local.cannot_write": "the model file cannot be written into the data directory.",
+    "local.checksum": "the downloaded file {name} is not the pinned one (size or SHA-256 differs); it was removed, the next start downloads it again.",
+    "local.cancelled": "the download was stopped.",
+    "local.no_file": "LOCAL_MODEL_PATH names a file that does not exist ({name}).",
+    "local.not_ready": "the local model is not ready.",
+    "local.start_failed": "the local model could not be started ({kind}).",
+    "local.cli_downloading": "Downloading the local model {model} ({total} MB, once) into the data directory:",
+    "local.cli_loading": "Loading the local model {model}…",
+    "local.cli_failed": "The local model is not available: {reason} Answering in retrieval-only mode.",
 }
 
 

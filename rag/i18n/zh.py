@@ -197,6 +197,12 @@ LABELS: dict[str, str] = {
     "scope_applied": "提问将检索：{parts}。",
     "turn_failed": "这个问题没能回答（页面请求失败），请重新提问。",
 
+    # -- issue 23: the embedded model and a slow model
+    "banner_model_slow": "模型 {model} 响应太慢（{where}）：上一个问题超时。可调大 LLM_TIMEOUT / TURN_TIMEOUT，或换更快的模型",
+    "banner_local_ready": "本地模型：{model}（在本机运行）",
+    "banner_local_downloading": "正在下载本地模型 {model}：{pct}%（{done} / {total} MB）。准备好之前为仅检索模式",
+    "banner_local_loading": "正在加载本地模型 {model}…… 准备好之前为仅检索模式",
+    "banner_local_failed": "本地模型 {model} 不可用：{reason} 当前为仅检索模式",
 }
 
 # node titles in the trace (rag.agent.names)
@@ -472,6 +478,20 @@ SETTINGS: dict[str, str] = {
     # -- visitors and faults (issue 22)
     "endpoint_hidden": "（地址不显示）",
 
+    # -- issue 23: the embedded model's file and start
+    "local.bad_model": "LOCAL_MODEL {value} 不是 Hugging Face 仓库加 GGUF 文件（owner/repo/file.gguf，可加 @revision 和 #sha256）。",
+    "local.offline": "无法下载模型文件（连不上 Hugging Face；可设置 HF_ENDPOINT 使用镜像，或用 LOCAL_MODEL_PATH 指定已有文件）。",
+    "local.http_status": "无法下载模型文件（HTTP {status}）。",
+    "local.disk_full": "磁盘已满：数据目录放不下模型文件。",
+    "local.cannot_write": "无法把模型文件写入数据目录。",
+    "local.checksum": "下载的文件 {name} 与固定的版本不符（大小或 SHA-256 不同），已删除，下次启动会重新下载。",
+    "local.cancelled": "下载已停止。",
+    "local.no_file": "LOCAL_MODEL_PATH 指定的文件不存在（{name}）。",
+    "local.not_ready": "本地模型尚未就绪。",
+    "local.start_failed": "本地模型无法启动（{kind}）。",
+    "local.cli_downloading": "正在把本地模型 {model}（{total} MB，只需一次）下载到数据目录：",
+    "local.cli_loading": "正在加载本地模型 {model}……",
+    "local.cli_failed": "本地模型不可用：{reason} 以仅检索模式回答。",
 }
 
 

@@ -70,13 +70,14 @@ def build_pages(ctx: AppContext) -> Pages:
     head = f"<style>{_asset(CSS_PATH)}</style><script>{_asset(JS_PATH)}</script>"
     layout = build_layout(lang=ctx.default_lang, head=head, banner=ctx.banner_html(Session(ctx.default_lang)),
                           browser_secret=_browser_secret(settings.data_dir), settings=settings,
-                          has_index=ctx.index is not None, providers=provider_choices(settings.search_provider))
+                          has_index=ctx.index is not None, providers=provider_choices(settings.search_provider),
+                          banner_ticks=ctx.local is not None and not ctx.local.state().final)
     return Pages(ctx, layout)
 
 
 def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None = None, *,
               graph_factory: GraphFactory | None = None, title: str = "Enough RAG",
-              ask_concurrency: int = 4, sessions: SessionStore | None = None) -> gr.Blocks:
+              ask_concurrency: int = 4, sessions: SessionStore | None = None, local: Any | None = None) -> gr.Blocks:
     """Build the Gradio app.
 
     ``deps``: the server's default dependencies (each session gets its own graph, conversation
@@ -85,9 +86,11 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
     settings (LLM / search); without it only k and web rounds can change per session.
     ``graph_factory(deps, checkpointer=...)`` defaults to ``rag.agent.graph.build_graph``.
     ``ask_concurrency``: questions answered at once (others queue and see their place).
+    ``local``: the embedded model (``rag.local.LocalModel``), started here in the background; the
+    banner follows its download and load, and answers use it once it is ready.
     """
     ctx = AppContext(deps, index=index, make_deps=make_deps, graph_factory=graph_factory,
-                     store=sessions if sessions is not None else SessionStore())
+                     store=sessions if sessions is not None else SessionStore(), local=local)
     with gr.Blocks(title=title, analytics_enabled=False, fill_width=True) as demo:
         pages = build_pages(ctx)
         _wire_shell(demo, pages)
@@ -95,6 +98,8 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
         _wire_books(pages)
         _wire_settings(pages)
         _register_api(ctx, ask_concurrency)
+    if local is not None:
+        local.start(on_ready=ctx.use_model)
     return demo
 
 
@@ -120,6 +125,8 @@ def _wire_shell(demo: gr.Blocks, pages: Pages) -> None:
         lambda lang, stored, session, current: shell.on_language(session, lang, stored, current),
         inputs=[v.lang, v.browser, v.session, books.active_book], outputs=[*common, books.scope_status], queue=False,
         **PRIVATE)
+    v.banner_timer.tick(shell.on_banner_tick, inputs=[v.session], outputs=[v.banner, v.banner_timer], queue=False,
+                        **PRIVATE)
     for trigger in (loaded, changed):
         trigger.then(shell.hide_if, inputs=[v.lang, v.locale_changed], outputs=shell.remounted, queue=False,
                      js=LOCALE_JS, **PRIVATE).then(shell.show_again, outputs=shell.remounted, queue=False, **PRIVATE)

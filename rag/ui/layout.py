@@ -36,6 +36,7 @@ class ShellView:
     tab_sources: Any
     tab_books: Any
     tab_settings: Any
+    banner_timer: Any = None  # ticks while the embedded model downloads and loads (the banner follows)
 
 
 @dataclass
@@ -131,7 +132,7 @@ def server_placeholder(value: str | None, lang: str) -> str:
 
 
 def build_layout(*, lang: str, head: str, banner: str, browser_secret: str, settings: Any, has_index: bool,
-                 providers: list[str]) -> Layout:
+                 providers: list[str], banner_ticks: bool = False) -> Layout:
     """Every component, in place. ``settings``: the server's (defaults of the settings tab)."""
     session = gr.State(None)
     browser = gr.BrowserState({}, storage_key=BROWSER_KEY, secret=browser_secret)
@@ -157,8 +158,9 @@ def build_layout(*, lang: str, head: str, banner: str, browser_secret: str, sett
             with gr.Tab(t(lang, "tab_settings"), id="settings", elem_id="rag-tab-settings") as tab_settings:
                 settings_view = _settings_tab(lang, settings, providers)
     locale_changed = gr.Textbox("", visible=False)
+    banner_timer = gr.Timer(2.0, active=banner_ticks)
     shell = ShellView(session, browser, header, banner_html, lang_radio, nav, locale_changed,
-                      tab_trace, tab_sources, tab_books, tab_settings)
+                      tab_trace, tab_sources, tab_books, tab_settings, banner_timer)
     return Layout(shell, chat, books, settings_view)
 
 

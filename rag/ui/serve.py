@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import socket
@@ -85,6 +86,23 @@ def start_sample_ingest(index: Any, path: Path = SAMPLE_BOOK) -> threading.Threa
     return thread
 
 
+def local_model(settings: Any) -> Any | None:
+    """The embedded model when the settings use it (``rag.llm.provider_of`` "local"), not started
+    yet: ``build_app`` starts it in the background (the page comes at once, retrieval-only until
+    the model is ready)."""
+    from rag.llm import provider_of
+
+    try:
+        if provider_of(settings) != "local":
+            return None
+    except Exception as exc:  # noqa: BLE001 - a ConfigError is reported when the deps are built
+        logger.debug("no embedded model: %s", exc)
+        return None
+    from rag.local import shared_model
+
+    return shared_model(settings)
+
+
 def open_book_index(settings: Any) -> Any | None:
     try:
         from rag.index import open_index
@@ -126,8 +144,10 @@ def main(argv: list[str] | None = None) -> None:
     from rag.ui.blocks import build_app
 
     index = open_book_index(settings)
+    local = local_model(settings)
+    build_deps = functools.partial(make_deps, local=local) if local is not None else make_deps
     try:
-        deps = make_deps(settings, index=index)
+        deps = build_deps(settings, index=index)
     except ConfigError as exc:  # e.g. SEARCH_PROVIDER=bocha without BOCHA_API_KEY
         sys.exit(f"configuration error: {exc}")
     host = args.host or server_host(settings.host)
@@ -137,7 +157,7 @@ def main(argv: list[str] | None = None) -> None:
         if index is not None:
             index.close()
         sys.exit(f"error: {problem}")
-    demo = build_app(deps, index=index, make_deps=make_deps)
+    demo = build_app(deps, index=index, make_deps=build_deps, local=local)
     if index is not None:
         try:
             index.resume_embedding(background=True)  # finish what a previous run left half-embedded

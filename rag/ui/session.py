@@ -47,6 +47,7 @@ class Session:
         self.lang = lang
         self.ui = UiState()
         self.deps: Any | None = None  # None: the server's (built on first use)
+        self.deps_generation = 0  # the server's deps generation ``deps`` was built from (AppContext)
         self.graph: Any | None = None
         self.checkpointer: Any | None = None
         self.custom = False  # settings overridden in this session
@@ -54,6 +55,7 @@ class Session:
         self.active: ActiveTurn | None = None
         self.last_pump: Pump[Any] | None = None  # the previous turn's run, until it has ended
         self.llm_unreachable: str | None = None  # where the model could not be reached (safe to show)
+        self.llm_slow: str | None = None  # where the model answered too slowly, last turn (safe to show)
         self.uploaded: set[str] = set()  # ids of books uploaded in this session (it may delete them)
         self.pending_delete: str | None = None  # a book id awaiting the second click
         # Status lines kept as messages, so a language switch re-renders them.

@@ -129,6 +129,32 @@ class AppContext:
     store: SessionStore = field(default_factory=SessionStore)
     probes: ProbeCache = field(default_factory=ProbeCache)
     data_dir: Path | None = None
+    # The embedded model (``rag.local.LocalModel``) while it downloads and loads; the server's deps
+    # get it once it is ready (``use_model``), and the sessions on the server's deps follow.
+    local: Any | None = None
+    generation: int = 0  # bumped each time the server's deps change
+
+    def use_model(self, llm: Any) -> None:
+        """The server's deps now answer with ``llm`` (the embedded model, once it is ready);
+        sessions on the server's deps take them at their next turn, conversations kept."""
+        if self.make_deps is not None:
+            deps = self.make_deps(self.settings, index=self.index, llm=llm, web_search=self.deps.web_search)
+        else:
+            deps = dataclasses.replace(self.deps, llm=llm)
+        self.deps = deps
+        self.generation += 1
+        logger.info("answering with the embedded model from now on")
+
+    def current_deps(self, session: Session) -> Deps:
+        """The deps a session answers with: its own (custom settings), else the server's (rebuilt
+        for it when the server's changed)."""
+        with session.lock:
+            if not session.custom and session.deps is not None and session.deps_generation != self.generation:
+                session.deps, session.graph = None, None  # the checkpointer (the conversation) stays
+            if session.deps is None:
+                session.deps = self.session_deps(self.deps, session)
+                session.deps_generation = self.generation
+            return session.deps
 
     @property
     def settings(self) -> Any:
@@ -174,14 +200,14 @@ class AppContext:
 
     def ensure_graph(self, session: Session) -> Any:
         with session.lock:
-            if session.graph is None:
+            if session.graph is None or session.deps_generation != self.generation:
                 from rag.agent.graph import make_checkpointer
 
                 if session.checkpointer is None:
                     session.checkpointer = make_checkpointer()
-                if session.deps is None:
-                    session.deps = self.session_deps(self.deps, session)
-                session.graph = self.make_graph(session.deps, session.checkpointer)
+            deps = self.current_deps(session)
+            if session.graph is None:
+                session.graph = self.make_graph(deps, session.checkpointer)
             return session.graph
 
     # ------------------------------------------------------------------ the model's endpoint
@@ -201,6 +227,13 @@ class AppContext:
         where = self.model_where(session, base)
         return None if self.probes.probe(base, key, where).reachable else where
 
+    def local_state(self, session: Session) -> Any | None:
+        """The embedded model's state when the session waits for it (no model of its own yet)."""
+        if self.local is None or session.custom:
+            return None
+        return self.local.state()
+
     def banner_html(self, session: Session) -> str:
-        mode = mode_of(session.deps or self.deps)
-        return render_banner(**mode, custom=session.custom, lang=session.lang, llm_unreachable=session.llm_unreachable)
+        mode = mode_of(session.deps if session.custom and session.deps is not None else self.deps)
+        return render_banner(**mode, custom=session.custom, lang=session.lang, llm_unreachable=session.llm_unreachable,
+                             llm_slow=session.llm_slow, local=self.local_state(session))

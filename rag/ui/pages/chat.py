@@ -188,16 +188,22 @@ class ChatPage:
         return {**self.panels(session), **self.buttons(False)}
 
     def note_reachability(self, session: Session) -> None:
-        """After a turn: whether its model calls reached the model (the banner says so)."""
+        """After a turn: whether its model calls reached the model, or it answered too slowly (the
+        banner says which: a slow model is not an unreachable one)."""
         turn = session.ui.current
         current = session.deps or self.ctx.deps
         if turn is None or current.llm is None:
             return
-        if any(_unreachable(n) for n in turn.notices):
+        failed = [n for n in turn.notices if _unreachable(n)]
+        if failed:
             endpoint = llm_endpoint(current.llm)
-            session.llm_unreachable = self.ctx.model_where(session, endpoint[0] if endpoint else "")
+            where = self.ctx.model_where(session, endpoint[0] if endpoint else "")
+            if all(codes(n.get("msg")) & SLOW_CODES for n in failed):
+                session.llm_slow, session.llm_unreachable = where, None
+            else:
+                session.llm_slow, session.llm_unreachable = None, where
         elif turn.status == "done" and turn.evaluations:
-            session.llm_unreachable = None
+            session.llm_unreachable = session.llm_slow = None
 
     def on_stop(self, session: Session | None) -> dict[Any, Any]:
         session = self.ctx.ensure_session(session)
@@ -217,6 +223,10 @@ class ChatPage:
 
     def on_demo(self, session: Session | None) -> str:
         return t(session.lang if isinstance(session, Session) else self.ctx.default_lang, "demo_question")
+
+
+#: The codes that say a model call ran out of time (the model is there, but slow).
+SLOW_CODES = frozenset({"llm.no_answer_in_time", "llm.out_of_time"})
 
 
 def _unreachable(notice: Notice) -> bool:

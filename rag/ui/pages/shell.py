@@ -113,6 +113,14 @@ class ShellPage:
             self.labels(session.lang), self.settings.fields_of(session, stored), self.chat.buttons(running),
         )
 
+    def on_banner_tick(self, session: Session | None) -> dict[Any, Any]:
+        """While the embedded model downloads and loads: the banner again; the timer stops once the
+        model is ready or has failed."""
+        session = self.ctx.ensure_session(session)
+        local = self.ctx.local
+        pending = local is not None and not local.state().final
+        return {self.ui.banner: self.ctx.banner_html(session), self.ui.banner_timer: gr.Timer(active=pending)}
+
     def on_language(self, session: Session | None, lang: str, stored: Any, current_book: str | None) -> dict[Any, Any]:
         session = self.ctx.ensure_session(session)
         session.lang = lang if lang in ("zh", "en") else session.lang

@@ -10,14 +10,24 @@ from rag.ui.render.safe import esc
 
 
 def render_banner(*, llm_model: str | None, llm_connected: bool, web_provider: str | None,
-                  custom: bool, lang: str, llm_unreachable: str | None = None) -> str:
-    """The mode banner: model connected / not reachable / retrieval-only, web on (provider) /
-    disabled. ``llm_unreachable``: where the model could not be reached (already safe to show)."""
+                  custom: bool, lang: str, llm_unreachable: str | None = None, llm_slow: str | None = None,
+                  local: Any | None = None) -> str:
+    """The mode banner: model connected / too slow / not reachable / retrieval-only (or the
+    embedded model's download and load: ``local``, a ``rag.local.LocalState``), web on (provider)
+    / disabled. ``llm_unreachable`` / ``llm_slow``: where the model could not be reached or did not
+    answer in time (already safe to show)."""
     if llm_connected and llm_unreachable:
         model = (f'<span class="badge error mode-model-unreachable">⚠️ '
                  f'{esc(t(lang, "banner_model_unreachable", where=llm_unreachable, model=llm_model or "?"))}</span>')
+    elif llm_connected and llm_slow:
+        model = (f'<span class="badge warn mode-model-slow">🐢 '
+                 f'{esc(t(lang, "banner_model_slow", where=llm_slow, model=llm_model or "?"))}</span>')
+    elif llm_connected and local is not None and local.phase == "ready":
+        model = f'<span class="badge ok mode-model mode-local">🤖 {esc(t(lang, "banner_local_ready", model=local.model))}</span>'
     elif llm_connected:
         model = f'<span class="badge ok mode-model">🤖 {esc(t(lang, "banner_model", model=llm_model or "?"))}</span>'
+    elif local is not None and local.phase != "ready":
+        model = _local_badge(local, lang)
     else:
         model = f'<span class="badge warn mode-retrieval-only">📚 {esc(t(lang, "banner_retrieval_only"))}</span>'
     if web_provider:
@@ -26,6 +36,21 @@ def render_banner(*, llm_model: str | None, llm_connected: bool, web_provider: s
         web = f'<span class="badge muted mode-web-off">🚫 {esc(t(lang, "banner_web_off"))}</span>'
     extra = f'<span class="badge info">⚙️ {esc(t(lang, "banner_custom"))}</span>' if custom else ""
     return f'<div class="rag-banner">{model}{web}{extra}</div>'
+
+
+def _local_badge(local: Any, lang: str) -> str:
+    """The embedded model on its way (downloading, loading) or failed; answers are retrieval-only meanwhile."""
+    if local.phase == "failed":
+        reason = text(lang, local.error) if local.error is not None else "?"
+        return (f'<span class="badge warn mode-retrieval-only mode-local-failed">📚 '
+                f'{esc(t(lang, "banner_local_failed", model=local.model, reason=reason))}</span>')
+    if local.phase == "downloading":
+        mb = 1024 * 1024
+        label = t(lang, "banner_local_downloading", model=local.model, pct=local.pct,
+                  done=local.done // mb, total=local.total // mb if local.total else "?")
+        return f'<span class="badge info mode-local-downloading">⏬ {esc(label)}</span>'
+    return (f'<span class="badge info mode-local-loading">⏳ '
+            f'{esc(t(lang, "banner_local_loading", model=local.model))}</span>')
 
 
 def _book_field(book: Any, name: str, default: Any = "") -> Any:
