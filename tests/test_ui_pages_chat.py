@@ -221,3 +221,24 @@ def test_the_retrieval_only_answer_shows_ranks_not_raw_scores(tmp_path):
     answer = session.ui.current.answer
     assert "[1]" in answer and "[2]" in answer and "score" not in answer and "0.912" not in answer
     assert "0.912" not in str(final[pages.layout.chat.chatbot])
+
+
+def test_a_model_that_answers_too_slowly_is_slow_not_unreachable(tmp_path):
+    import socket
+
+    from rag.agent.wiring import make_deps
+
+    with socket.socket() as hung:  # connections are accepted (the backlog) and never answered
+        hung.bind(("127.0.0.1", 0))
+        hung.listen(16)
+        base = f"http://127.0.0.1:{hung.getsockname()[1]}/v1"
+        settings = make_settings(llm_base_url=base, llm_model="slow-model", llm_max_retries=0, llm_timeout=0.5,
+                                 max_web_rounds=0, data_dir=tmp_path / "data", eval_log_enabled=False,
+                                 query_rewrite=False)
+        pages = make_pages(make_deps(settings, index=FakeRetriever(PASSAGES)))
+        session = new_session(pages)
+        final = ask(pages, session, QUESTION)["final"]
+    banner = final[pages.layout.shell.banner]
+    assert "mode-model-slow" in banner and "mode-model-unreachable" not in banner
+    assert "slow-model" in banner and base not in banner
+    assert session.llm_slow and session.llm_unreachable is None

@@ -62,7 +62,7 @@ DEFAULT_MODEL = ModelSpec(
     sha256="6a1a2eb6d15622bf3c96857206351ba97e1af16c30d7a74ee38970e434e9407e",
     size=1117320736,
 )
-_REPO = re.compile(r"^[\w.-]+/[\w.-]+$")
+_REPO = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 
 
 def parse_model(value: str | None) -> ModelSpec:
