@@ -180,3 +180,20 @@ def test_sessions_on_the_servers_deps_switch_to_the_model_once_it_is_ready(tmp_p
     assert "mode-local" in ctx.banner_html(waiting) and "mode-retrieval-only" not in ctx.banner_html(waiting)
     assert ctx.current_deps(own).llm == "their-own-model"  # custom settings keep their model
     assert "mode-local" not in ctx.banner_html(own)
+
+
+def test_a_file_in_the_hugging_face_cache_is_used_without_a_download(tmp_path, monkeypatch):
+    from rag.local import DEFAULT_MODEL
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    snapshot = (tmp_path / "hub" / "models--Qwen--Qwen2.5-1.5B-Instruct-GGUF" / "snapshots" / DEFAULT_MODEL.revision)
+    snapshot.mkdir(parents=True)
+    (snapshot / DEFAULT_MODEL.filename).write_bytes(b"GGUF")
+
+    def no_fetch(*args: Any, **kwargs: Any) -> Path:
+        raise AssertionError("a preloaded file is not downloaded again")
+
+    model = LocalModel(make_settings(local_model_path=None, data_dir=tmp_path / "data"), runtime_factory=FakeRuntime,
+                       fetch=no_fetch)
+    model.ensure(timeout=5)
+    assert FakeRuntime.started[-1] == snapshot / DEFAULT_MODEL.filename

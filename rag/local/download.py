@@ -91,6 +91,16 @@ def parse_model(value: str | None) -> ModelSpec:
     return ModelSpec(repo, filename, revision, sha.lower() if sha else None)
 
 
+def hub_cache_file(spec: ModelSpec) -> Path | None:
+    """``spec``'s file in the Hugging Face cache (``HF_HUB_CACHE``, ``HF_HOME``/hub or
+    ~/.cache/huggingface/hub), where a Space's ``preload_from_hub`` and ``huggingface-cli download``
+    put it; only at the pinned revision. None when it is not there."""
+    root = os.environ.get("HF_HUB_CACHE") or os.path.join(
+        os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface"), "hub")
+    path = Path(root) / f"models--{spec.repo.replace('/', '--')}" / "snapshots" / spec.revision / spec.filename
+    return path if path.is_file() else None
+
+
 def sha256_of(path: Path, chunk: int = CHUNK) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as fh:

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from rag.config import Settings
 from rag.errors import RagError
 from rag.i18n import Msg
-from rag.local.download import DownloadError, ModelSpec, Progress, download, parse_model
+from rag.local.download import DownloadError, ModelSpec, Progress, download, hub_cache_file, parse_model
 
 logger = logging.getLogger(__name__)
 
@@ -178,6 +178,9 @@ class LocalModel:
         dest = settings.data_dir / "models"
         if (dest / spec.filename).is_file():
             return dest / spec.filename
+        cached = hub_cache_file(spec)  # a Space's preload_from_hub, or a download by huggingface-cli
+        if cached is not None:
+            return cached
         self._set(phase="downloading", total=spec.size or 0)
         logger.info("downloading the embedded model %s (%s)", spec.filename, spec.repo)
         return self._fetch(spec, dest, endpoint=settings.hf_endpoint, progress=self._on_progress,
