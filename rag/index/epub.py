@@ -196,6 +196,18 @@ def _toc_titles(entries: list[tuple[str, str, str]]) -> dict[str, str]:
     return titles
 
 
+# A spine page's media types besides EPUB's own application/xhtml+xml: ebooklib, for one, writes
+# text/html for a page named *.html (calibre's index_split_000.html), which ebooklib then reads back
+# as an item of unknown type; EPUB2 also allows the OEB 1 document type.
+_DOCUMENT_MEDIA_TYPES = {"application/xhtml+xml", "text/html", "text/x-oeb1-document"}
+
+
+def _is_document(item: Any, document_type: int) -> bool:
+    """Whether a spine item is a page of text (not an image, a style sheet or an unknown file)."""
+    media_type = str(getattr(item, "media_type", "") or "").split(";")[0].strip().lower()
+    return bool(item.get_type() == document_type or media_type in _DOCUMENT_MEDIA_TYPES)
+
+
 def _read_epub(path: Path, name: str, limits: ZipLimits) -> Any:
     """``ebooklib.epub.read_epub`` with every member read through a ``BoundedZipReader``."""
     from ebooklib import epub
@@ -238,7 +250,7 @@ def load_epub(path: Path, name: str, max_mb: float = 50.0) -> LoadedBook:
     for entry in book.spine:
         idref = entry[0] if isinstance(entry, tuple) else entry
         item = book.get_item_with_id(idref)
-        if item is None or item.get_type() != ebooklib.ITEM_DOCUMENT or isinstance(item, epub.EpubNav):
+        if item is None or not _is_document(item, ebooklib.ITEM_DOCUMENT) or isinstance(item, epub.EpubNav):
             continue
         file_name = posixpath.normpath(item.get_name())
         if "nav" in (getattr(item, "properties", None) or []):

@@ -163,6 +163,8 @@ def _heading_points(blocks: list[Block]) -> list[Point]:
 
 
 def _without_contents(points: list[Point], blocks: list[Block]) -> list[Point]:
+    if not points:  # a book without in-text headings (its TOC alone says where chapters start)
+        return points
     ends = [p[0] for p in points[1:]] + [len(blocks)]
     gaps = [sum(len(b.text) for b in blocks[a + 1 : e]) for (a, _), e in zip(points, ends, strict=True)]
     drop = contents_entries([t for _, t in points], gaps)
