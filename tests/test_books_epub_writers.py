@@ -316,3 +316,22 @@ def test_search_chapter_7_returns_only_chapter_sevens_text(indexed: tuple[Any, d
         assert scoped and all(p.chapter_num == 7 and p.text in chapter_text(7) for p in scoped), kind
         wide = index.search(query, k=10, book_id=info.id, mode="keyword").passages
         assert {p.chapter_num for p in wide} - {7}, kind  # the scope is what kept the others out
+
+
+def test_a_book_without_in_text_headings_is_split_where_its_toc_points(tmp_path: Path) -> None:
+    """Pages of plain paragraphs, the 回 titles only in the TOC (once a ValueError in the split)."""
+    files = [(f"text/c{n}.xhtml", ps(paragraphs(n))) for n in (1, 2, 3)]
+    book = load_book(ebooklib_book(tmp_path / "toc-only.epub", files, [(f"text/c{n}.xhtml", title(n)) for n in (1, 2, 3)]))
+    assert [(c.num, c.title, c.text) for c in book.chapters] == [(n, title(n), chapter_text(n)) for n in (1, 2, 3)]
+
+
+def test_pages_written_as_text_html_are_read(tmp_path: Path) -> None:
+    """EbookLib gives ``.html`` / ``.htm`` pages the media type text/html and reads them back as items of
+    unknown type: they are pages all the same (once skipped, leaving "no text")."""
+    files = [(f"c{n}.{'html' if n % 2 else 'htm'}", f"<h2>{title(n)}</h2>{ps(paragraphs(n))}") for n in (1, 2, 3)]
+    path = ebooklib_book(tmp_path / "html.epub", files, [(name, "Start") for name, _ in files[:1]])
+    with zipfile.ZipFile(path) as zf:
+        opf = next(zf.read(n).decode() for n in zf.namelist() if n.endswith(".opf"))
+    assert opf.count('media-type="text/html"') == 3
+    book = load_book(path)
+    assert [(c.num, c.title, c.text) for c in book.chapters] == [(n, title(n), chapter_text(n)) for n in (1, 2, 3)]
