@@ -98,6 +98,13 @@ def pandoc_per_chapter(path: Path, to: str = "epub3") -> Path:
     return pandoc(path, markdown(lambda n: f"# {title(n)}"), to)
 
 
+def pandoc_numbered(path: Path) -> Path:
+    """One XHTML per 回 with ``--number-sections``: headings and nav entries read "2 第一回 ..."."""
+    text = markdown(lambda n: f"# {title(n)}")
+    pypandoc.convert_text(text, "epub3", format="markdown", outputfile=str(path), extra_args=["--quiet", "-N"])
+    return path
+
+
 def pandoc_parts_of_ten(path: Path) -> Path:
     def heading(n: int) -> str:
         part = f"# 第{numeral(n)}回至第{numeral(n + 9)}回\n\n" if n % 10 == 1 else ""
@@ -118,10 +125,10 @@ def ps(lines: list[str], cls: str = "") -> str:
 TitleToc = list[Any]
 
 
-def ebooklib_book(path: Path, files: list[tuple[str, str]], toc: TitleToc) -> Path:
-    """An EPUB written by EbookLib: a titlepage.xhtml first, then ``files`` (name, body XHTML) in
-    spine order, NCX and nav (ebooklib writes both) from ``toc``: ``(href, title)`` or
-    ``((href, title), [children])``."""
+def ebooklib_book(path: Path, files: list[tuple[str, str]], toc: TitleToc, title_page: bool = True) -> Path:
+    """An EPUB written by EbookLib: a titlepage.xhtml first (unless not ``title_page``), then
+    ``files`` (name, body XHTML) in spine order, NCX and nav (ebooklib writes both) from ``toc``:
+    ``(href, title)`` or ``((href, title), [children])``."""
     book = epub.EpubBook()
     book.set_identifier("generated-xiyouji")
     book.set_title(BOOK)
@@ -129,7 +136,7 @@ def ebooklib_book(path: Path, files: list[tuple[str, str]], toc: TitleToc) -> Pa
     book.add_author(AUTHOR)
     page = epub.EpubHtml(title=BOOK, file_name="titlepage.xhtml", lang="zh")
     page.content = f'<div class="title"><h1>{BOOK}</h1><p class="author">{AUTHOR}</p></div>'
-    items = [page]
+    items = [page] if title_page else []
     for name, body in files:
         item = epub.EpubHtml(title=BOOK, file_name=name, lang="zh")
         item.content = body
@@ -213,17 +220,37 @@ def split_over_files(path: Path) -> Path:
     return ebooklib_book(path, files, toc)
 
 
+def sigil_layout(path: Path) -> Path:
+    """Laid out as Sigil names its files: ``Text/Section0001.xhtml`` the title page (no telltale
+    name), ``Section0002`` a 目录 page of links longer than a cover page (each entry with a note),
+    then one section per 回; the TOC names the 前言, the 回 and the 后记 only."""
+    name = "Text/Section{:04d}.xhtml".format
+    files = [(name(1), f'<h1 class="title">{BOOK}</h1><p class="author">{AUTHOR}</p><p>某某书局印行</p>')]
+    entries = "".join(f'<p><a href="Section{n + 3:04d}.xhtml">{title(n)}　共{len(paragraphs(n))}段·'
+                      f'{"上" if n <= N // 2 else "下"}卷第{n}篇</a></p>' for n in range(1, N + 1))
+    files += [(name(2), f"<h1>目录</h1>{entries}"), (name(3), f"<h1>前言</h1>{ps(FRONT)}")]
+    toc: TitleToc = [(name(3), "前言")]
+    for n in range(1, N + 1):
+        files.append((name(n + 3), f"<h2>{title(n)}</h2>{ps(paragraphs(n))}"))
+        toc.append((name(n + 3), title(n)))
+    files.append((name(N + 4), f"<h1>后记</h1>{ps(BACK)}"))
+    toc.append((name(N + 4), "后记"))
+    return ebooklib_book(path, files, toc, title_page=False)
+
+
 #: kind -> (the writer named in the package document's generator, builder)
 BUILDERS: dict[str, tuple[str, Callable[[Path], Path]]] = {
     "pandoc-one-file": ("pandoc", pandoc_one_file),
     "pandoc-per-chapter": ("pandoc", pandoc_per_chapter),
     "pandoc-per-chapter-epub2": ("pandoc", lambda p: pandoc_per_chapter(p, "epub2")),
     "pandoc-parts-of-ten": ("pandoc", pandoc_parts_of_ten),
+    "pandoc-numbered-sections": ("pandoc", pandoc_numbered),
     "ebooklib-calibre-txt": ("ebooklib", calibre_from_txt),
     "ebooklib-calibre-markdown": ("ebooklib", calibre_from_markdown),
     "ebooklib-parts-of-ten": ("ebooklib", parts_of_ten),
     "ebooklib-parts-of-ten-coarse-toc": ("ebooklib", lambda p: parts_of_ten(p, coarse=True)),
     "ebooklib-split-files": ("ebooklib", split_over_files),
+    "ebooklib-sigil-layout": ("ebooklib", sigil_layout),
 }
 
 
@@ -275,7 +302,8 @@ class Borrowed:
 
 
 @pytest.fixture(scope="module")
-def indexed(built: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, dict[str, Any]]]:
+def indexed(built: dict[str, Path],
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, dict[str, Any]]]:
     tmp = tmp_path_factory.mktemp("writers-index")
     index = open_index(make_settings(data_dir=tmp / "data"), embedder=HashEmbedder(), config=IndexConfig())
     infos = {kind: index.ingest(path, name=kind, background=False) for kind, path in built.items()}
@@ -302,8 +330,8 @@ def test_search_chapter_7_returns_only_chapter_sevens_text(indexed: tuple[Any, d
     index, infos = indexed
     query = "众人听罢都笑了"  # in every 回
     for kind, info in infos.items():
-        args = main_cli.build_parser().parse_args(
-            ["search", query, "--book", info.id, "--chapter", "7", "-k", "10", "--mode", "keyword", "--chars", "4000"])
+        args = main_cli.build_parser().parse_args(["search", query, "--book", info.id, "--chapter", "7",
+                                                   "-k", "10", "--mode", "keyword", "--chars", "4000"])
         args.open_index = lambda settings: Borrowed(index)
         out, err = io.StringIO(), io.StringIO()
         assert args.func(args, make_settings(), out, err) == 0, err.getvalue()
@@ -321,7 +349,8 @@ def test_search_chapter_7_returns_only_chapter_sevens_text(indexed: tuple[Any, d
 def test_a_book_without_in_text_headings_is_split_where_its_toc_points(tmp_path: Path) -> None:
     """Pages of plain paragraphs, the 回 titles only in the TOC (once a ValueError in the split)."""
     files = [(f"text/c{n}.xhtml", ps(paragraphs(n))) for n in (1, 2, 3)]
-    book = load_book(ebooklib_book(tmp_path / "toc-only.epub", files, [(f"text/c{n}.xhtml", title(n)) for n in (1, 2, 3)]))
+    toc = [(f"text/c{n}.xhtml", title(n)) for n in (1, 2, 3)]
+    book = load_book(ebooklib_book(tmp_path / "toc-only.epub", files, toc))
     assert [(c.num, c.title, c.text) for c in book.chapters] == [(n, title(n), chapter_text(n)) for n in (1, 2, 3)]
 
 
@@ -335,3 +364,14 @@ def test_pages_written_as_text_html_are_read(tmp_path: Path) -> None:
     assert opf.count('media-type="text/html"') == 3
     book = load_book(path)
     assert [(c.num, c.title, c.text) for c in book.chapters] == [(n, title(n), chapter_text(n)) for n in (1, 2, 3)]
+
+
+@pytest.mark.parametrize(("heading", "label"), [
+    ("2 第一回 钱公访西岭", "第一回 钱公访西岭"), ("1.3 Preface", "Preface"),
+    ("12. Chapter XII  The End", "Chapter XII The End"), ("102 后记", "后记"),
+    ("1984 Revisited", "1984 Revisited"), ("3 Men in a Boat", "3 Men in a Boat"),
+])
+def test_an_outline_number_before_a_heading_is_not_part_of_its_label(heading: str, label: str) -> None:
+    from rag.index.epub_split import section_label
+
+    assert section_label(heading) == label

@@ -105,6 +105,20 @@ def html_blocks(content: bytes | str) -> list[Block]:
     return blocks
 
 
+_OUTLINE_NUMBER = re.compile(r"^[0-9]{1,4}(?:\.[0-9]{1,4})*\.?\s+(?=\S)")
+
+
+def section_label(title: str) -> str:
+    """A heading or TOC title on one line, without the outline number a writer put before it ("2 第一回
+    ..." from pandoc's ``--number-sections``, "1.3 Preface") when what follows is a chapter or front /
+    back matter heading of its own."""
+    title = re.sub(r"\s+", " ", title).strip()
+    m = _OUTLINE_NUMBER.match(title)
+    if m and heading_kind(title[m.end() :]) in {"chapter", "matter"}:
+        return title[m.end() :]
+    return title
+
+
 def toc_entries(toc: Any) -> list[tuple[str, str, str]]:
     """(file, fragment, title) of every TOC / nav entry in reading order, nested ones included."""
     from ebooklib import epub
@@ -115,7 +129,7 @@ def toc_entries(toc: Any) -> list[tuple[str, str, str]]:
         if not href:
             return
         file, _, fragment = href.partition("#")
-        out.append((posixpath.normpath(unquote(file)), unquote(fragment), re.sub(r"\s+", " ", title or "").strip()))
+        out.append((posixpath.normpath(unquote(file)), unquote(fragment), section_label(title or "")))
 
     def visit(entries: Any) -> None:
         for entry in entries if isinstance(entries, list | tuple) else [entries]:
@@ -157,8 +171,9 @@ def _heading_points(blocks: list[Block]) -> list[Point]:
     points = []
     for i, block in enumerate(blocks):
         line = block.text.strip()
-        if len(line) <= MAX_HEADING_CHARS and "\n" not in line and heading_kind(line) in {"chapter", "matter"}:
-            points.append((i, re.sub(r"\s+", " ", line)))
+        label = section_label(line)
+        if len(line) <= MAX_HEADING_CHARS and "\n" not in line and heading_kind(label) in {"chapter", "matter"}:
+            points.append((i, label))
     return points
 
 
@@ -194,11 +209,11 @@ def split_pages(pages: list[Page], toc: list[tuple[str, str, str]]) -> list[Chap
     elif by_toc:
         # a page the TOC leaves out starts a section of its own when it opens with a heading
         covered = {at for at, _ in by_toc}
-        points = sorted(by_toc + [(s, p.blocks[0].text) for s, p in zip(starts, pages, strict=True)
+        points = sorted(by_toc + [(s, section_label(p.blocks[0].text)) for s, p in zip(starts, pages, strict=True)
                                   if p.blocks and p.blocks[0].heading and s not in covered])
     else:
-        points = [(s, next((b.text for b in p.blocks if b.heading), "")) for s, p in zip(starts, pages, strict=True)
-                  if p.blocks]
+        points = [(s, section_label(next((b.text for b in p.blocks if b.heading), "")))
+                  for s, p in zip(starts, pages, strict=True) if p.blocks]
     chapters: list[Chapter] = []
     if not points or points[0][0] > 0:
         front = blocks[: points[0][0] if points else len(blocks)]
