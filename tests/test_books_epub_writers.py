@@ -4,19 +4,24 @@ text of any novel) by two EPUB writers other than the project's own builder:
 
 - **pandoc 3.9** (the binary inside ``pypandoc_binary`` 1.17, pinned in requirements-dev.txt), from
   Markdown with a YAML title block: every 回 in one XHTML under one ``#`` heading (``##`` per 回, nav
-  and NCX links with fragments); one XHTML per 回, as EPUB3 (nav + NCX) and EPUB2 (NCX only);
-  10 回 per XHTML (``#`` per ten, ``##`` per 回). pandoc writes its own ``title_page.xhtml``.
-- **EbookLib 0.20** (``ebooklib``, a runtime dependency; a real writer many tools use, NCX + nav),
-  laid out as calibre ``ebook-convert`` lays out its output (calibre itself is no PyPI package and
-  CI has no Debian packages): from a TXT (no TOC but "Start", 15 size-split ``index_split_NNN.html``
-  files cut mid-回, the 第N回 lines as ``<p>``); from Markdown (one ``index_split_NNN.html`` per 回,
-  an h1 TOC with fragments); 10 回 per ``partNN.xhtml`` with ``partNN.xhtml#cN`` entries (and a coarse
-  TOC naming only each file's first 回); each 回 over 2-3 ``chNNN_split_00K.xhtml`` files. Each has
-  a ``titlepage.xhtml``.
+  and NCX links with fragments); one XHTML per 回, as EPUB3 (nav + NCX) and EPUB2 (NCX only), and
+  with ``--number-sections`` ("2 第一回 ..." in headings and nav); 10 回 per XHTML (``#`` per ten,
+  ``##`` per 回). pandoc writes its own ``title_page.xhtml``.
+- **EbookLib 0.20** (``ebooklib``, a runtime dependency; a real writer many tools use; it writes NCX
+  and nav), with the files laid out as calibre's ``ebook-convert`` lays them out (calibre itself is
+  no PyPI package, and CI installs no Debian packages for it): from a TXT (no TOC but "Start", 15
+  size-split ``index_split_NNN.html`` files cut mid-回, the 第N回 lines as ``<p>``; EbookLib gives
+  ``.html`` pages the media type text/html); from Markdown (one ``index_split_NNN.html`` per 回, an
+  h1 TOC with fragments); 10 回 per ``partNN.xhtml`` with ``partNN.xhtml#cN`` entries nested under
+  part entries (and a coarse TOC naming only each file's first 回); each 回 over 2-3
+  ``chNNN_split_00K.xhtml`` files; and as Sigil names its files (``Text/Section0001.xhtml`` a title
+  page without a telltale name, then a 目录 page of links). Each but the Sigil one has a
+  ``titlepage.xhtml``.
 
-Each must load as the book's 100 回 with their numbers and titles, the title page not a chapter, the
-前言 front matter (0) and the 后记 outside the numbering; the marker is cited as 第七回 by a real index,
-and ``search --chapter 7`` returns only 第七回's text. The books are built once per module."""
+Each must load as the book's 100 回 with their numbers and titles, the title and contents pages not
+chapters, the 前言 front matter (0) and the 后记 outside the numbering; the marker is cited as 第七回
+by a real index (keyword and hybrid), and ``search --chapter 7`` returns only 第七回's text. The
+books are built once per module."""
 
 from __future__ import annotations
 
@@ -27,16 +32,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pypandoc  # requirements-dev.txt pins pypandoc_binary: pandoc's binary comes inside
 import pytest
 from conftest import make_settings
+from ebooklib import epub
 from fixtures_index.books import chinese_numeral
 from fixtures_index.embedders import HashEmbedder
 
 from rag.index import IndexConfig, open_index
 from rag.index.loaders import load_book
-
-pypandoc = pytest.importorskip("pypandoc")  # requirements-dev.txt pins pypandoc_binary (pandoc inside)
-from ebooklib import epub  # noqa: E402  (a runtime dependency)
 
 N = 100
 SURNAMES = "赵钱孙李周吴郑王冯陈"
@@ -375,3 +379,10 @@ def test_an_outline_number_before_a_heading_is_not_part_of_its_label(heading: st
     from rag.index.epub_split import section_label
 
     assert section_label(heading) == label
+
+
+def test_a_book_of_one_short_page_named_as_the_book_keeps_it(tmp_path: Path) -> None:
+    """A page that looks like a title page is dropped only when the book has other pages."""
+    files = [("text/poem.xhtml", f"<h1>{BOOK}</h1><p>只有一首短诗，写在书名下面。</p>")]
+    book = load_book(ebooklib_book(tmp_path / "short.epub", files, [("text/poem.xhtml", BOOK)], title_page=False))
+    assert [c.text for c in book.chapters] == ["只有一首短诗，写在书名下面。"]

@@ -274,6 +274,7 @@ def load_epub(path: Path, name: str, max_mb: float = 50.0) -> LoadedBook:
     entries = toc_entries(book.toc)
     toc = _toc_titles(entries)
     pages: list[Page] = []
+    front: list[Page] = []  # title and contents pages found by their text
     for entry in book.spine:
         idref = entry[0] if isinstance(entry, tuple) else entry
         item = book.get_item_with_id(idref)
@@ -295,9 +296,10 @@ def load_epub(path: Path, name: str, max_mb: float = 50.0) -> LoadedBook:
             continue
         if _title_page(blocks, title, author) or _contents_page(blocks):
             log.debug("%s: skipping %s (a title or contents page by its text)", name, file_name)
+            front.append(Page(file_name, blocks))
             continue
         pages.append(Page(file_name, blocks))
-    chapters = split_pages(pages, entries)
+    chapters = split_pages(pages or front, entries)  # a book of one short page keeps it
     if not chapters:
         raise BookError(Msg.of("book.epub_no_text", level="error", name=name))
     return LoadedBook(title=title or path.stem, source=name, format="epub", chapters=number_chapters(chapters),
