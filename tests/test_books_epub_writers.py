@@ -292,6 +292,15 @@ def test_every_writers_book_loads_as_its_hundred_chapters(built: dict[str, Path]
     assert not any(title(n) in everything for n in (1, 7, 50, 100))
 
 
+def test_every_writer_gives_the_same_book(built: dict[str, Path]) -> None:
+    """Chapter for chapter, front and back matter included: the book id (a hash of every chapter's
+    number, title and text) is one for all, so the index below holds one copy of it."""
+    from rag.index.catalog import book_id_of
+
+    ids = {kind: book_id_of(load_book(path)) for kind, path in built.items()}
+    assert len(set(ids.values())) == 1, ids
+
+
 class Borrowed:
     """The module's index lent to one CLI command, which closes what it opened."""
 
@@ -308,6 +317,8 @@ class Borrowed:
 @pytest.fixture(scope="module")
 def indexed(built: dict[str, Path],
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """Every book ingested into one real index; books that load alike share an id (and one copy),
+    a book that loads differently is indexed, and searched below, on its own."""
     tmp = tmp_path_factory.mktemp("writers-index")
     index = open_index(make_settings(data_dir=tmp / "data"), embedder=HashEmbedder(), config=IndexConfig())
     infos = {kind: index.ingest(path, name=kind, background=False) for kind, path in built.items()}
