@@ -77,13 +77,22 @@ def chapter_text(n: int) -> str:
 
 # -- pandoc -----------------------------------------------------------------------------------------
 
-def markdown(heading: Callable[[int], str]) -> str:
+#: A contents list as Chinese TXT files open with: "目录", then every 回's heading on a line.
+CONTENTS = ["目录", *(title(n) for n in range(1, N + 1))]
+
+
+def markdown(heading: Callable[[int], str], contents: bool = False) -> str:
     """The book as Markdown with a YAML title block; ``heading(n)`` is the Markdown heading of 回 n
-    ("# 第七回 ..."), or a part heading and then the 回's own when it returns two lines."""
+    ("# 第七回 ..."), or a part heading and then the 回's own when it returns two lines; ``contents``:
+    the 目录 lines as paragraphs at the top of the first 回's file."""
     out = ["---", f"title: {BOOK}", f"author: {AUTHOR}", "lang: zh", "---", "", "# 前言", ""]
     out += [f"{p}\n" for p in FRONT]
     for n in range(1, N + 1):
-        out += [heading(n), ""] + [f"{p}\n" for p in paragraphs(n)]
+        *before, own = heading(n).split("\n")
+        if contents and n == 1:  # after a part heading, before the 回's own
+            before += ["\n\n".join(CONTENTS), ""]
+        head = "\n".join([*before, own])
+        out += [head, ""] + [f"{p}\n" for p in paragraphs(n)]
     out += ["# 后记", ""] + [f"{p}\n" for p in BACK]
     return "\n".join(out)
 
@@ -93,9 +102,10 @@ def pandoc(path: Path, text: str, to: str = "epub3") -> Path:
     return path
 
 
-def pandoc_one_file(path: Path) -> Path:
-    """Every 回 in one XHTML: ``# 西游记`` then ``##`` per 回 (pandoc splits files at level 1)."""
-    return pandoc(path, markdown(lambda n: (f"# {BOOK}\n\n" if n == 1 else "") + f"## {title(n)}"))
+def pandoc_one_file(path: Path, contents: bool = False) -> Path:
+    """Every 回 in one XHTML: ``# 西游记`` then ``##`` per 回 (pandoc splits files at level 1), the
+    目录 lines (``contents``) before the first."""
+    return pandoc(path, markdown(lambda n: (f"# {BOOK}\n\n" if n == 1 else "") + f"## {title(n)}", contents))
 
 
 def pandoc_per_chapter(path: Path, to: str = "epub3") -> Path:
@@ -163,9 +173,10 @@ def ebooklib_book(path: Path, files: list[tuple[str, str]], toc: TitleToc, title
     return path
 
 
-def calibre_from_txt(path: Path) -> Path:
-    """No TOC but "Start", 15 files cut by size (mid-回), every heading a ``<p>``."""
-    lines = ["前言", *FRONT]
+def calibre_from_txt(path: Path, contents: bool = False) -> Path:
+    """No TOC but "Start", 15 files cut by size (mid-回), every heading a ``<p>``; ``contents``: the
+    TXT opens with a 目录 (cut over the first files)."""
+    lines = [*(CONTENTS if contents else []), "前言", *FRONT]
     for n in range(1, N + 1):
         lines += [title(n), *paragraphs(n)]
     lines += ["后记", *BACK]
@@ -245,11 +256,13 @@ def sigil_layout(path: Path) -> Path:
 #: kind -> (the writer named in the package document's generator, builder)
 BUILDERS: dict[str, tuple[str, Callable[[Path], Path]]] = {
     "pandoc-one-file": ("pandoc", pandoc_one_file),
+    "pandoc-one-file-with-contents": ("pandoc", lambda p: pandoc_one_file(p, contents=True)),
     "pandoc-per-chapter": ("pandoc", pandoc_per_chapter),
     "pandoc-per-chapter-epub2": ("pandoc", lambda p: pandoc_per_chapter(p, "epub2")),
     "pandoc-parts-of-ten": ("pandoc", pandoc_parts_of_ten),
     "pandoc-numbered-sections": ("pandoc", pandoc_numbered),
     "ebooklib-calibre-txt": ("ebooklib", calibre_from_txt),
+    "ebooklib-calibre-txt-with-contents": ("ebooklib", lambda p: calibre_from_txt(p, contents=True)),
     "ebooklib-calibre-markdown": ("ebooklib", calibre_from_markdown),
     "ebooklib-parts-of-ten": ("ebooklib", parts_of_ten),
     "ebooklib-parts-of-ten-coarse-toc": ("ebooklib", lambda p: parts_of_ten(p, coarse=True)),

@@ -17,8 +17,8 @@ from xml.etree import ElementTree
 
 from rag.errors import BookError
 from rag.i18n import Msg
-from rag.index.chapters import SUPPORTED, LoadedBook, heading_kind, number_chapters
-from rag.index.epub_split import MAX_HEADING_CHARS, Block, Page, html_blocks, split_pages, toc_entries
+from rag.index.chapters import SUPPORTED, LoadedBook, number_chapters
+from rag.index.epub_split import Block, Page, html_blocks, split_pages, toc_entries
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,6 @@ _SKIP_PAGE = re.compile(
 )
 
 TITLE_PAGE_CHARS = 200  # a title page says little besides the book's title and author
-CONTENTS_LINE_SHARE = 0.9  # of a contents page's lines, at least this share are short (entries)
 
 
 def _key(text: str) -> str:
@@ -43,16 +42,6 @@ def _title_page(blocks: list[Block], title: str, author: str) -> bool:
         return False
     rest = [b.text for b in blocks[1:] if _key(b.text) not in {_key(title), _key(author)}]
     return sum(len(t) for t in rest) <= TITLE_PAGE_CHARS
-
-
-def _contents_page(blocks: list[Block]) -> bool:
-    """A contents page whatever its size or file name: a "目录" / "Contents" heading over a list of
-    short lines (one per entry)."""
-    if len(blocks) < 2 or heading_kind(blocks[0].text) != "contents":
-        return False
-    lines = [b.text for b in blocks[1:]]
-    short = sum(len(t) <= MAX_HEADING_CHARS and "\n" not in t for t in lines)
-    return short >= CONTENTS_LINE_SHARE * len(lines)
 
 
 def html_to_text(content: bytes | str) -> tuple[str, str]:
@@ -274,7 +263,7 @@ def load_epub(path: Path, name: str, max_mb: float = 50.0) -> LoadedBook:
     entries = toc_entries(book.toc)
     toc = _toc_titles(entries)
     pages: list[Page] = []
-    front: list[Page] = []  # title and contents pages found by their text
+    front: list[Page] = []  # title pages found by their text
     for entry in book.spine:
         idref = entry[0] if isinstance(entry, tuple) else entry
         item = book.get_item_with_id(idref)
@@ -294,8 +283,8 @@ def load_epub(path: Path, name: str, max_mb: float = 50.0) -> LoadedBook:
         if _SKIP_PAGE.search(label) and sum(len(b.text) for b in blocks) < 2000:
             log.debug("%s: skipping %s (cover/nav/copyright page)", name, file_name)
             continue
-        if _title_page(blocks, title, author) or _contents_page(blocks):
-            log.debug("%s: skipping %s (a title or contents page by its text)", name, file_name)
+        if _title_page(blocks, title, author):
+            log.debug("%s: skipping %s (a title page by its text)", name, file_name)
             front.append(Page(file_name, blocks))
             continue
         pages.append(Page(file_name, blocks))
