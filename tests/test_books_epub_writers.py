@@ -6,12 +6,14 @@ text of any novel) by two EPUB writers other than the project's own builder:
   Markdown with a YAML title block: every 回 in one XHTML under one ``#`` heading (``##`` per 回, nav
   and NCX links with fragments); one XHTML per 回, as EPUB3 (nav + NCX) and EPUB2 (NCX only), and
   with ``--number-sections`` ("2 第一回 ..." in headings and nav); 10 回 per XHTML (``#`` per ten,
-  ``##`` per 回). pandoc writes its own ``title_page.xhtml``.
+  ``##`` per 回); and the one-XHTML book opening with a 目录 (every heading again, as paragraphs).
+  pandoc writes its own ``title_page.xhtml``.
 - **EbookLib 0.20** (``ebooklib``, a runtime dependency; a real writer many tools use; it writes NCX
   and nav), with the files laid out as calibre's ``ebook-convert`` lays them out (calibre itself is
   no PyPI package, and CI installs no Debian packages for it): from a TXT (no TOC but "Start", 15
   size-split ``index_split_NNN.html`` files cut mid-回, the 第N回 lines as ``<p>``; EbookLib gives
-  ``.html`` pages the media type text/html); from Markdown (one ``index_split_NNN.html`` per 回, an
+  ``.html`` pages the media type text/html; and the same TXT opening with a 目录 that the cut spreads
+  over three files); from Markdown (one ``index_split_NNN.html`` per 回, an
   h1 TOC with fragments); 10 回 per ``partNN.xhtml`` with ``partNN.xhtml#cN`` entries nested under
   part entries (and a coarse TOC naming only each file's first 回); each 回 over 2-3
   ``chNNN_split_00K.xhtml`` files; and as Sigil names its files (``Text/Section0001.xhtml`` a title
@@ -410,3 +412,12 @@ def test_a_book_of_one_short_page_named_as_the_book_keeps_it(tmp_path: Path) -> 
     files = [("text/poem.xhtml", f"<h1>{BOOK}</h1><p>只有一首短诗，写在书名下面。</p>")]
     book = load_book(ebooklib_book(tmp_path / "short.epub", files, [("text/poem.xhtml", BOOK)], title_page=False))
     assert [c.text for c in book.chapters] == ["只有一首短诗，写在书名下面。"]
+
+
+def test_short_chapters_in_one_file_are_no_contents_list(tmp_path: Path) -> None:
+    """Four 回 of one short line each in one XHTML, the TOC naming only the first: headings with
+    little text between them are a contents list only when their titles come again later."""
+    body = "".join(f"<h2>{title(n)}</h2><p>第{n}回只有一句。</p>" for n in (1, 2, 3, 4))
+    book = load_book(ebooklib_book(tmp_path / "short.epub", [("text/all.xhtml", body)],
+                                   [("text/all.xhtml", title(1))], title_page=False))
+    assert [(c.num, c.title, c.text) for c in book.chapters] == [(n, title(n), f"第{n}回只有一句。") for n in (1, 2, 3, 4)]
