@@ -18,7 +18,7 @@ from xml.etree import ElementTree
 from rag.errors import BookError
 from rag.i18n import Msg
 from rag.index.chapters import SUPPORTED, LoadedBook, number_chapters
-from rag.index.epub_split import Page, html_blocks, split_pages, toc_entries
+from rag.index.epub_split import Block, Page, html_blocks, split_pages, toc_entries
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +27,22 @@ _SKIP_PAGE = re.compile(
     r"(^|[\W_])(cover|title[_-]?page|copyright|colophon|toc|contents|nav|imprint)([\W_]|$)|版权|封面|目录",
     re.IGNORECASE,
 )
+
+TITLE_PAGE_CHARS = 200  # a title page says little besides the book's title and author
+
+
+def _key(text: str) -> str:
+    return re.sub(r"\s+", "", text).lower()
+
+
+def _title_page(blocks: list[Block], title: str, author: str) -> bool:
+    """A title page whatever its file is called (Sigil's ``Section0001.xhtml``): it opens with the
+    book's title and says little else (the author, a publisher, a year)."""
+    if not blocks or not title or _key(blocks[0].text) != _key(title):
+        return False
+    rest = [b.text for b in blocks[1:] if _key(b.text) not in {_key(title), _key(author)}]
+    return sum(len(t) for t in rest) <= TITLE_PAGE_CHARS
+
 
 def html_to_text(content: bytes | str) -> tuple[str, str]:
     """(first heading, clean text with one paragraph per line) from an XHTML document."""
@@ -196,6 +212,18 @@ def _toc_titles(entries: list[tuple[str, str, str]]) -> dict[str, str]:
     return titles
 
 
+# A spine page's media types besides EPUB's own application/xhtml+xml: ebooklib, for one, writes
+# text/html for a page named *.html (calibre's index_split_000.html), which ebooklib then reads back
+# as an item of unknown type; EPUB2 also allows the OEB 1 document type.
+_DOCUMENT_MEDIA_TYPES = {"application/xhtml+xml", "text/html", "text/x-oeb1-document"}
+
+
+def _is_document(item: Any, document_type: int) -> bool:
+    """Whether a spine item is a page of text (not an image, a style sheet or an unknown file)."""
+    media_type = str(getattr(item, "media_type", "") or "").split(";")[0].strip().lower()
+    return bool(item.get_type() == document_type or media_type in _DOCUMENT_MEDIA_TYPES)
+
+
 def _read_epub(path: Path, name: str, limits: ZipLimits) -> Any:
     """``ebooklib.epub.read_epub`` with every member read through a ``BoundedZipReader``."""
     from ebooklib import epub
@@ -235,10 +263,11 @@ def load_epub(path: Path, name: str, max_mb: float = 50.0) -> LoadedBook:
     entries = toc_entries(book.toc)
     toc = _toc_titles(entries)
     pages: list[Page] = []
+    front: list[Page] = []  # title pages found by their text
     for entry in book.spine:
         idref = entry[0] if isinstance(entry, tuple) else entry
         item = book.get_item_with_id(idref)
-        if item is None or item.get_type() != ebooklib.ITEM_DOCUMENT or isinstance(item, epub.EpubNav):
+        if item is None or not _is_document(item, ebooklib.ITEM_DOCUMENT) or isinstance(item, epub.EpubNav):
             continue
         file_name = posixpath.normpath(item.get_name())
         if "nav" in (getattr(item, "properties", None) or []):
@@ -254,8 +283,12 @@ def load_epub(path: Path, name: str, max_mb: float = 50.0) -> LoadedBook:
         if _SKIP_PAGE.search(label) and sum(len(b.text) for b in blocks) < 2000:
             log.debug("%s: skipping %s (cover/nav/copyright page)", name, file_name)
             continue
+        if _title_page(blocks, title, author):
+            log.debug("%s: skipping %s (a title page by its text)", name, file_name)
+            front.append(Page(file_name, blocks))
+            continue
         pages.append(Page(file_name, blocks))
-    chapters = split_pages(pages, entries)
+    chapters = split_pages(pages or front, entries)  # a book of one short page keeps it
     if not chapters:
         raise BookError(Msg.of("book.epub_no_text", level="error", name=name))
     return LoadedBook(title=title or path.stem, source=name, format="epub", chapters=number_chapters(chapters),

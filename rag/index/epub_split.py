@@ -105,6 +105,20 @@ def html_blocks(content: bytes | str) -> list[Block]:
     return blocks
 
 
+_OUTLINE_NUMBER = re.compile(r"^[0-9]{1,4}(?:\.[0-9]{1,4})*\.?\s+(?=\S)")
+
+
+def section_label(title: str) -> str:
+    """A heading or TOC title on one line, without the outline number a writer put before it ("2 第一回
+    ..." from pandoc's ``--number-sections``, "1.3 Preface") when what follows is a chapter or front /
+    back matter heading of its own."""
+    title = re.sub(r"\s+", " ", title).strip()
+    m = _OUTLINE_NUMBER.match(title)
+    if m and heading_kind(title[m.end() :]) in {"chapter", "matter"}:
+        return title[m.end() :]
+    return title
+
+
 def toc_entries(toc: Any) -> list[tuple[str, str, str]]:
     """(file, fragment, title) of every TOC / nav entry in reading order, nested ones included."""
     from ebooklib import epub
@@ -115,7 +129,7 @@ def toc_entries(toc: Any) -> list[tuple[str, str, str]]:
         if not href:
             return
         file, _, fragment = href.partition("#")
-        out.append((posixpath.normpath(unquote(file)), unquote(fragment), re.sub(r"\s+", " ", title or "").strip()))
+        out.append((posixpath.normpath(unquote(file)), unquote(fragment), section_label(title or "")))
 
     def visit(entries: Any) -> None:
         for entry in entries if isinstance(entries, list | tuple) else [entries]:
@@ -142,7 +156,7 @@ def _toc_points(pages: list[Page], starts: list[int], toc: list[tuple[str, str, 
     points: dict[int, str] = {}
     for file, fragment, title in toc:
         page = by_name.get(file, by_name.get(posixpath.basename(file)))
-        if page is None or not title:
+        if page is None or not title or heading_kind(title) == "contents":  # "目录" starts no chapter
             continue
         at = starts[page]
         if fragment:
@@ -153,20 +167,32 @@ def _toc_points(pages: list[Page], starts: list[int], toc: list[tuple[str, str, 
     return sorted(points.items())
 
 
-def _heading_points(blocks: list[Block]) -> list[Point]:
+def _heading_points(blocks: list[Block], kinds: frozenset[str] = frozenset({"chapter", "matter"})) -> list[Point]:
     points = []
     for i, block in enumerate(blocks):
         line = block.text.strip()
-        if len(line) <= MAX_HEADING_CHARS and "\n" not in line and heading_kind(line) in {"chapter", "matter"}:
-            points.append((i, re.sub(r"\s+", " ", line)))
+        label = section_label(line)
+        if len(line) <= MAX_HEADING_CHARS and "\n" not in line and heading_kind(label) in kinds:
+            points.append((i, label))
     return points
 
 
-def _without_contents(points: list[Point], blocks: list[Block]) -> list[Point]:
+def _contents_blocks(blocks: list[Block]) -> set[int]:
+    """The blocks of a contents list in the text, wherever the files cut it: a "目录" / "Contents"
+    line and the entries after it that come again as headings, or a run of headings with little text
+    between them that come again later (``contents_entries``), and the short lines between two of
+    its entries."""
+    points = _heading_points(blocks, frozenset({"chapter", "matter", "contents"}))
+    if not points:  # a book without in-text headings (its TOC alone says where chapters start)
+        return set()
     ends = [p[0] for p in points[1:]] + [len(blocks)]
     gaps = [sum(len(b.text) for b in blocks[a + 1 : e]) for (a, _), e in zip(points, ends, strict=True)]
     drop = contents_entries([t for _, t in points], gaps)
-    return [p for n, p in enumerate(points) if n not in drop]
+    out = {points[n][0] for n in drop}
+    for n in drop:
+        if n + 1 in drop:
+            out.update(range(points[n][0] + 1, points[n + 1][0]))
+    return out
 
 
 def _numbered(points: list[Point]) -> int:
@@ -177,13 +203,19 @@ def split_pages(pages: list[Page], toc: list[tuple[str, str, str]]) -> list[Chap
     """The book's chapters from its pages: at the TOC's places when the TOC numbers as many chapters
     as the text's headings do, else at the headings (with the TOC's labelled entries before them);
     a book with neither is split by page, titled by each page's first heading."""
+    contents = _contents_blocks([b for page in pages for b in page.blocks])
     blocks: list[Block] = []
     starts: list[int] = []
+    seen = 0
     for page in pages:
         starts.append(len(blocks))
-        blocks.extend(page.blocks)
+        blocks.extend(b for k, b in enumerate(page.blocks, start=seen) if k not in contents)
+        seen += len(page.blocks)
+    pages = [Page(p.name, blocks[a:b]) for p, a, b in zip(pages, starts, [*starts[1:], len(blocks)], strict=True)]
+    if contents:
+        log.debug("EPUB: %d lines of a contents list left out", len(contents))
     by_toc = _toc_points(pages, starts, toc)
-    by_heading = _without_contents(_heading_points(blocks), blocks)
+    by_heading = _heading_points(blocks)
     if by_heading and _numbered(by_heading) > _numbered(by_toc):
         first, end = by_heading[0][0], by_heading[-1][0]
         points = sorted([p for p in by_toc if not first <= p[0] <= end and heading_number(p[1]) is None]
@@ -192,11 +224,11 @@ def split_pages(pages: list[Page], toc: list[tuple[str, str, str]]) -> list[Chap
     elif by_toc:
         # a page the TOC leaves out starts a section of its own when it opens with a heading
         covered = {at for at, _ in by_toc}
-        points = sorted(by_toc + [(s, p.blocks[0].text) for s, p in zip(starts, pages, strict=True)
+        points = sorted(by_toc + [(s, section_label(p.blocks[0].text)) for s, p in zip(starts, pages, strict=True)
                                   if p.blocks and p.blocks[0].heading and s not in covered])
     else:
-        points = [(s, next((b.text for b in p.blocks if b.heading), "")) for s, p in zip(starts, pages, strict=True)
-                  if p.blocks]
+        points = [(s, section_label(next((b.text for b in p.blocks if b.heading), "")))
+                  for s, p in zip(starts, pages, strict=True) if p.blocks]
     chapters: list[Chapter] = []
     if not points or points[0][0] > 0:
         front = blocks[: points[0][0] if points else len(blocks)]
