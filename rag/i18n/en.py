@@ -482,6 +482,8 @@ SETTINGS: dict[str, str] = {
     # -- visitors and faults (issue 22)
     "endpoint_hidden": "(address not shown)",
 
+    # -- issue 23: MCP
+    "api.failed": "the question could not be answered: the server ran into an error (its log has the details)",
 }
 
 

@@ -472,6 +472,8 @@ SETTINGS: dict[str, str] = {
     # -- visitors and faults (issue 22)
     "endpoint_hidden": "（地址不显示）",
 
+    # -- issue 23: MCP
+    "api.failed": "无法回答这个问题：服务器出错了（详情见服务器日志）",
 }
 
 
