@@ -62,10 +62,11 @@ def live(tmp_path_factory):
 
 
 @asynccontextmanager
-async def _http_session(url: str, *, headers: dict[str, str] | None = None, source: str | None = None):
+async def _http_session(url: str, *, headers: dict[str, str] | None = None, source: str | None = None,
+                        endpoint: str = "/gradio_api/mcp/"):
     transport = httpx.AsyncHTTPTransport(local_address=source) if source else None
     async with httpx.AsyncClient(headers=headers, transport=transport, timeout=httpx.Timeout(30, read=120)) as http, \
-            streamable_http_client(f"{url}/gradio_api/mcp/", http_client=http) as (read, write, _), \
+            streamable_http_client(f"{url}{endpoint}", http_client=http) as (read, write, _), \
             ClientSession(read, write) as session:
         await session.initialize()
         yield session
@@ -214,3 +215,22 @@ def test_the_setting_reads_mcp_server(monkeypatch):
     assert Settings(_env_file=None).mcp_server is True
     monkeypatch.delenv("MCP_SERVER")
     assert Settings(_env_file=None).mcp_server is False
+
+
+def test_the_readme_client_config_reaches_the_tools(live):
+    import re
+
+    from conftest import REPO
+
+    for name, heading in (("README.md", "## Use it from an MCP client"), ("README.zh.md", "## 在 MCP 客户端中使用")):
+        section = (REPO / name).read_text(encoding="utf-8").split(heading, 1)[1].split("\n## ", 1)[0]
+        configs = [json.loads(block) for block in re.findall(r"```json\n(.*?)```", section, re.S)]
+        assert len(configs) == 2 and "MCP_SERVER=true" in section
+        url = configs[0]["mcpServers"]["enough-rag"]["url"]
+        assert configs[1]["mcpServers"]["enough-rag"] == {"command": "npx", "args": ["mcp-remote", url]}
+        assert url.startswith("http://127.0.0.1:7860/")
+
+        async def names(session: ClientSession) -> list[str]:
+            return sorted(t.name for t in (await session.list_tools()).tools)
+
+        assert _run(live, names, endpoint=url.removeprefix("http://127.0.0.1:7860")) == ["ask", "ask_json"]
