@@ -131,6 +131,23 @@ def test_ask_returns_the_models_answer(live):
     assert [c.text for c in result.content] == [ANSWER]  # the final text, plain (no HTML)
 
 
+def test_a_client_asking_for_progress_gets_it_and_the_answer(live):
+    progress: list[str | None] = []
+
+    async def call(session: ClientSession) -> Any:
+        async def note(value: float, total: float | None, message: str | None) -> None:
+            progress.append(message)
+
+        answered = await session.call_tool("ask", {"question": QUESTION}, progress_callback=note)
+        failed = await session.call_tool("ask", {"question": ""}, progress_callback=note)
+        return answered, failed
+
+    answered, failed = _run(live, call, headers={"X-Forwarded-For": "192.0.2.3"})
+    assert [c.text for c in answered.content] == [ANSWER]
+    assert "Processing" in progress
+    assert failed.isError and [c.text for c in failed.content] == ["Error: the question is empty"]
+
+
 def test_ask_json_returns_the_answer_with_its_citations(live):
     result = _json(_call(live, "ask_json", {"question": QUESTION}, headers={"X-Forwarded-For": "192.0.2.2"}))
     assert result["status"] == "done" and result["answer"] == ANSWER and result["mode"] == "full"
