@@ -348,6 +348,8 @@ AGENT: dict[str, str] = {
     # -- visitors and faults (issue 22)
     "llm.call_failed_public": "无法使用模型服务（{what}；{kind}）；详情见服务器日志",
 
+    # -- issue 23: MCP
+    "api.failed": "无法回答这个问题：服务器出错了（详情见服务器日志）",
 }
 
 # evidence and sentence checks (rag.checks)
@@ -472,8 +474,6 @@ SETTINGS: dict[str, str] = {
     # -- visitors and faults (issue 22)
     "endpoint_hidden": "（地址不显示）",
 
-    # -- issue 23: MCP
-    "api.failed": "无法回答这个问题：服务器出错了（详情见服务器日志）",
 }
 
 
