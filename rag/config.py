@@ -132,6 +132,9 @@ class Settings(BaseSettings):
     # names the service ("the model endpoint", "the book store"), never LLM_BASE_URL or Chroma's
     # directory; the server log keeps the detail (redacted).
     public_page: bool = Field(default=None, validate_default=True)  # type: ignore[assignment]
+    # --- MCP (issue 23) ---
+    # Serve the script API's /ask and /ask_json as MCP tools at /gradio_api/mcp/ (and .../sse).
+    mcp_server: bool = False
 
     @field_validator("llm_base_url", "llm_model", "searxng_url", "chroma_host", "active_book", "embedding_base_url",
                      "rerank_base_url", "rerank_model", "local_model_path", "local_model", "hf_endpoint",

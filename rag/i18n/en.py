@@ -364,6 +364,8 @@ AGENT: dict[str, str] = {
     # -- visitors and faults (issue 22)
     "llm.call_failed_public": "the model endpoint could not be used ({what}; {kind}); the server's log has the details",
 
+    # -- issue 23: MCP
+    "api.failed": "the question could not be answered: the server ran into an error (its log has the details)",
 }
 
 # evidence and sentence checks (rag.checks)

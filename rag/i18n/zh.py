@@ -354,6 +354,8 @@ AGENT: dict[str, str] = {
     # -- visitors and faults (issue 22)
     "llm.call_failed_public": "无法使用模型服务（{what}；{kind}）；详情见服务器日志",
 
+    # -- issue 23: MCP
+    "api.failed": "无法回答这个问题：服务器出错了（详情见服务器日志）",
 }
 
 # evidence and sentence checks (rag.checks)

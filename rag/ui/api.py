@@ -1,12 +1,14 @@
 """The script API behind the page (``/ask`` and ``/ask_json``, see README "Script API"), and the
 one place that turns a question's scope into ``rag.agent.events.run_turn``'s keywords. No Gradio import.
 
-Each call is a fresh conversation with its own graph, memory and web-search budget; it runs the
-same graph and the same pure translation (``rag.ui.translate``) as the page.
+Each call is a fresh conversation with its own graph and memory; the calls of one client address
+share a web-search budget (``api_visitor``). It runs the same graph and the same pure translation
+(``rag.ui.translate``) as the page.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator
 from typing import Any, Literal, TypeVar, cast
 
@@ -134,6 +136,14 @@ def returning(fn: F, result: type) -> F:
     a string where annotations are postponed (PEP 563), and a string is "Any" to it."""
     fn.__annotations__["return"] = result
     return fn
+
+
+def api_visitor(address: str | None) -> str:
+    """Whose web-search budget a script call spends: one per client address (kept as a hash, so
+    no address is held or logged as it is); "script-api" where the address is unknown."""
+    if not address:
+        return "script-api"
+    return "script-api-" + hashlib.sha256(address.encode("utf-8")).hexdigest()[:16]
 
 
 def scope_kwargs(*, chapters: tuple[int, int] | None = None, read_up_to: int | None = None,

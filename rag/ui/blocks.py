@@ -20,8 +20,10 @@ import gradio as gr
 
 from rag.agent.deps import Deps
 from rag.errors import RagError
-from rag.ui.api import AskResult, ScriptApi, returning
+from rag.i18n import Msg
+from rag.ui.api import AskResult, ScriptApi, api_visitor, returning
 from rag.ui.layout import build_layout
+from rag.ui.mcp import client_address
 from rag.ui.pages import AppContext, Pages
 from rag.ui.pages.base import GraphFactory, MakeDeps, per_session_deps
 from rag.ui.pages.settings import provider_choices
@@ -201,16 +203,29 @@ def _wire_settings(pages: Pages) -> None:
 
 
 def _register_api(ctx: AppContext, ask_concurrency: int) -> None:
-    """``/ask`` and ``/ask_json``: each call a fresh conversation (``rag.ui.api``)."""
+    """``/ask`` and ``/ask_json``: each call a fresh conversation (``rag.ui.api``), the calls of one
+    client address on one web-search budget; with MCP_SERVER=true also the MCP tools ``ask`` and
+    ``ask_json`` (``rag.ui.mcp``), described by these docstrings."""
     from rag.agent.graph import make_checkpointer
 
-    script = ScriptApi(lambda owner: ctx.make_graph(per_session_deps(ctx.deps, owner, visitor="script-api"),
-                                                    make_checkpointer()),
-                       ctx.index, owner=lambda: None if ctx.shared_library else f"script-{uuid.uuid4().hex}")
+    def script(request: gr.Request | None) -> ScriptApi:
+        client = getattr(request, "client", None)
+        address = client_address(getattr(request, "headers", None), getattr(client, "host", None))
+        visitor = api_visitor(address)
+        return ScriptApi(lambda owner: ctx.make_graph(per_session_deps(ctx.deps, owner, visitor=visitor),
+                                                      make_checkpointer()),
+                         ctx.index, owner=lambda: None if ctx.shared_library else f"script-{uuid.uuid4().hex}")
+
+    def failed(exc: Exception) -> gr.Error:
+        if isinstance(exc, (RagError, ValueError)):
+            return gr.Error(str(exc))
+        logger.error("a script API call failed: %s: %s", type(exc).__name__, exc, exc_info=exc)
+        return gr.Error(Msg.of("api.failed").text("en"))  # no traceback, no server path
 
     def ask(question: str, book: str = "", chapter_from: int = 0, chapter_to: int = 0, read_up_to: int = 0,
-            allow_web_spoilers: bool = False) -> Iterator[str]:
-        """Ask a question about the loaded book(s); streams the answer text as it grows.
+            allow_web_spoilers: bool = False, request: gr.Request | None = None) -> Iterator[str]:
+        """Ask a question about the loaded book(s); streams the answer text as it grows. The answer
+        cites its sources as [n]; ask_json gives the sources and the check of each sentence.
 
         Args:
             question: the question, in Chinese or English.
@@ -221,12 +236,12 @@ def _register_api(ctx: AppContext, ask_concurrency: int) -> None:
             allow_web_spoilers: let web results through even past read_up_to.
         """
         try:
-            yield from script.ask(question, book, chapter_from, chapter_to, read_up_to, allow_web_spoilers)
-        except (RagError, ValueError) as exc:
-            raise gr.Error(str(exc)) from None
+            yield from script(request).ask(question, book, chapter_from, chapter_to, read_up_to, allow_web_spoilers)
+        except Exception as exc:  # noqa: BLE001 - every failure is one clear message
+            raise failed(exc) from None
 
     def ask_json(question: str, book: str = "", chapter_from: int = 0, chapter_to: int = 0, read_up_to: int = 0,
-                 allow_web_spoilers: bool = False) -> AskResult:
+                 allow_web_spoilers: bool = False, request: gr.Request | None = None) -> AskResult:
         """Ask a question and get everything about the answer as JSON: answer, mode, evaluations
         (with the checked parts of the question), passages, web sources, sentence checks, trace.
 
@@ -239,9 +254,9 @@ def _register_api(ctx: AppContext, ask_concurrency: int) -> None:
             allow_web_spoilers: let web results through even past read_up_to.
         """
         try:
-            return script.ask_json(question, book, chapter_from, chapter_to, read_up_to, allow_web_spoilers)
-        except (RagError, ValueError) as exc:
-            raise gr.Error(str(exc)) from None
+            return script(request).ask_json(question, book, chapter_from, chapter_to, read_up_to, allow_web_spoilers)
+        except Exception as exc:  # noqa: BLE001 - every failure is one clear message
+            raise failed(exc) from None
 
     gr.api(ask, api_name="ask", concurrency_limit=ask_concurrency, concurrency_id="ask")
     gr.api(returning(ask_json, AskResult), api_name="ask_json", concurrency_limit=ask_concurrency, concurrency_id="ask")

@@ -18,6 +18,9 @@ logger = logging.getLogger(__name__)
 SAMPLE_BOOK = Path(__file__).resolve().parents[2] / "assets" / "xiyouji-guide.epub"
 #: Uploads that never reach the ingest handler are deleted from Gradio's cache after this long.
 UPLOAD_CACHE_SECONDS = 3600
+#: Where Gradio serves MCP with MCP_SERVER=true (under the app's URL).
+MCP_PATH = "/gradio_api/mcp/"
+MCP_SSE_PATH = "/gradio_api/mcp/sse"
 
 
 def server_host(settings_host: str) -> str:
@@ -54,13 +57,38 @@ def check_data_dir(data_dir: Path) -> None:
 
 def launch(demo: Any, settings: Any, *, host: str, port: int, **options: Any) -> Any:
     """Queue and launch ``demo`` the way the app is served: uploads capped at MAX_BOOK_MB (larger
-    ones are refused with HTTP 413 before they are kept), stale uploads deleted hourly.
+    ones are refused with HTTP 413 before they are kept), stale uploads deleted hourly, and with
+    MCP_SERVER=true the script API served as MCP tools (``mcp_server`` is always passed, so
+    Gradio's own GRADIO_MCP_SERVER variable cannot turn it on behind the settings' back).
     ``options`` go to ``Blocks.launch`` (tests pass ``prevent_thread_lock``)."""
     demo.queue(default_concurrency_limit=4, max_size=64)
     if getattr(demo, "delete_cache", None) is None:
         demo.delete_cache = (UPLOAD_CACHE_SECONDS, UPLOAD_CACHE_SECONDS)
-    options = {"show_error": False, "footer_links": ["api"], **options}
-    return demo.launch(server_name=host, server_port=port, max_file_size=upload_limit_bytes(settings), **options)
+    options = {"show_error": False, "footer_links": ["api"], "mcp_server": bool(getattr(settings, "mcp_server", False)),
+               **options}
+    if not options["mcp_server"]:
+        return demo.launch(server_name=host, server_port=port, max_file_size=upload_limit_bytes(settings), **options)
+    # The MCP server object exists once the app is built: adjust it, then block as launch would have.
+    block = not options.pop("prevent_thread_lock", False)
+    app = demo.launch(server_name=host, server_port=port, max_file_size=upload_limit_bytes(settings),
+                      prevent_thread_lock=True, **options)
+    prepare_mcp(demo)
+    if block:
+        demo.block_thread()
+    return app
+
+
+def prepare_mcp(demo: Any) -> None:
+    """Adjust the MCP server (``rag.ui.mcp``) and log where its tools are, or why it did not start
+    (Gradio only prints its error)."""
+    if getattr(demo, "mcp_server", False):
+        from rag.ui.mcp import adapt_mcp_server
+
+        adapt_mcp_server(demo)
+        logger.info("MCP tools ask and ask_json served at %s (streamable HTTP) and %s (SSE)", MCP_PATH, MCP_SSE_PATH)
+    else:
+        logger.error("MCP_SERVER=true but the MCP server did not start: %s",
+                     getattr(demo, "mcp_error", None) or "unknown reason")
 
 
 def start_sample_ingest(index: Any, path: Path = SAMPLE_BOOK) -> threading.Thread | None:
