@@ -135,6 +135,19 @@ class LocalModel:
         return self.chat_model()
 
     def _run(self) -> None:
+        try:
+            self._make_ready()
+            if self.ready:
+                model = self.chat_model()
+                for listener in list(self._listeners):
+                    try:
+                        listener(model)
+                    except Exception:  # noqa: BLE001 - a listener's failure is not the model's
+                        logger.exception("a listener of the embedded model failed")
+        finally:
+            self._done.set()  # after the listeners: whoever waits (``ensure``) sees the app switched
+
+    def _make_ready(self) -> None:
         started = time.perf_counter()
         try:
             path = self._model_file()
@@ -157,15 +170,6 @@ class LocalModel:
         except Exception as exc:  # noqa: BLE001 - a runtime's own error: one line, retrieval-only stays
             logger.warning("embedded model failed to start (%s)", type(exc).__name__, exc_info=True)
             self._set(phase="failed", error=Msg.of("local.start_failed", level="error", kind=type(exc).__name__))
-        finally:
-            self._done.set()
-        if self.ready:
-            model = self.chat_model()
-            for listener in list(self._listeners):
-                try:
-                    listener(model)
-                except Exception:  # noqa: BLE001 - a listener's failure is not the model's
-                    logger.exception("a listener of the embedded model failed")
 
     def _model_file(self) -> Path:
         settings = self.settings
