@@ -204,7 +204,8 @@ class LocalModel:
             return None
         from rag.llm import chat_openai
 
-        return chat_openai(self.settings, runtime.base_url, "not-needed", ALIAS, local=True)
+        key = getattr(runtime, "api_key", None) or "not-needed"  # the runtime's port is guarded by a key
+        return chat_openai(self.settings, runtime.base_url, key, ALIAS, local=True)
 
     def close(self) -> None:
         with self._lock:
