@@ -28,6 +28,7 @@ import logging
 import os
 import secrets
 import signal
+import socket
 import threading
 import time
 import weakref
@@ -114,6 +115,7 @@ class LocalRuntime:
         self._api_key = secrets.token_urlsafe(24)
         self._server: Any | None = None
         self._base_url: str | None = None
+        self._port = 0
         self._lock = threading.RLock()
         #: Seconds the last ``start()`` took from its call to a listening server.
         self.load_seconds: float | None = None
@@ -171,6 +173,7 @@ class LocalRuntime:
                 _restore_signal_handlers(handlers)
             address = str(server.listening_address).rstrip("/")
             self._server = server
+            self._port = int(address.rsplit(":", 1)[1])
             self._base_url = f"{address}/v1"
             _LIVE.add(self)
             if not self._wait_healthy(address, started + timeout):
@@ -191,6 +194,12 @@ class LocalRuntime:
             if server is None:
                 return
             _LIVE.discard(self)
+            # llama.cpp's destructor runs with the GIL held and waits for every request handler; a
+            # handler waits until its client hangs up, and a client in this process needs the GIL
+            # to do that: a deadlock. Hang up on every client first, from the server's side.
+            cut = _hang_up(self._port)
+            if cut:
+                logger.info("stopping the local model: %d open connection(s) cut", cut)
             del server  # the last reference: llama.cpp's destructor stops the HTTP server and the loop
             logger.info("local model %s stopped", self.model_path.name)
 
@@ -280,6 +289,65 @@ class LocalRuntime:
             return any(slot.get("is_processing") for slot in resp.json())
         except (httpx.HTTPError, ValueError, AttributeError):
             return False
+
+
+def _server_socket_inodes(port: int) -> set[int]:
+    """Inodes of the connected sockets whose local end is 127.0.0.1:``port`` (the server's side of
+    each client connection), from /proc/net/tcp; empty where there is no /proc."""
+    inodes: set[int] = set()
+    try:
+        lines = Path("/proc/net/tcp").read_text(encoding="ascii").splitlines()[1:]
+    except OSError:
+        return inodes
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 10:
+            continue
+        local, state, inode = fields[1], fields[3], fields[9]
+        if local.endswith(f":{port:04X}") and state != "0A" and inode.isdigit():  # 0A: listening
+            inodes.add(int(inode))
+    return inodes
+
+
+def _hang_up(port: int) -> int:
+    """Shut down (not close: the server still owns them) this process's server-side sockets of the
+    connections to ``port``; their clients see the connection end. How many were cut."""
+    if not port:
+        return 0
+    inodes = _server_socket_inodes(port)
+    if not inodes:
+        return 0
+    cut = 0
+    try:
+        fds = os.listdir("/proc/self/fd")
+    except OSError:
+        return 0
+    for name in fds:
+        try:
+            target = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            continue
+        if not (target.startswith("socket:[") and int(target[8:-1]) in inodes):
+            continue
+        try:
+            dup = os.dup(int(name))
+        except OSError:
+            continue
+        try:
+            if os.fstat(dup).st_ino in inodes:  # still the same socket
+                sock = socket.socket(fileno=dup)
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                    cut += 1
+                except OSError:
+                    pass
+                finally:
+                    sock.close()  # closes the duplicate only
+                continue
+        except OSError:
+            pass
+        os.close(dup)
+    return cut
 
 
 def _python_signal_handlers() -> dict[int, Any]:
