@@ -17,9 +17,9 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from conftest import make_settings
 from pydantic import BaseModel, Field
 
-from conftest import make_settings
 from rag import deadline as turn_deadline
 from rag.deadline import Deadline, DeadlineExceeded
 from rag.llm import DeadlineBound, judge_model, make_chat_model, stream_text, structured_invoke
@@ -122,6 +122,17 @@ def test_a_json_schema_reply_is_valid_for_the_schema(llm):
     plain = judge.invoke([("user", "Who wrote the book?")])
     with pytest.raises(ValueError):
         Verdict.model_validate_json(str(plain.content))
+
+
+def test_a_json_schema_reply_can_be_streamed(llm):
+    # llama.cpp stops a streamed reply whose client hangs up, but not one that is not streamed:
+    # streaming is how a structured call that a turn gives up on can free the model at once.
+    schema = {"name": "Verdict", "schema": Verdict.model_json_schema(), "strict": False}
+    bound = judge_model(llm).model_copy(update={"disable_streaming": False}).bind(
+        response_format={"type": "json_schema", "json_schema": schema})
+    pieces = [str(chunk.content) for chunk in bound.stream([("user", "Who wrote the book?")]) if chunk.content]
+    assert len(pieces) > 1
+    assert isinstance(Verdict.model_validate_json("".join(pieces)), Verdict)
 
 
 def test_the_reply_streams_in_pieces(llm):

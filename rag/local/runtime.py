@@ -16,6 +16,11 @@ What was measured on this machine kind (2 cores, shared), and is built in:
   and 1.9 GB RSS, without it 3.3 s and 1.3 GB, at the same generation speed.
 - ``OMP_WAIT_POLICY=PASSIVE`` is set (unless already set) before llama.cpp's OpenMP runtime loads:
   with OpenMP's busy waiting, generation under CPU contention collapses.
+- llama.cpp stops generating when the client of a *streamed* reply hangs up (at its next piece),
+  but not for a reply that is not streamed: a call that a turn's deadline gave up on keeps the
+  model busy to its ``max_tokens``, and the next call waits behind it. Stream what may be given up.
+- ``stop()`` hangs up on every client first: llama.cpp's destructor holds the GIL while it waits
+  for its request handlers, and a handler waits for its client, which here needs the GIL.
 - A random key guards the port (another local user, or a web page in the user's browser, cannot
   use the model) and llama.cpp's web UI is off. llama.cpp's log is silent unless this module's
   logger is at DEBUG (its lines name the model's path).
