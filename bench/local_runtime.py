@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import httpx  # noqa: E402
-from pydantic import BaseModel, Field  # noqa: E402
+from pydantic import BaseModel, Field, SecretStr  # noqa: E402
 
 from rag.config import Settings  # noqa: E402
 from rag.llm import judge_model, make_chat_model, structured_invoke  # noqa: E402
@@ -112,7 +112,7 @@ def main() -> None:
             result["gen_tok_s"] = round(float(timings.get("predicted_per_second", 0)), 1)
 
             settings = Settings(_env_file=None, llm_base_url=rt.base_url,  # type: ignore[call-arg]
-                                llm_api_key=rt.api_key, llm_model=rt.alias, llm_max_tokens=200,
+                                llm_api_key=SecretStr(rt.api_key), llm_model=rt.alias, llm_max_tokens=200,
                                 llm_timeout=600, llm_max_retries=0)
             judge = judge_model(make_chat_model(settings))
             messages = [("system", "Decide whether the passage answers the question. Reply in JSON."),

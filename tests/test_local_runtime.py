@@ -164,7 +164,9 @@ def test_the_turns_time_limit_ends_a_model_call_and_stop_ends_what_the_server_st
     with LocalRuntime(tiny_gguf, alias="limited") as rt:
         settings = make_settings(llm_base_url=rt.base_url, llm_api_key=rt.api_key, llm_model=rt.alias,
                                  llm_max_tokens=LONG["max_tokens"], llm_max_retries=0)
-        long = DeadlineBound(make_chat_model(settings).model_copy(update={"extra_body": LONG}))
+        chat = make_chat_model(settings)
+        assert chat is not None
+        long = DeadlineBound(chat.model_copy(update={"extra_body": LONG}))
         started = time.monotonic()
         with turn_deadline.scope(Deadline.after(0.3)), pytest.raises(DeadlineExceeded) as caught:
             long.invoke([("user", "Write the whole book.")])
@@ -267,7 +269,8 @@ def test_too_little_memory_is_said_before_loading(tiny_gguf: Path, monkeypatch: 
     assert error.msg.params["free_mb"] == 1 and int(str(error.msg.params["need_mb"])) > 1
 
 
-def test_stop_frees_the_port_and_a_runtime_can_start_again(tiny_gguf: Path, caplog: pytest.LogCaptureFixture):
+def test_stop_frees_the_port_and_a_runtime_can_start_again(tiny_gguf: Path, caplog: pytest.LogCaptureFixture,
+                                                          capfd: pytest.CaptureFixture[str]):
     rt = LocalRuntime(tiny_gguf, alias="again")
     with caplog.at_level("DEBUG", logger="rag.local"):
         base = rt.start(timeout=30)
@@ -275,6 +278,8 @@ def test_stop_frees_the_port_and_a_runtime_can_start_again(tiny_gguf: Path, capl
     assert port and httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).status_code == 200
     logged = "\n".join(r.getMessage() for r in caplog.records)
     assert "tiny.gguf" in logged and rt.api_key not in logged and str(tiny_gguf.parent) not in logged
+    written = capfd.readouterr()  # llama.cpp's own log (stderr) is off: it would name the folder
+    assert str(tiny_gguf.parent) not in written.err + written.out
     rt.stop()
     assert rt.base_url is None and not rt.running and not rt.busy()
     with pytest.raises(ConnectionRefusedError):

@@ -22,8 +22,8 @@ What was measured on this machine kind (2 cores, shared), and is built in:
 - ``stop()`` hangs up on every client first: llama.cpp's destructor holds the GIL while it waits
   for its request handlers, and a handler waits for its client, which here needs the GIL.
 - A random key guards the port (another local user, or a web page in the user's browser, cannot
-  use the model) and llama.cpp's web UI is off. llama.cpp's log is silent unless this module's
-  logger is at DEBUG (its lines name the model's path).
+  use the model) and llama.cpp's web UI is off. llama.cpp's own log (to stderr, naming the model's
+  path) is off unless ``llama_log=True``.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ import signal
 import socket
 import threading
 import time
-import weakref
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -59,7 +58,9 @@ _PER_CTX_TOKEN = 32 * 1024
 _PREFETCH_CHUNK = 8 * 1024 * 1024
 _MIB = 1024 * 1024
 
-_LIVE: weakref.WeakSet[LocalRuntime] = weakref.WeakSet()
+#: Runtimes that are running, held until ``stop()``: a runtime dropped while running is not
+#: collected (its server's destructor must not run without ``stop()``'s hang-up), and exit stops it.
+_LIVE: set[LocalRuntime] = set()
 
 
 class LocalRuntimeError(LLMError):
@@ -106,16 +107,18 @@ class LocalRuntime:
     ``threads``: CPU threads for prompt and generation; ``ctx``: the context size in tokens;
     ``alias``: the model name the API answers to; ``max_tokens``: the server's cap on a reply's
     length when a request sets none; ``repack``: let llama.cpp repack the weights for its CPU
-    kernels (slower to load, more memory; see the module's notes). Thread-safe; ``stop()`` may be
+    kernels (slower to load, more memory; see the module's notes); ``llama_log``: let llama.cpp
+    write its own log to stderr (its lines name the model's path; for debugging). Thread-safe; ``stop()`` may be
     called any number of times; a stopped runtime can be started again."""
 
     def __init__(self, model_path: Path, *, threads: int = 2, ctx: int = 4096, alias: str = "local",
-                 max_tokens: int = 2048, repack: bool = False) -> None:
+                 max_tokens: int = 2048, repack: bool = False, llama_log: bool = False) -> None:
         self.model_path = Path(model_path)
         self.threads = max(1, int(threads))
         self.ctx = max(256, int(ctx))
         self.max_tokens = int(max_tokens)
         self.repack = repack
+        self.llama_log = llama_log
         self._alias = alias
         self._api_key = secrets.token_urlsafe(24)
         self._server: Any | None = None
@@ -247,8 +250,8 @@ class LocalRuntime:
             with self.model_path.open("rb", buffering=0) as fh:
                 while fh.readinto(buffer) and time.monotonic() < until:
                     pass
-        except OSError:
-            logger.debug("prefetching the local model failed", exc_info=True)
+        except OSError as exc:  # the load will say what is wrong; the error text would name the folder
+            logger.debug("prefetching the local model failed: %s", exc.strerror or type(exc).__name__)
 
     def _params(self, xllamacpp: Any) -> Any:
         p = xllamacpp.CommonParams()
@@ -268,7 +271,7 @@ class LocalRuntime:
         p.no_extra_bufts = not self.repack
         p.endpoint_slots = True  # GET /slots (behind the key): whether a request is still running
         p.endpoint_metrics = True  # GET /metrics (behind the key): tokens predicted, for benches and tests
-        p.verbosity = 3 if logger.isEnabledFor(logging.DEBUG) else 0
+        p.verbosity = 3 if self.llama_log else 0
         return p
 
     def _wait_healthy(self, address: str, until: float) -> bool:
