@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field, SecretStr  # noqa: E402
 
 from rag.config import Settings  # noqa: E402
 from rag.llm import judge_model, make_chat_model, structured_invoke  # noqa: E402
-from rag.local import LocalRuntime  # noqa: E402
+from rag.local.runtime import LocalRuntime  # noqa: E402
 
 logger = logging.getLogger("bench.local_runtime")
 

@@ -23,8 +23,8 @@ from pydantic import BaseModel, Field
 from rag import deadline as turn_deadline
 from rag.deadline import Deadline, DeadlineExceeded
 from rag.llm import DeadlineBound, judge_model, make_chat_model, stream_text, structured_invoke
-from rag.local import LocalRuntime, LocalRuntimeError
 from rag.local import runtime as runtime_module
+from rag.local.runtime import LocalRuntime, LocalRuntimeError
 from rag.testing.tiny_gguf import CHATML_TEMPLATE, write_tiny_gguf
 
 # A reply the tiny model would write to the end of its context if nothing cut it short.

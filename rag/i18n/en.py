@@ -366,7 +366,7 @@ AGENT: dict[str, str] = {
     "local.out_of_memory": "not enough memory for the local model {name}: it needs about {need_mb} MB, {free_mb} MB are free",
     "local.no_runtime": "the local model runtime (xllamacpp) is not installed",
     "local.load_failed": "llama.cpp could not load the local model {name}: the file is damaged, of an unsupported kind, or too big for the memory left",
-    "local.not_ready": "the local model {name} was loaded but did not answer within {seconds} s",
+    "local.silent_after_load": "the local model {name} was loaded but did not answer within {seconds} s",
 
 }
 

@@ -356,7 +356,7 @@ AGENT: dict[str, str] = {
     "local.out_of_memory": "内存不足，无法载入本地模型 {name}：约需 {need_mb} MB，可用 {free_mb} MB",
     "local.no_runtime": "没有安装本地模型运行库（xllamacpp）",
     "local.load_failed": "llama.cpp 无法载入本地模型 {name}：文件损坏、格式不受支持，或剩余内存不够",
-    "local.not_ready": "本地模型 {name} 已载入，但 {seconds} 秒内没有响应",
+    "local.silent_after_load": "本地模型 {name} 已载入，但 {seconds} 秒内没有响应",
 
 }
 

@@ -186,7 +186,7 @@ class LocalRuntime:
             _LIVE.add(self)
             if not self._wait_healthy(address, started + timeout):
                 self.stop()
-                raise LocalRuntimeError(Msg.of("local.not_ready", level="error", name=name,
+                raise LocalRuntimeError(Msg.of("local.silent_after_load", level="error", name=name,
                                                seconds=f"{timeout:g}"))
             self.load_seconds = time.monotonic() - started
             rss = _rss_bytes()
