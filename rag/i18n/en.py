@@ -366,6 +366,16 @@ AGENT: dict[str, str] = {
 
     # -- issue 23: MCP
     "api.failed": "the question could not be answered: the server ran into an error (its log has the details)",
+
+    # -- issue 23: the embedded local runtime (rag.local)
+    "local.model_missing": "the local model file {name} was not found (LOCAL_MODEL_PATH)",
+    "local.unreadable": "the local model file {name} cannot be read: {reason}",
+    "local.not_gguf": "{name} is not a GGUF model file",
+    "local.out_of_memory": "not enough memory for the local model {name}: it needs about {need_mb} MB, {free_mb} MB are free",
+    "local.no_runtime": "the local model runtime (xllamacpp) is not installed",
+    "local.load_failed": "llama.cpp could not load the local model {name}: the file is damaged, of an unsupported kind, or too big for the memory left",
+    "local.silent_after_load": "the local model {name} was loaded but did not answer within {seconds} s",
+
 }
 
 # evidence and sentence checks (rag.checks)

@@ -356,6 +356,16 @@ AGENT: dict[str, str] = {
 
     # -- issue 23: MCP
     "api.failed": "无法回答这个问题：服务器出错了（详情见服务器日志）",
+
+    # -- issue 23: the embedded local runtime (rag.local)
+    "local.model_missing": "找不到本地模型文件 {name}（LOCAL_MODEL_PATH）",
+    "local.unreadable": "无法读取本地模型文件 {name}：{reason}",
+    "local.not_gguf": "{name} 不是 GGUF 模型文件",
+    "local.out_of_memory": "内存不足，无法载入本地模型 {name}：约需 {need_mb} MB，可用 {free_mb} MB",
+    "local.no_runtime": "没有安装本地模型运行库（xllamacpp）",
+    "local.load_failed": "llama.cpp 无法载入本地模型 {name}：文件损坏、格式不受支持，或剩余内存不够",
+    "local.silent_after_load": "本地模型 {name} 已载入，但 {seconds} 秒内没有响应",
+
 }
 
 # evidence and sentence checks (rag.checks)
