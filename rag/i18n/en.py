@@ -358,6 +358,12 @@ AGENT: dict[str, str] = {
     # -- visitors and faults (issue 22)
     "llm.call_failed_public": "the model endpoint could not be used ({what}; {kind}); the server's log has the details",
 
+
+    # -- issue 23: turn profile
+    "agent.routed_by_code": "the book uses {names}: searching the book (compact turn: the router was not asked)",
+    "agent.rewrite_skipped_compact": "the question is searched as asked (compact turn: no query rewrite)",
+    "agent.rewrite_refused": "the query rewrite stated an answer instead of a search query, so the question is searched alone; refused: {lines}",
+    "agent.verify_skipped_raw": "the sources listed as found are not an answer: their sentences were not checked",
 }
 
 # evidence and sentence checks (rag.checks)

@@ -348,6 +348,12 @@ AGENT: dict[str, str] = {
     # -- visitors and faults (issue 22)
     "llm.call_failed_public": "无法使用模型服务（{what}；{kind}）；详情见服务器日志",
 
+
+    # -- issue 23: turn profile
+    "agent.routed_by_code": "书中用到了 {names}：直接查书（精简流程：未调用路由模型）",
+    "agent.rewrite_skipped_compact": "按原问题检索（精简流程：不改写查询）",
+    "agent.rewrite_refused": "改写的查询陈述了答案而不是检索词，已改为只用原问题检索；被拒绝的改写：{lines}",
+    "agent.verify_skipped_raw": "列出的检索资料不是答案，其句子未作核对",
 }
 
 # evidence and sentence checks (rag.checks)
