@@ -80,14 +80,29 @@ def parse_trace(stderr: str) -> dict[str, Any]:
     total = None
     notices: list[str] = []
     for line in stderr.splitlines():
-        if m := NODE_LINE.match(line):
+        if m := TOTAL_LINE.match(line):
+            total = float(m.group(1))
+        elif m := NODE_LINE.match(line):
             nodes[m.group(1)] = round(nodes.get(m.group(1), 0.0) + float(m.group(2)), 2)
             order.append(m.group(1))
-        elif m := TOTAL_LINE.match(line):
-            total = float(m.group(1))
         elif m := NOTICE_LINE.match(line):
             notices.append(f"{m.group(1)} {m.group(2)}: {m.group(3)[:200]}")
     return {"nodes": nodes, "order": order, "total_s": total, "notices": notices}
+
+
+PROMPT_EVAL = re.compile(r"task (\d+) \| prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
+GEN_EVAL = re.compile(r"task (\d+) \|\s+eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
+
+
+def server_calls(log: str) -> list[dict[str, Any]]:
+    """The model calls in a piece of the server's log: prompt tokens read (those not taken from the
+    prefix cache) and tokens generated, with their seconds."""
+    calls: dict[str, dict[str, Any]] = {}
+    for m in PROMPT_EVAL.finditer(log):
+        calls[m.group(1)] = {"prompt_tokens": int(m.group(3)), "prompt_s": round(float(m.group(2)) / 1000, 1)}
+    for m in GEN_EVAL.finditer(log):
+        calls.setdefault(m.group(1), {}).update(gen_tokens=int(m.group(3)), gen_s=round(float(m.group(2)) / 1000, 1))
+    return list(calls.values())
 
 
 def ask(question: str, profile: str, env: dict[str, str], timeout: float) -> dict[str, Any]:
@@ -144,9 +159,11 @@ def main() -> int:
     if not args.data_dir:
         logger.info("indexing the sample guide into %s", data_dir)
         subprocess.run([sys.executable, "-m", "rag", "ingest", str(GUIDE)], cwd=ROOT, env=env, check=True)
+    server_log = data_dir / "server.log"
+    log_file = server_log.open("w", encoding="utf-8")
     server = subprocess.Popen(["nice", "-n", "5", sys.executable, __file__, "serve", "--model", args.model,
                                "--port", str(args.port), "--threads", str(args.threads), "--ctx", str(args.ctx)],
-                              env=base)
+                              env=base, stdout=log_file, stderr=subprocess.STDOUT)
     runs: list[dict[str, Any]] = []
     meta = {"model": Path(args.model).name, "threads": args.threads, "n_ctx": args.ctx, "commit": commit(),
             "settings": "LLM_STRUCTURED_METHOD=json_schema LLM_TIMEOUT=300 TURN_TIMEOUT=600, --no-web",
@@ -161,13 +178,19 @@ def main() -> int:
         for question in QUESTIONS[:args.questions]:
             for profile in args.profiles.split(","):
                 logger.info("%s | %s", profile, question)
+                offset = server_log.stat().st_size
                 run = ask(question, profile, env, timeout=args.turn_timeout + 120)
+                time.sleep(1)  # the server logs a call's timings as it ends
+                with server_log.open(encoding="utf-8", errors="replace") as log:
+                    log.seek(offset)
+                    run["model_calls"] = server_calls(log.read())
                 logger.info("  %s total %s s, exit %s", run["nodes"], run["total_s"], run["exit_code"])
                 runs.append(run)
                 save(args.out, runs, meta)
     finally:
         server.terminate()
         server.wait(timeout=30)
+        log_file.close()
     return 0
 
 

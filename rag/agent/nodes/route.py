@@ -62,8 +62,8 @@ class RouteNode(NodeBase):
             terms = self._book_terms(question, state.get("book_id"))
             if terms:
                 names = "、".join(terms[:3])
-                route = RouteDecision(strategy="complex", reason=f"retrieval by code: the book itself uses {names}")
-                return route, [self._n(ROUTE, "agent.routed_by_code", names=names)]
+                by_code = RouteDecision(strategy="complex", reason=f"retrieval by code: the book itself uses {names}")
+                return by_code, [self._n(ROUTE, "agent.routed_by_code", names=names)]
         route, errors = self._structured(RouteDecision, route_messages(question, self._book_title(state)))
         if route is None:
             # A model that could not be reached is not a model that wrote bad JSON (as in evaluate).
