@@ -170,6 +170,12 @@ def test_the_full_profile_keeps_the_router_the_rewrite_and_the_few_shot() -> Non
     ("猪八戒原是天蓬元帅。", "猪八戒原来是天上的什么神？"),
     ("Wu Cheng'en died in 1927.", "When did Wu Cheng'en die?"),
     ("The actor was Liu Xiao Ling Tong.", "Who played Sun Wukong in the 1986 series?"),
+    # lines the 1.5B wrote as rewrites (bench/results/retrieval_rewrite_qwen1.5b.json)
+    ("取经成功后猪八戒被封为齐天大圣。", "取经成功后猪八戒被封为什么？"),
+    ("车迟国鹿力大仙要和唐僧赌酒。", "车迟国鹿力大仙要和唐僧赌什么？"),
+    ("孙悟空在天庭第一次当的官是五品。", "孙悟空在天庭第一次当的官是几品？"),
+    ("金顶。", "如来佛祖用什么山压住了孙悟空？"),
+    ("西游记 奎木狼私自下界 100年", "奎木狼私自下界了多少时候？"),
 ])
 def test_a_line_that_states_an_answer_is_refused(line: str, question: str) -> None:
     assert states_fact(line, question)
@@ -184,6 +190,7 @@ def test_a_line_that_states_an_answer_is_refused(line: str, question: str) -> No
     ("孔明借东风之处", "诸葛亮借东风是在哪里？"),
     ("Sun Wukong golden cudgel weight", "How heavy is Sun Wukong's staff?"),
     ("Who played the Monkey King in the 1986 television series?", "Who played Sun Wukong in the 1986 series?"),
+    ("乌鸡国的国王被害死的原因是什么？", "乌鸡国的国王是怎么被害死的？"),  # the 1.5B's, a fair restatement
 ])
 def test_good_rewrites_are_kept(line: str, question: str) -> None:
     assert not states_fact(line, question)
@@ -192,7 +199,7 @@ def test_good_rewrites_are_kept(line: str, question: str) -> None:
 
 def test_one_refused_line_leaves_the_question_alone() -> None:
     queries, refused = split_queries("吴承恩是1927年去世的。\n吴承恩 1927 去世", "吴承恩是哪一年去世的？")
-    assert queries == [] and refused == ["吴承恩是1927年去世的。"]
+    assert queries == [] and refused == ["吴承恩是1927年去世的。", "吴承恩 1927 去世"]  # a keyword line with the guessed year too
 
 
 @pytest.mark.parametrize("profile", ["full"])

@@ -58,16 +58,28 @@ def _new_facts(line: str, question: str) -> list[str]:
     return facts
 
 
+def _new_chars(line: str, question: str) -> int:
+    """How many Han characters of ``line`` the question does not have."""
+    return sum(1 for ch in line if "\u3400" <= ch <= "\u9fff" and ch not in question)
+
+
 def states_fact(line: str, question: str) -> bool:
-    """Whether a rewrite line is an answer rather than a query: it asks nothing, it is a statement (a
-    verb of being, or a sentence ending in 。/.), and it brings a number, date or name the question
-    does not have ("吴承恩是1927年去世的。", "孙悟空的扮演者是张国立。", "Wu Cheng'en died in 1927.")."""
+    """Whether a rewrite line is an answer rather than a query. A line that asks (a question mark or
+    word) is a query. A line that states something and brings a number, date or name the question
+    does not have is an answer: a sentence ending in 。/. that fills in what the question asks
+    ("车迟国鹿力大仙要和唐僧赌酒。" for "...赌什么？"), or a verb of being with a new name or number
+    ("吴承恩是1927年去世的", "孙悟空的扮演者是张国立", "Wu Cheng'en died in 1927"). A list of keywords
+    is a query unless it carries a number the question asks for and does not give ("奎木狼 下界 100年")."""
     text = line.strip()
     if not text or _ASKS.search(text):
         return False
+    asks = bool(_ASKS.search(question))
+    new_numbers = [n for n in _NUMBER.findall(text) if n not in question]
     final = text.endswith(_FINAL)
     if not final and len(text.split()) >= 3:  # a list of keywords, as the prompt's second line asks for
-        return False
+        return asks and bool(new_numbers)
+    if final and asks and (new_numbers or _new_chars(text, question) >= 1):
+        return True
     if not (final or _STATES.search(text)):
         return False
     return bool(_new_facts(text, question))
