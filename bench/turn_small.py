@@ -8,7 +8,7 @@ Results are written after every run, merged into ``--out`` by (profile, question
     python bench/turn_small.py --model /work/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf \
         --profiles full,compact [--questions 3] [--out bench/results/turn_small.json]
 
-``serve`` (used by the script itself) runs the server in the foreground.
+``serve`` (used by the script itself) runs the server in the foreground; ``table`` prints ``--out`` as Markdown.
 """
 
 from __future__ import annotations
@@ -134,9 +134,27 @@ def save(out: Path, runs: list[dict[str, Any]], meta: dict[str, Any]) -> None:
     out.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 
 
+NODE_COLUMNS = ["route_question", "retrieve_local", "evaluate", "generate", "verify_answer", "direct_answer"]
+
+
+def table(data: dict[str, Any]) -> str:
+    """The runs as a Markdown table: seconds per node, the total, model calls and prompt tokens read."""
+    used = [n for n in NODE_COLUMNS if any(n in r["nodes"] for r in data["runs"])]
+    head = ["question", "profile", *used, "total s", "calls", "prompt tokens read", "answer"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in data["runs"]:
+        calls = r.get("model_calls")
+        read = "+".join(str(c.get("prompt_tokens", "?")) for c in calls) if calls else "-"
+        done = "complete" if r["exit_code"] == 0 else f"none (exit {r['exit_code']})"
+        cells = [r["question"], r["profile"], *(f"{r['nodes'][n]:.1f}" if n in r["nodes"] else "-" for n in used),
+                 f"{r['total_s']:.0f}" if r["total_s"] is not None else "-", str(len(calls)) if calls else "-", read, done]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", nargs="?", default="run", choices=["run", "serve"])
+    parser.add_argument("command", nargs="?", default="run", choices=["run", "serve", "table"])
     parser.add_argument("--model", default="/work/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
     parser.add_argument("--port", type=int, default=8011)
     parser.add_argument("--threads", type=int, default=2)
@@ -150,6 +168,9 @@ def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if args.command == "serve":
         serve(args.model, args.port, args.threads, args.ctx)
+        return 0
+    if args.command == "table":
+        print(table(json.loads(args.out.read_text(encoding="utf-8"))))
         return 0
 
     base = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
