@@ -131,7 +131,7 @@ def test_the_compact_answer_prompt_extends_the_judges_prompt() -> None:
     findings, request = answer[len(judged):]
     assert isinstance(findings, AIMessage) and '"enough": true' in findings.content
     assert isinstance(request, HumanMessage) and "do NOT reply with JSON" in request.content
-    assert "Chinese" in request.content and "[1]" in request.content
+    assert "Chinese" in request.content and "老周在岛上住了十二年[1]。" in request.content
     # The long first passage is cut to what fits the compact context, in the prompt and in what its
     # quotes are checked against.
     per = passage_chars(deps.settings, len(BOOK))

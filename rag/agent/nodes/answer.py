@@ -133,6 +133,7 @@ class AnswerNode(RetrieveNode):
                 missing_heading=prompts.text(lang, "missing_heading"),
                 cannot_confirm=prompts.text(lang, "cannot_confirm"))
         request = prompts.COMPACT_ANSWER_USER.format(language=language_name("zh" if lang == "zh" else "en"),
+                                                     cite_example=prompts.text(lang, "cite_example"),
                                                      partial_note=partial_note)
         return [*messages, AIMessage(findings(last)), HumanMessage(request)]
 
