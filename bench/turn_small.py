@@ -140,14 +140,16 @@ NODE_COLUMNS = ["route_question", "retrieve_local", "evaluate", "generate", "ver
 def table(data: dict[str, Any]) -> str:
     """The runs as a Markdown table: seconds per node, the total, model calls and prompt tokens read."""
     used = [n for n in NODE_COLUMNS if any(n in r["nodes"] for r in data["runs"])]
-    head = ["question", "profile", *used, "total s", "calls", "prompt tokens read", "answer"]
+    head = ["question", "profile", *used, "total s", "model calls (cancelled)", "prompt tokens read", "load", "answer"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in data["runs"]:
         calls = r.get("model_calls")
         read = "+".join(str(c.get("prompt_tokens", "?")) for c in calls) if calls else "-"
         done = "complete" if r["exit_code"] == 0 else f"none (exit {r['exit_code']})"
         cells = [r["question"], r["profile"], *(f"{r['nodes'][n]:.1f}" if n in r["nodes"] else "-" for n in used),
-                 f"{r['total_s']:.0f}" if r["total_s"] is not None else "-", str(len(calls)) if calls else "-", read, done]
+                 f"{r['total_s']:.0f}" if r["total_s"] is not None else "-",
+                 f"{len(calls or [])} ({r.get('cancelled_calls', 0)})", read,
+                 f"{r['load_before']:.0f}–{r['load_after']:.0f}", done]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
