@@ -88,6 +88,12 @@ class Settings(BaseSettings):
     # With a model: rewrite the question into the book's language and keywords before searching (one
     # short model call per question, shown in the trace).
     query_rewrite: bool = True
+    # -- issue 23: turn profile
+    # compact: fewer and shorter model calls for a small local model (rag.agent.profile): route by code
+    # when the book-term check decides, no query rewrite, no judge few-shot, passages cut to a 4k
+    # context, the answer written after the judge's prompt (llama.cpp's prefix cache). auto: compact
+    # when the model is the embedded local one or its name says 3B or less ("1.5b", "0.5b", "3b").
+    turn_profile: Literal["auto", "full", "compact"] = "auto"
     # The book a new browser session starts with (an id or title; unset or unknown: every book).
     active_book: str | None = None
     max_passage_chars: int = 1200

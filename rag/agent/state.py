@@ -126,6 +126,10 @@ class GraphState(TypedDict, total=False):
     answer_mode: AnswerMode
     answer: str
     answer_checks: list[SentenceResult]  # every answer sentence checked against its citations
+    # Where the sources listed unprocessed begin in ``answer`` (the model failed or was cut short:
+    # "以下是检索到的资料，未经模型整理"); None when the whole answer is the model's. verify_answer
+    # checks only what comes before it.
+    unprocessed_from: int | None
 
 
 def reset_question_state() -> dict[str, Any]:
@@ -142,4 +146,5 @@ def reset_question_state() -> dict[str, Any]:
         "answer_mode": "full",
         "answer": "",
         "answer_checks": [],
+        "unprocessed_from": None,
     }

@@ -376,6 +376,12 @@ AGENT: dict[str, str] = {
     "local.load_failed": "llama.cpp could not load the local model {name}: the file is damaged, of an unsupported kind, or too big for the memory left",
     "local.silent_after_load": "the local model {name} was loaded but did not answer within {seconds} s",
 
+
+    # -- issue 23: turn profile
+    "agent.routed_by_code": "the book uses {names}: searching the book (compact turn: the router was not asked)",
+    "agent.rewrite_skipped_compact": "the question is searched as asked (compact turn: no query rewrite)",
+    "agent.rewrite_refused": "the query rewrite stated an answer instead of a search query, so the question is searched alone; refused: {lines}",
+    "agent.verify_skipped_raw": "the sources listed as found are not an answer: their sentences were not checked",
 }
 
 # evidence and sentence checks (rag.checks)

@@ -366,6 +366,12 @@ AGENT: dict[str, str] = {
     "local.load_failed": "llama.cpp 无法载入本地模型 {name}：文件损坏、格式不受支持，或剩余内存不够",
     "local.silent_after_load": "本地模型 {name} 已载入，但 {seconds} 秒内没有响应",
 
+
+    # -- issue 23: turn profile
+    "agent.routed_by_code": "书中用到了 {names}：直接查书（精简流程：未调用路由模型）",
+    "agent.rewrite_skipped_compact": "按原问题检索（精简流程：不改写查询）",
+    "agent.rewrite_refused": "改写的查询陈述了答案而不是检索词，已改为只用原问题检索；被拒绝的改写：{lines}",
+    "agent.verify_skipped_raw": "列出的检索资料不是答案，其句子未作核对",
 }
 
 # evidence and sentence checks (rag.checks)

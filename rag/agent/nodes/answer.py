@@ -4,21 +4,23 @@ general question, from the model's knowledge), ``fallback`` (nothing usable was 
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from rag.agent import prompts
-from rag.agent.context import answer_messages, direct_messages
+from rag.agent.context import answer_messages, direct_messages, format_sentence_context
+from rag.agent.judge import judge_messages, sources_of
 from rag.agent.names import DIRECT_ANSWER, GENERATE
 from rag.agent.nodes.common import current_question, search_scope
 from rag.agent.nodes.retrieve import RetrieveNode
 from rag.agent.state import RESET, GraphState, Notice, reset_question_state
 from rag.i18n import text
-from rag.lang import detect_lang
+from rag.lang import detect_lang, language_name
 from rag.llm import Streamed, stream_text
-from rag.schemas import Passage
+from rag.schemas import Evaluation, Passage
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +37,24 @@ def sources_dump(state: GraphState, head: str) -> str:
     for j, r in enumerate(state.get("web_results") or [], start=offset + 1):
         lines.append(f"[{j}] {r.title} ({r.url}): {r.snippet[:SNIPPET_CHARS]}")
     return "\n".join(lines)
+
+
+def findings(evaluation: Evaluation | None) -> str:
+    """The judge's findings as the JSON it was asked for (the compact answer prompt's assistant turn):
+    each part with its answer, source and quote when code verified it ("not found" otherwise: an
+    unverified claim is not offered to the writer), and the verdict code gave."""
+    if evaluation is None:
+        return "{}"
+    data: dict[str, Any] = {"reason": evaluation.reason}
+    if evaluation.parts:
+        data["parts"] = [{"part": p.part, "answer": p.answer, "source": p.matched_source or p.source, "quote": p.quote}
+                         if p.status == "verified" else
+                         {"part": p.part, "answer": "not found", "source": None, "quote": "not found"}
+                         for p in evaluation.parts]
+    else:
+        data["missing"] = evaluation.missing
+    data.update(enough=evaluation.enough, web_query=None, confidence=evaluation.confidence)
+    return json.dumps(data, ensure_ascii=False)
 
 
 class AnswerNode(RetrieveNode):
@@ -65,16 +85,21 @@ class AnswerNode(RetrieveNode):
         evaluations = state.get("evaluations") or []
         last = evaluations[-1] if evaluations else None
         mode = "full" if last is not None and last.enough else "partial"
-        messages = answer_messages(current_question(state), lang, state.get("local_context") or "",
-                                   state.get("web_context") or "",
-                                   missing=None if mode == "full" else (last.missing if last else []))
+        missing = None if mode == "full" else (last.missing if last else [])
+        if self.compact:
+            messages = self._compact_messages(state, lang, last, missing)
+        else:
+            messages = answer_messages(current_question(state), lang, state.get("local_context") or "",
+                                       state.get("web_context") or "", missing=missing)
         notices: list[Notice] = []
+        raw_from: int | None = None  # where the sources listed unprocessed begin (not checked as an answer)
         try:
             streamed = self._stream_answer(messages)
         except Exception as exc:  # noqa: BLE001 - show the sources instead of crashing
             logger.warning("generation failed: %s", exc)
             notices.append(self._n(GENERATE, "agent.generation_failed", "error", error=self.error(exc)))
             answer = sources_dump(state, prompts.text(lang, "generation_failed", error=type(exc).__name__))
+            raw_from = 0
         else:
             answer = streamed.text
             unfinished = self._unfinished(GENERATE, streamed, lang)
@@ -84,7 +109,33 @@ class AnswerNode(RetrieveNode):
                 head = f"{line}\n{prompts.text(lang, 'sources_found')}"
                 kept = answer if answer.strip() else ""  # as streamed: the text shown so far stays its prefix
                 answer = "\n\n".join(part for part in (kept, sources_dump(state, head)) if part)
-        return {"answer": answer, "answer_mode": mode, "notices": notices, "messages": [AIMessage(answer)]}
+                raw_from = len(kept) + 2 if kept else 0
+        return {"answer": answer, "answer_mode": mode, "notices": notices, "messages": [AIMessage(answer)],
+                "unprocessed_from": raw_from}
+
+    def _compact_messages(self, state: GraphState, lang: str, last: Evaluation | None,
+                          missing: list[str] | None) -> list[BaseMessage]:
+        """The compact profile's answer prompt: the judge's last prompt as it was sent (system prompt,
+        question, sources: the prefix llama.cpp has cached), the judge's findings as its reply, then
+        the request for the answer (the only new text the model reads)."""
+        question = current_question(state)
+        passages, web_results = state.get("passages") or [], state.get("web_results") or []
+        context = self._judge_context(state)
+        if self.settings.judge_evidence == "sentence" and self.settings.judge_mode != "verdict":
+            context = format_sentence_context(sources_of(passages, web_results, self.passage_chars(len(passages))))
+        messages = judge_messages(question, context, mode=self.settings.judge_mode, few_shot=self._few_shot,
+                                  web_query_rule=self._web_query_rule(state, len(state.get("web_rounds") or [])),
+                                  evidence=self.settings.judge_evidence)
+        partial_note = ""
+        if missing is not None:
+            partial_note = prompts.COMPACT_PARTIAL_NOTE.format(
+                missing="; ".join(missing) if missing else "(not specified by the judge)",
+                missing_heading=prompts.text(lang, "missing_heading"),
+                cannot_confirm=prompts.text(lang, "cannot_confirm"))
+        request = prompts.COMPACT_ANSWER_USER.format(language=language_name("zh" if lang == "zh" else "en"),
+                                                     cite_example=prompts.text(lang, "cite_example"),
+                                                     partial_note=partial_note)
+        return [*messages, AIMessage(findings(last)), HumanMessage(request)]
 
     def direct_answer(self, state: GraphState) -> dict[str, Any]:
         lang = state.get("language", "en")

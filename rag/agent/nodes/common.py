@@ -9,8 +9,11 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from rag.agent import prompts
+from rag.agent.context import labelled_context, web_block
 from rag.agent.deps import Deps, as_retriever, as_web_search
 from rag.agent.judge import structured_with_retry
+from rag.agent.profile import passage_chars, turn_profile
 from rag.agent.state import GraphState, Notice
 from rag.deadline import DeadlineExceeded
 from rag.errors import LLMError, RagError
@@ -54,6 +57,32 @@ class NodeBase:
         self.llm = deps.llm
         # Route, rewrite and evaluate are deterministic: temperature 0. Every call ends by the turn's deadline.
         self.judge_llm = DeadlineBound(judge_model(deps.llm)) if deps.llm is not None else None
+        # TURN_PROFILE: fewer and shorter calls for a small local model (rag.agent.profile)
+        self.compact = turn_profile(deps.settings, deps.llm) == "compact"
+
+    @property
+    def _few_shot(self) -> bool:
+        """The judge's few-shot examples: as set, never in the compact profile (a shorter prompt)."""
+        return self.deps.few_shot and not self.compact
+
+    def _judge_context(self, state: GraphState) -> str:
+        """The judge's context: the book block, and the web block after it (``labelled_context``)."""
+        passages = state.get("passages") or []
+        return labelled_context(state.get("local_context") or "",
+                                web_block(state.get("web_results") or [], len(passages) + 1, state.get("read_up_to")))
+
+    def _web_query_rule(self, state: GraphState, rounds: int) -> str:
+        """The judge's web-query rule after ``rounds`` web rounds."""
+        enabled = web_allowed(state, self.deps.web_enabled)
+        if rounds == 0:
+            return prompts.WEB_QUERY_RULE_FIRST if enabled else prompts.WEB_QUERY_RULE_NONE
+        more = enabled and rounds < self.settings.max_web_rounds
+        return prompts.WEB_QUERY_RULE_MORE if more else prompts.WEB_QUERY_RULE_NONE
+
+    def passage_chars(self, n_passages: int) -> int:
+        """Characters of each book passage in a prompt (and in the sources its quotes are checked
+        against): ``MAX_PASSAGE_CHARS``, or in the compact profile what fits its context."""
+        return passage_chars(self.settings, n_passages) if self.compact else self.settings.max_passage_chars
 
     @property
     def retriever(self) -> Retriever | None:

@@ -8,8 +8,6 @@ import logging
 import time
 from typing import Any
 
-from rag.agent import prompts
-from rag.agent.context import labelled_context, web_block
 from rag.agent.judge import judge
 from rag.agent.names import EVALUATE, FALLBACK, GENERATE, WEB_SEARCH
 from rag.agent.nodes.common import NodeBase, current_question, web_allowed
@@ -70,23 +68,14 @@ class EvaluateNode(NodeBase):
         self._log_evaluation(state, evaluation, round_no, time.monotonic() - started, invalid=invalid)
         return {"evaluations": [evaluation], "notices": notices}
 
-    def _web_query_rule(self, state: GraphState, rounds: int) -> str:
-        web_enabled = web_allowed(state, self.deps.web_enabled)
-        if rounds == 0:
-            return prompts.WEB_QUERY_RULE_FIRST if web_enabled else prompts.WEB_QUERY_RULE_NONE
-        more = web_enabled and rounds < self.settings.max_web_rounds
-        return prompts.WEB_QUERY_RULE_MORE if more else prompts.WEB_QUERY_RULE_NONE
-
     def _judge(self, state: GraphState, question: str, rounds: int) -> tuple[Evaluation, bool, list[Notice]]:
         """The judge's evaluation, whether its output was invalid (not: unreachable), and the notices."""
         passages = state.get("passages") or []
         web_results = state.get("web_results") or []
-        context = labelled_context(state.get("local_context") or "",
-                                   web_block(web_results, len(passages) + 1, state.get("read_up_to")))
-        judged = judge(self.judge_llm, question, passages, web_results, context=context,
+        judged = judge(self.judge_llm, question, passages, web_results, context=self._judge_context(state),
                        mode=self.settings.judge_mode, method=self.settings.llm_structured_method,
-                       few_shot=self.deps.few_shot, web_query_rule=self._web_query_rule(state, rounds),
-                       max_chars=self.settings.max_passage_chars, relevance=self.settings.judge_relevance_check,
+                       few_shot=self._few_shot, web_query_rule=self._web_query_rule(state, rounds),
+                       max_chars=self.passage_chars(len(passages)), relevance=self.settings.judge_relevance_check,
                        evidence=self.settings.judge_evidence)
         errors = [self.error(e) for e in judged.errors]
         evaluation = judged.evaluation.model_copy(update={"reason": redact(judged.evaluation.reason, self.deps.secrets)})

@@ -42,7 +42,7 @@ class RetrieveNode(NodeBase):
         passages = outcome.passages
         if read_up_to is not None:  # never trust the retriever with a spoiler
             passages = [p for p in passages if p.chapter_num is not None and p.chapter_num <= read_up_to]
-        context = spoiler_book_block(format_book_context(passages, self.settings.max_passage_chars), read_up_to)
+        context = spoiler_book_block(format_book_context(passages, self.passage_chars(len(passages))), read_up_to)
         return {"passages": passages, "local_context": context, "notices": notices}
 
     def retrieve_local(self, state: GraphState) -> dict[str, Any]:
@@ -50,7 +50,9 @@ class RetrieveNode(NodeBase):
         notices: list[Notice] = []
         queries: list[str] = []
         rewriter, deadline = self.deps.rewriter, turn_deadline.current()
-        if rewriter is not None:
+        if rewriter is not None and self.compact:  # a small model's rewrite costs a minute and measured no gain
+            notices.append(self._n(RETRIEVE, "agent.rewrite_skipped_compact"))
+        elif rewriter is not None:
             try:
                 if deadline is not None and deadline.expired:  # a hung router spent the turn: search as asked
                     raise deadline.exceeded("not rewritten")
@@ -59,6 +61,9 @@ class RetrieveNode(NodeBase):
                 rewritten = turn_deadline.call_before(lambda: rewriter.rewrite(question, book_title=title),
                                                       deadline, "query rewrite")
                 queries = rewritten.queries
+                if rewritten.refused:  # the model answered instead of rewriting: search the question alone
+                    notices.append(self._n(RETRIEVE, "agent.rewrite_refused", "warning",
+                                           lines=" | ".join(rewritten.refused)))
                 if queries:
                     notices.append(self._n(RETRIEVE, "agent.searched_also", queries=" | ".join(queries),
                                            seconds=f"{rewritten.seconds:.1f}"))

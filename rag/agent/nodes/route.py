@@ -54,7 +54,16 @@ class RouteNode(NodeBase):
         return update
 
     def _route(self, question: str, state: GraphState) -> tuple[RouteDecision, list[Notice]]:
-        """The router's decision and what the trace should know about it."""
+        """The router's decision and what the trace should know about it. In the compact profile the
+        book-term check comes first: a question naming what the book uses goes to retrieval by code,
+        without a router call."""
+        terms: list[str] | None = None
+        if self.compact:
+            terms = self._book_terms(question, state.get("book_id"))
+            if terms:
+                names = "、".join(terms[:3])
+                by_code = RouteDecision(strategy="complex", reason=f"retrieval by code: the book itself uses {names}")
+                return by_code, [self._n(ROUTE, "agent.routed_by_code", names=names)]
         route, errors = self._structured(RouteDecision, route_messages(question, self._book_title(state)))
         if route is None:
             # A model that could not be reached is not a model that wrote bad JSON (as in evaluate).
@@ -64,7 +73,7 @@ class RouteNode(NodeBase):
             code = "agent.router_invalid" if invalid else "agent.router_unreachable"
             return route, [self._n(ROUTE, code, "warning", error=error)]
         if route.strategy == "simple":
-            terms = self._book_terms(question, state.get("book_id"))
+            terms = self._book_terms(question, state.get("book_id")) if terms is None else terms
             if terms:  # a book question is never answered from the model's memory
                 names = "、".join(terms[:3])
                 route = RouteDecision(strategy="complex", reason=f"{route.reason} -> retrieval: the book itself uses {names}")

@@ -20,14 +20,19 @@ class VerifyNode(NodeBase):
     def verify_answer(self, state: GraphState) -> dict[str, Any]:
         if self.settings.verify_answers == "off":
             return {"answer_checks": []}
-        sources = sources_of(state.get("passages") or [], state.get("web_results") or [],
-                             self.settings.max_passage_chars)
-        checked = check_answer(state.get("answer") or "", sources)
+        passages = state.get("passages") or []
+        sources = sources_of(passages, state.get("web_results") or [], self.passage_chars(len(passages)))
+        answer = state.get("answer") or ""
+        notices: list[Notice] = []
+        raw_from = state.get("unprocessed_from")
+        if raw_from is not None:  # the sources listed as found are not an answer: never checked as one
+            answer = answer[:raw_from]
+            notices.append(self._n(VERIFY, "agent.verify_skipped_raw"))
+        checked = check_answer(answer, sources)
         results = [SentenceResult(text=c.text, start=c.start, end=c.end, citations=list(c.citations),
                                   status=c.status, reason=c.reason, origin=c.origin) for c in checked.sentences]
-        notices: list[Notice] = []
         if self.settings.verify_answers == "llm":
-            notices = self._model_labels(results, sources)
+            notices += self._model_labels(results, sources)
         return {"answer_checks": results, "notices": notices}
 
     def _model_labels(self, results: list[SentenceResult], sources: list[Source]) -> list[Notice]:

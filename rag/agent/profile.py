@@ -1,0 +1,71 @@
+"""The turn profile (``TURN_PROFILE``): how many and how long the model calls of one turn are.
+
+- ``full``: every call as designed (router, query rewrite, the judge with its few-shot examples,
+  passages up to ``MAX_PASSAGE_CHARS``, the answer writer's own prompt).
+- ``compact``, for a small model on a CPU (issue 23: the 1.5B spent 43-152 s on a route or a rewrite
+  call and 360-400 s judging): the router is called only when the book-term check does not decide,
+  no query rewrite, no judge few-shot, passages cut so that the judge's prompt and the answer fit a
+  4k context, and the answer is asked for after the judge's own prompt, so that llama.cpp reuses the
+  cached prefix (system prompt + sources) instead of reading the sources again.
+- ``auto`` (default): compact when the model is the embedded local one (``rag.llm.is_local_model``) or
+  its name says 3B parameters or fewer ("qwen2.5-1.5b-instruct", "0.5b", "llama-3.2-3b", "270m").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from rag.config import Settings
+from rag.llm import is_local_model, model_name
+
+Profile = Literal["full", "compact"]
+SMALL_MAX_B = 3.0  # parameters, in billions, of the largest model the compact profile is for
+COMPACT_CTX = 4096  # tokens, the context the compact profile fits (LOCAL_CTX when that is smaller)
+# What the compact prompt needs besides the sources: the judge's system prompt and question (~500
+# tokens), the judge's findings and the answer request (~350), the answer itself (~600), slack.
+COMPACT_RESERVED_TOKENS = 1600
+TOKENS_PER_CHAR = 0.85  # Qwen2.5's tokenizer on the sample guide's Chinese: 716 tokens for 859 characters
+MIN_PASSAGE_CHARS = 160  # never cut a passage shorter than this, however many there are
+
+def model_size_b(name: str) -> float | None:
+    """The largest parameter count a model name states, in billions ("qwen2.5-coder-1.5b" -> 1.5,
+    "qwen3-30b-a3b" -> 30, "gemma-3-270m" -> 0.27); None when the name states none."""
+    sizes = []
+    for part in re.split(r"[-_:/\s]+", name.lower()):
+        m = re.fullmatch(r"a?(\d+(?:\.\d+)?)([bm])", part)
+        if m:
+            value = float(m.group(1))
+            sizes.append(value if m.group(2) == "b" else value / 1000)
+    return max(sizes) if sizes else None
+
+
+def is_small(name: str) -> bool:
+    size = model_size_b(name)
+    return size is not None and size <= SMALL_MAX_B
+
+
+def turn_profile(settings: Settings, llm: Any | None) -> Profile:
+    """The profile a turn runs with: the setting, or for ``auto`` what the model is."""
+    chosen = settings.turn_profile
+    if chosen != "auto":
+        return chosen
+    if llm is None:
+        return "full"
+    if is_local_model(llm):  # the embedded model (rag.local)
+        return "compact"
+    return "compact" if is_small(model_name(llm)) else "full"
+
+
+def context_tokens(settings: Settings) -> int:
+    """The context the compact profile fits: 4096 tokens, or ``LOCAL_CTX`` when that is smaller
+    (a longer prompt costs a small model on a CPU more time than it gains)."""
+    return max(512, min(int(settings.local_ctx), COMPACT_CTX))
+
+
+def passage_chars(settings: Settings, n_passages: int) -> int:
+    """Characters of each of ``n_passages`` book passages the compact prompt can hold (at most
+    ``MAX_PASSAGE_CHARS``, at least ``MIN_PASSAGE_CHARS``)."""
+    budget = max(0, context_tokens(settings) - COMPACT_RESERVED_TOKENS) / TOKENS_PER_CHAR
+    per = int(budget // max(1, n_passages))
+    return max(MIN_PASSAGE_CHARS, min(settings.max_passage_chars, per))
