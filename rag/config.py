@@ -37,6 +37,8 @@ class Settings(BaseSettings):
     llm_max_retries: int = 1
     llm_max_tokens: int = Field(default=1024, ge=16)  # cap on every reply (sent so llama.cpp honours it too)
     # One question's whole time (route, judge, web, answer): every call is given only what is left of it.
+    # Unset, the embedded model gets LOCAL_TURN_TIMEOUT (as its LLM_TIMEOUT too): a small model on a
+    # CPU needs minutes, not seconds (``for_local_model``).
     turn_timeout: float = Field(default=90.0, gt=0)
     # Longest pause between two pieces of a streamed answer once it has started.
     stream_idle_timeout: float = Field(default=20.0, gt=0)
@@ -224,6 +226,19 @@ _FIELD_CODES = {
     "llm_base_url": "settings.base_url_scheme",
     "searxng_url": "settings.searxng_scheme",
 }
+
+
+#: TURN_TIMEOUT and LLM_TIMEOUT of the embedded model when they are not set: the compact turn of the
+#: 1.5B model took 99-182 s on 2 busy cores (bench/results/turn_small.json).
+LOCAL_TURN_TIMEOUT = 300.0
+
+
+def for_local_model(settings: Settings) -> Settings:
+    """``settings`` for a turn with the embedded model: TURN_TIMEOUT and LLM_TIMEOUT, unless set
+    (environment, .env or a session), are ``LOCAL_TURN_TIMEOUT``."""
+    changes = {name: LOCAL_TURN_TIMEOUT for name in ("turn_timeout", "llm_timeout")
+               if name not in settings.model_fields_set}
+    return settings.model_copy(update=changes) if changes else settings
 
 
 def web_enabled(has_search: bool, max_web_rounds: int) -> bool:

@@ -197,3 +197,21 @@ def test_a_file_in_the_hugging_face_cache_is_used_without_a_download(tmp_path, m
                        fetch=no_fetch)
     model.ensure(timeout=5)
     assert FakeRuntime.started[-1] == snapshot / DEFAULT_MODEL.filename
+
+
+def test_the_embedded_model_gets_minutes_unless_the_timeouts_are_set(tmp_path):
+    from rag.agent.wiring import make_deps
+    from rag.config import LOCAL_TURN_TIMEOUT
+
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"x")
+    local = LocalModel(make_settings(local_model_path=str(gguf), data_dir=tmp_path), runtime_factory=FakeRuntime)
+    llm = local.ensure(timeout=5)
+    assert llm.request_timeout == LOCAL_TURN_TIMEOUT
+    deps = make_deps(make_settings(data_dir=tmp_path, eval_log_enabled=False), llm=llm)
+    assert deps.settings.turn_timeout == LOCAL_TURN_TIMEOUT == deps.settings.llm_timeout
+    own = make_deps(make_settings(data_dir=tmp_path, eval_log_enabled=False, turn_timeout=45), llm=llm)
+    assert own.settings.turn_timeout == 45 and own.settings.llm_timeout == LOCAL_TURN_TIMEOUT
+    remote = make_deps(make_settings(data_dir=tmp_path, eval_log_enabled=False), llm=make_chat_model(
+        make_settings(llm_base_url="http://127.0.0.1:9/v1", llm_model="m")))
+    assert remote.settings.turn_timeout == 90

@@ -8,8 +8,8 @@ from typing import Any
 from rag.agent.deps import Deps
 from rag.agent.evallog import JsonlEvalLog
 from rag.agent.rewrite import QueryRewriter
-from rag.config import Settings
-from rag.llm import judge_model, make_chat_model
+from rag.config import Settings, for_local_model
+from rag.llm import is_local_model, judge_model, make_chat_model
 from rag.logs import secrets_of
 
 logger = logging.getLogger(__name__)
@@ -31,6 +31,8 @@ def make_deps(settings: Settings, *, index: Any | None = None, llm: Any | None =
     gives the embedded model when the settings use it and it is ready. Raises ConfigError on bad
     settings."""
     llm = llm if llm is not None else make_chat_model(settings, local=local)
+    if is_local_model(llm):
+        settings = for_local_model(settings)
     return Deps(
         settings=settings,
         llm=llm,

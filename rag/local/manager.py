@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from rag.config import Settings
+from rag.config import Settings, for_local_model
 from rag.errors import RagError
 from rag.i18n import Msg
 from rag.local.download import DownloadError, ModelSpec, Progress, download, hub_cache_file, parse_model
@@ -205,7 +205,7 @@ class LocalModel:
         from rag.llm import chat_openai
 
         key = getattr(runtime, "api_key", None) or "not-needed"  # the runtime's port is guarded by a key
-        return chat_openai(self.settings, runtime.base_url, key, ALIAS, local=True)
+        return chat_openai(for_local_model(self.settings), runtime.base_url, key, ALIAS, local=True)
 
     def close(self) -> None:
         with self._lock:
