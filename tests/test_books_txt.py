@@ -73,9 +73,10 @@ def chinese_book(path: Path, chapters: int = 12, encoding: str = "gb18030") -> P
 def test_gutenberg_book_has_the_books_labels_numbers_title_and_author(tmp_path: Path) -> None:
     book = load_book(gutenberg_book(tmp_path / "lantern.txt"))
     assert book.title == "The Lantern Keeper or, the Modern Lamplighter" and book.author == "Mara Quill"
-    labelled = [(c.num, c.title) for c in book.chapters if c.title]
-    assert labelled == [(0, f"Letter {n}") for n in range(1, 5)] + [(n, f"Chapter {n}") for n in range(1, 25)]
-    assert all(c.num == 0 for c in book.chapters if not c.title)  # the title lines: front matter
+    labelled = [(c.num, c.title) for c in book.chapters]
+    assert labelled == ([(0, "Front matter")] + [(0, f"Letter {n}") for n in range(1, 5)]
+                        + [(n, f"Chapter {n}") for n in range(1, 25)])  # the title lines: front matter, not "Chapter 0"
+    assert "by Mara Quill" in book.chapters[0].text
     everything = "\n".join(c.text for c in book.chapters)
     assert "royalties" not in everything and "Release Date" not in everything and "START OF" not in everything
     assert "Caf\u00e9 \u201cnotes\u201d of Chapter 7." in everything  # cp1252 decoded
@@ -85,7 +86,7 @@ def test_gutenberg_book_has_the_books_labels_numbers_title_and_author(tmp_path: 
 
 def test_roman_chapter_numbers_are_the_books(tmp_path: Path) -> None:
     book = load_book(gutenberg_book(tmp_path / "roman.txt", letters=0, chapters=12, roman=True))
-    assert [(c.num, c.title) for c in book.chapters if c.title] == [(n, f"Chapter {_ROMAN[n]}") for n in range(1, 13)]
+    assert [(c.num, c.title) for c in book.chapters if c.num] == [(n, f"Chapter {_ROMAN[n]}") for n in range(1, 13)]
 
 
 def test_text_without_gutenberg_lines_is_kept_whole() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -62,13 +63,10 @@ class KeywordIndex:
         self.characters = characters
 
     @classmethod
-    def build(cls, texts: list[str], characters: bool = True) -> KeywordIndex:
-        import bm25s
-
-        corpus = [tokenize(t, characters) or [""] for t in texts]
-        model = bm25s.BM25()
-        model.index(corpus, show_progress=False)
-        return cls(model, len(texts), characters)
+    def build(cls, texts: Iterable[str], characters: bool = True) -> KeywordIndex:
+        """The index of ``texts``, read once, one at a time (``build_bm25``)."""
+        model, size = build_bm25(texts, characters)
+        return cls(model, size, characters)
 
     def save(self, directory: Path) -> None:
         self._model.save(str(directory))
@@ -116,3 +114,80 @@ class KeywordIndex:
         idx = np.argpartition(-s, k - 1)[:k]
         idx = idx[np.argsort(-s[idx], kind="stable")]
         return [(int(i), float(s[i])) for i in idx if s[i] > 0]
+
+
+# ------------------------------------------------------------------------------- streaming build
+
+_BLOCK_ENTRIES = 1 << 22  # (document, token) entries placed per step of the column sort (~50 MB of temporaries)
+
+
+def build_bm25(texts: Iterable[str], characters: bool = True, k1: float = 1.5, b: float = 0.75) -> tuple[Any, int]:
+    """A ``bm25s.BM25`` model (method "lucene", as ``bm25s.BM25().index`` builds it, same scores and
+    files) of ``texts``, and the number of documents, in memory that grows with the index itself.
+
+    ``bm25s`` keeps every document's token list as Python strings, then three flat arrays of all
+    (document, token) pairs, then sorts them by a packed int64 key: a 50 MB Chinese TXT (char and
+    bigram tokens, ~1,000 per chunk) peaked at several GB (bench/ingest_memory.py). Here each text is
+    tokenized alone and kept as two small arrays (its distinct token ids, their counts); the column
+    order (CSC, by token) is then filled block by block by a counting sort into the final arrays.
+    Peak: ~6 bytes per pair for the rows, 8 for the result, and the vocabulary."""
+    import bm25s
+
+    vocab: dict[str, int] = {}
+    rows_ids: list[np.ndarray] = []
+    rows_tf: list[np.ndarray] = []
+    lengths: list[int] = []
+    for text in texts:
+        tokens = tokenize(text, characters) or [""]  # an empty document scores through the empty token
+        ids = np.fromiter((vocab.setdefault(tok, len(vocab)) for tok in tokens), dtype=np.int32, count=len(tokens))
+        unique, counts = np.unique(ids, return_counts=True)
+        rows_ids.append(unique.astype(np.int32, copy=False))
+        rows_tf.append(counts.astype(np.uint16 if counts.max(initial=0) < 65535 else np.uint32))
+        lengths.append(len(tokens))
+    n_docs, n_vocab = len(lengths), len(vocab)
+    doc_len = np.asarray(lengths, dtype=np.float64)
+    avg_len = float(doc_len.mean()) if n_docs else 0.0
+    df = np.zeros(n_vocab, dtype=np.int64)
+    for ids in rows_ids:
+        df[ids] += 1  # ids are distinct within a row
+    # lucene idf and tf saturation (bm25s.scoring._score_idf_lucene, _score_tfc_robertson)
+    idf = np.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) if n_docs else np.zeros(0)
+    indptr = np.zeros(n_vocab + 1, dtype=np.int64)
+    np.cumsum(df, out=indptr[1:])
+    nnz = int(indptr[-1])
+    data = np.empty(nnz, dtype=np.float32)
+    indices = np.empty(nnz, dtype=np.int32)
+    heads = indptr[:-1].copy()  # where each token's column is filled next
+    doc = 0
+    while doc < n_docs:
+        end, size = doc, 0
+        while end < n_docs and (size == 0 or size + len(rows_ids[end]) <= _BLOCK_ENTRIES):
+            size += len(rows_ids[end])
+            end += 1
+        cols = np.concatenate(rows_ids[doc:end])
+        tf = np.concatenate(rows_tf[doc:end]).astype(np.float64)
+        row_of = np.repeat(np.arange(doc, end, dtype=np.int32), [len(r) for r in rows_ids[doc:end]])
+        norm = k1 * ((1 - b) + b * doc_len[row_of] / avg_len)
+        scores = idf[cols] * (tf / (norm + tf))
+        order = np.argsort(cols, kind="stable")  # documents stay in order within a column
+        cols, row_of, scores = cols[order], row_of[order], scores[order]
+        starts = np.flatnonzero(np.r_[True, cols[1:] != cols[:-1]])
+        runs = np.diff(np.r_[starts, len(cols)])
+        pos = heads[cols] + (np.arange(len(cols)) - np.repeat(starts, runs))
+        indices[pos] = row_of
+        data[pos] = scores
+        heads[cols[starts]] += runs
+        for k in range(doc, end):  # released as they are placed
+            rows_ids[k] = rows_tf[k] = _EMPTY
+        doc = end
+    if "" not in vocab:
+        vocab[""] = n_vocab  # as bm25s adds it: queries of nothing but unknown tokens
+    model = bm25s.BM25(k1=k1, b=b, method="lucene")
+    model.scores = {"data": data, "indices": indices, "indptr": indptr, "num_docs": n_docs}
+    model.vocab_dict = vocab
+    model.nonoccurrence_array = None
+    model.unique_token_ids_set = None  # only bm25s's retrieve() of token ids reads it; scores() does not
+    return model, n_docs
+
+
+_EMPTY = np.zeros(0, dtype=np.int32)
