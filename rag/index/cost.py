@@ -1,8 +1,8 @@
 """What embedding a book will cost in time, before it starts (issue 24, item 4).
 
 The estimate is the book's pieces still to embed over the index's rate in pieces per second: the
-rate this index measured while embedding (``EmbedRates``, kept per vector space in the book store's
-``.embed_rates.json``), else the rate measured for the embedder in ``bench/ingest.py`` on this
+rate this index measured while embedding (``EmbedRates``, kept per vector space in
+``DATA_DIR/embed_rates.json``), else the rate measured for the embedder in ``bench/ingest.py`` on this
 machine kind. A book whose estimate exceeds ``EMBED_WARN_MINUTES`` says so (``index.embed_slow``)
 when it is ingested, in the CLI and in the books table, while keyword search already works.
 """
@@ -40,10 +40,10 @@ def default_rate(space: str) -> float:
 
 
 class EmbedRates:
-    """Measured embedding rates per vector space, in ``<root>/.embed_rates.json`` (shared by the
-    processes on one store; written atomically; a damaged file reads as nothing measured)."""
+    """Measured embedding rates per vector space, in ``<root>/embed_rates.json`` (the data directory:
+    shared by the processes on one store; written atomically; a damaged file reads as nothing measured)."""
 
-    FILE = ".embed_rates.json"
+    FILE = "embed_rates.json"
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)

@@ -80,7 +80,8 @@ class EmbeddingWorker:
         self._queue: queue.Queue[_Job | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._closed = False
-        self.rates = EmbedRates(catalog.root)  # measured pieces per second, for estimates (rag.index.cost)
+        # measured pieces per second, for estimates (rag.index.cost), in the data directory
+        self.rates = EmbedRates(catalog.root.parent)
 
     def state(self, book: StoredBook) -> EmbeddingState:
         with self._lock:
@@ -233,12 +234,21 @@ class EmbeddingWorker:
         embedder = self._embedder()
         batch = self._config.batch_for(embedder.key)
         titles = {c.chapter_idx: c.chapter_title for c in chunks}
+        measured = [0, 0.0]  # pieces embedded and stored, and the seconds it took, not yet recorded
+
+        def record(at_least: int) -> None:
+            if measured[0] >= at_least:
+                self.rates.record(self._space, int(measured[0]), measured[1])
+                measured[:] = [0, 0.0]
+
         for chapter_idx, items in missing_pieces(book, done, self._config.strip_punctuation):
             cache: dict[str, Any] = {}  # identical piece texts of a chapter are embedded once
-            started, count = time.monotonic(), 0
+            started = time.monotonic()
             for start in range(0, len(items), batch):
                 if job.cancel.is_set() or self._closed:
                     log.info("embedding of %s stopped at %d/%d chunks", book.id, job.embedded, total)
+                    measured[1] += time.monotonic() - started
+                    record(1)
                     self._save(job, working=False)
                     return False
                 part = items[start : start + batch]
@@ -246,7 +256,7 @@ class EmbeddingWorker:
                 if todo:
                     cache.update(zip(todo, embedder.embed_passages(todo), strict=True))
                 self._vectors.upsert([p.id for p in part], [cache[p.text] for p in part], [p.meta for p in part])
-                count += len(part)
+                measured[0] += len(part)
                 for p in part:
                     at = position.get(p.meta["chunk_id"])
                     if at is not None:
@@ -254,9 +264,11 @@ class EmbeddingWorker:
                         job.embedded += missing[at] == 0
                 if time.monotonic() - job.beat > self._config.heartbeat_seconds:
                     self._save(job, working=True)
-            self.rates.record(self._space, count, time.monotonic() - started)
+            measured[1] += time.monotonic() - started
+            record(256)
             self._save(job, working=True)
             notify(job.callbacks, "embedding", job.embedded, total, titles.get(chapter_idx, "") or "")
+        record(1)
         job.embedded = total
         self._save(job, working=False, complete=True)
         return True
