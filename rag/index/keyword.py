@@ -192,24 +192,39 @@ def token_code(token: str, words: dict[str, int]) -> int | None:
     return None if i is None else WORD + i
 
 
+_WORD_RUN = re.compile(rf"[^\W_{_CJK}]+", re.UNICODE)
+_CJK_RANGES = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x2FFFF))  # as _CJK
+
+
 def _text_codes(text: str, characters: bool, words: dict[str, int]) -> np.ndarray:
-    """The numbers of ``tokenize(text, characters)``, in order (words join ``words``)."""
+    """The numbers of ``tokenize(text, characters)`` (the same tokens, not in their order: BM25
+    needs only their counts); words join ``words``. Whole texts at once in numpy: a CJK run's
+    characters are the CJK code points, its bigrams the pairs of neighbours that are both CJK."""
+    lowered = text.lower()
+    a = np.frombuffer(lowered.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    cjk = np.zeros(len(a), dtype=bool)
+    for lo, hi in _CJK_RANGES:
+        cjk |= (a >= lo) & (a <= hi)
     parts: list[np.ndarray] = []
-    plain: list[int] = []
-    for run in _TOKEN_RUN.findall(text.lower()):
-        if _IS_CJK.match(run):
-            a = np.frombuffer(run.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
-            if characters or len(a) == 1:
-                parts.append(a)
-            if len(a) > 1:
-                parts.append((a[:-1] << 21) | a[1:])
-        else:
-            plain.append(WORD + words.setdefault(run, len(words)))
-    if plain:
-        parts.append(np.asarray(plain, dtype=np.int64))
-    if not parts:
+    if cjk.any():
+        if characters:
+            parts.append(a[cjk])
+        else:  # a run of one character stands alone
+            alone = cjk.copy()
+            alone[1:] &= ~cjk[:-1]
+            alone[:-1] &= ~cjk[1:]
+            parts.append(a[alone])
+        pairs = cjk[:-1] & cjk[1:]
+        parts.append((a[:-1][pairs] << 21) | a[1:][pairs])
+    if not cjk.all():
+        found = _WORD_RUN.findall(lowered)
+        if found:
+            parts.append(np.fromiter((WORD + words.setdefault(w, len(words)) for w in found), dtype=np.int64,
+                                     count=len(found)))
+    codes = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    if not len(codes):
         return np.asarray([WORD + words.setdefault("", len(words))], dtype=np.int64)  # as bm25s: the empty token
-    return np.concatenate(parts) if len(parts) > 1 else parts[0]
+    return codes
 
 
 def build_arrays(texts: Iterable[str], characters: bool = True, k1: float = 1.5, b: float = 0.75) -> _Arrays:
