@@ -232,3 +232,9 @@ def test_the_cli_prints_the_estimate_before_embedding(tmp_path: Path, monkeypatc
     assert args.func(args, load_settings(), out, err) == 0
     assert "note: embedding “第一回 第1段” " not in err.getvalue()  # the book's title, not a chapter's
     assert "note: embedding “big” will take about" in err.getvalue() and "keyword search works meanwhile" in err.getvalue()
+
+
+def test_an_index_of_other_documents_is_refused_on_load(tmp_path: Path) -> None:
+    KeywordIndex.build(han_texts(20)).save(tmp_path / "bm25")
+    with pytest.raises(ValueError, match="22 documents, not 30"):
+        KeywordIndex.load(tmp_path / "bm25", 30)

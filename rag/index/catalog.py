@@ -2,7 +2,7 @@
 
     <book_id>/manifest.json   ``Manifest``: title, source, chapters, chunk settings
     <book_id>/chunks.jsonl    one ``Chunk`` per line (text, chapter, offsets, pieces to embed)
-    <book_id>/bm25/           bm25s index over character bigrams
+    <book_id>/bm25/           BM25 over characters, bigrams and words (rag.index.keyword; older books: bm25s files)
     <book_id>/vectors.json    ``VectorProgress`` per vector space (rewritten atomically)
 
 A book directory is built under a temporary name and renamed into place in one step, so a crash or

@@ -92,10 +92,13 @@ class KeywordIndex:
         """A saved index; its large arrays are mapped from the files, not read into memory."""
         params_file = directory / _PARAMS
         if not params_file.exists():
-            return cls(_from_bm25s(directory), size)  # saved by bm25s (books indexed before issue 24)
+            old = _from_bm25s(directory)  # saved by bm25s (books indexed before issue 24)
+            _check_size(old.num_docs, size)
+            return cls(old, size)
         params = json.loads(params_file.read_text(encoding="utf-8"))
         if params.get("format") != _FORMAT:
             raise ValueError(f"unknown keyword index format {params.get('format')!r}")
+        _check_size(int(params["num_docs"]), size)
         arrays = _Arrays(**{name: np.load(directory / f"{name}.npy", mmap_mode="r")
                             for name in ("data", "indices", "indptr", "codes", "cols")},
                          words=json.loads((directory / "words.json").read_text(encoding="utf-8")),
@@ -285,6 +288,11 @@ def build_arrays(texts: Iterable[str], characters: bool = True, k1: float = 1.5,
         del cols, row_of, scores, pos
     ordered = sorted(words, key=words.__getitem__)
     return _Arrays(data, indices, indptr, vocab, np.arange(n_vocab, dtype=np.int64), ordered, n_docs, k1, b, words)
+
+
+def _check_size(num_docs: int, size: int) -> None:
+    if num_docs != size:
+        raise ValueError(f"the keyword index holds {num_docs} documents, not {size}")
 
 
 def _blocks(sizes: list[int]) -> Iterator[tuple[int, int]]:
