@@ -248,10 +248,10 @@ def build_arrays(texts: Iterable[str], characters: bool = True, k1: float = 1.5,
         lengths.append(len(codes))
         pending.append(unique)
         if len(pending) >= _MERGE_DOCS:
-            vocab = np.union1d(vocab, np.unique(np.concatenate(pending)))
+            vocab = _sorted_unique(np.concatenate([vocab, *pending]))
             pending = []
     if pending:
-        vocab = np.union1d(vocab, np.unique(np.concatenate(pending)))
+        vocab = _sorted_unique(np.concatenate([vocab, *pending]))
     del pending
     n_docs, n_vocab = len(lengths), len(vocab)
     doc_len = np.asarray(lengths, dtype=np.float64)
@@ -288,6 +288,12 @@ def build_arrays(texts: Iterable[str], characters: bool = True, k1: float = 1.5,
         del cols, row_of, scores, pos
     ordered = sorted(words, key=words.__getitem__)
     return _Arrays(data, indices, indptr, vocab, np.arange(n_vocab, dtype=np.int64), ordered, n_docs, k1, b, words)
+
+
+def _sorted_unique(codes: np.ndarray) -> np.ndarray:
+    """``np.unique`` by sorting (numpy's hash-based unique of int64 was ~10x slower here)."""
+    codes.sort()
+    return codes[np.r_[True, codes[1:] != codes[:-1]]] if len(codes) else codes
 
 
 def _check_size(num_docs: int, size: int) -> None:
