@@ -286,8 +286,21 @@ def build_arrays(texts: Iterable[str], characters: bool = True, k1: float = 1.5,
         data[pos] = scores
         heads[cols[starts]] += runs
         del cols, row_of, scores, pos
+    del row_codes, row_tf, blocks
+    _return_freed_memory()
     ordered = sorted(words, key=words.__getitem__)
     return _Arrays(data, indices, indptr, vocab, np.arange(n_vocab, dtype=np.int64), ordered, n_docs, k1, b, words)
+
+
+def _return_freed_memory() -> None:
+    """Hand the heap the rows were kept in back to the system (glibc keeps freed small blocks, so
+    the process would stay as large as at its peak while the book is then embedded)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # another C library: nothing to do
+        pass
 
 
 def _sorted_unique(codes: np.ndarray) -> np.ndarray:
