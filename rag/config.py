@@ -83,6 +83,10 @@ class Settings(BaseSettings):
     chunk_size: int = 500
     chunk_overlap: int = 80
     max_book_mb: float = 50.0
+    # -- issue 24: embedding cost
+    # A book whose embedding is estimated (pieces left over the index's measured rate, rag/index/cost.py)
+    # to take longer than this says so when it is ingested, in the CLI and the books table; 0: never.
+    embed_warn_minutes: float = Field(default=30.0, ge=0)
 
     # --- Retrieval ---
     retrieval_mode: RetrievalMode = "hybrid"

@@ -73,9 +73,10 @@ def chinese_book(path: Path, chapters: int = 12, encoding: str = "gb18030") -> P
 def test_gutenberg_book_has_the_books_labels_numbers_title_and_author(tmp_path: Path) -> None:
     book = load_book(gutenberg_book(tmp_path / "lantern.txt"))
     assert book.title == "The Lantern Keeper or, the Modern Lamplighter" and book.author == "Mara Quill"
-    labelled = [(c.num, c.title) for c in book.chapters if c.title]
-    assert labelled == [(0, f"Letter {n}") for n in range(1, 5)] + [(n, f"Chapter {n}") for n in range(1, 25)]
-    assert all(c.num == 0 for c in book.chapters if not c.title)  # the title lines: front matter
+    labelled = [(c.num, c.title) for c in book.chapters]
+    assert labelled == ([(0, "Front matter")] + [(0, f"Letter {n}") for n in range(1, 5)]
+                        + [(n, f"Chapter {n}") for n in range(1, 25)])  # the title lines: front matter, not "Chapter 0"
+    assert "by Mara Quill" in book.chapters[0].text
     everything = "\n".join(c.text for c in book.chapters)
     assert "royalties" not in everything and "Release Date" not in everything and "START OF" not in everything
     assert "Caf\u00e9 \u201cnotes\u201d of Chapter 7." in everything  # cp1252 decoded
@@ -85,7 +86,7 @@ def test_gutenberg_book_has_the_books_labels_numbers_title_and_author(tmp_path: 
 
 def test_roman_chapter_numbers_are_the_books(tmp_path: Path) -> None:
     book = load_book(gutenberg_book(tmp_path / "roman.txt", letters=0, chapters=12, roman=True))
-    assert [(c.num, c.title) for c in book.chapters if c.title] == [(n, f"Chapter {_ROMAN[n]}") for n in range(1, 13)]
+    assert [(c.num, c.title) for c in book.chapters if c.num] == [(n, f"Chapter {_ROMAN[n]}") for n in range(1, 13)]
 
 
 def test_text_without_gutenberg_lines_is_kept_whole() -> None:
@@ -160,3 +161,40 @@ def test_chapter_scope_and_spoiler_limit_on_the_chinese_book(indexed, mode: str)
     assert titles <= {"序", "楔子", "第一回 青龙过桥", "第二回 白虎过桥"} and titles & {"序", "楔子"}
     back = index.search("抄书人", k=5, book_id=chinese.id, mode="keyword")
     assert back.passages and back.passages[0].chapter_title == "后记"  # searchable, under its label
+
+
+# -- issue 24: untitled front matter gets a label, not "Chapter 0"
+
+
+def test_untitled_front_matter_of_a_chinese_book_is_labelled(tmp_path: Path) -> None:
+    path = tmp_path / "qianyan.txt"
+    opening = "这本书写的是石桥边的旧事，说书人在开篇先交代来历，没有另起标题，直接进入正文之前的这段话。"
+    path.write_text("\n".join([opening, *(f"第{chinese_numeral(n)}回 {NAMES[n - 1]}过桥\n"
+                                          + chinese_section(NAMES[n - 1], n) for n in range(1, 4))]), encoding="utf-8")
+    book = load_book(path)
+    assert [(c.num, c.title) for c in book.chapters][:2] == [(0, "前言"), (1, "第一回 青龙过桥")]
+    assert book.chapters[0].text == opening
+
+
+def test_front_matter_keeps_its_own_first_line_as_label() -> None:
+    from rag.index.chapters import Chapter
+    from rag.index.loaders import label_front_matter
+
+    chapters = [Chapter(0, "", "Introduction\nThe keeper's story begins before the first chapter."),
+                Chapter(0, "", "Some untitled words before the first chapter, without any heading."),
+                Chapter(1, "Chapter 1", "The lantern was lit."), Chapter(None, "", "an untitled part later on")]
+    label_front_matter(chapters)
+    assert [c.title for c in chapters] == ["Introduction", "Front matter", "Chapter 1", ""]
+
+
+def test_front_matter_is_searched_with_its_label_and_before_chapter_1(tmp_path: Path) -> None:
+    index = open_index(make_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(),
+                       config=IndexConfig(piece_chars=64))
+    try:
+        info = index.ingest(gutenberg_book(tmp_path / "lantern.txt"), embed=False)
+        hits = index.retrieve("by Mara Quill Modern Lamplighter", k=3, book_id=info.id, mode="keyword",
+                              chapters=limit_chapters(None, 1))
+        front = [p for p in hits if "by Mara Quill" in p.text]
+        assert front and front[0].label() == "Front matter" and front[0].chapter_num == 0
+    finally:
+        index.close()

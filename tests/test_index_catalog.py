@@ -160,3 +160,67 @@ def test_heartbeat_is_alive_only_while_fresh_and_its_process_runs() -> None:
     dead = int(finished.stdout)
     assert not Heartbeat(dead, here, time.time()).alive(stale_after=60)  # that process has ended
     assert Heartbeat(dead, "another-host", time.time()).alive(stale_after=60)  # can't tell: trust the time
+
+
+# -- issue 24: the book's author is kept and shown with its title
+
+
+def test_the_author_is_kept_in_the_manifest_and_shown(tmp_path: Path) -> None:
+    import io
+    from argparse import Namespace
+
+    from fixtures_index.embedders import HashEmbedder
+
+    from rag.config import Settings
+    from rag.index import open_index
+    from rag.index.cli import cmd_books
+    from rag.ui.render import render_books
+
+    path = tmp_path / "mill.md"
+    path.write_text("---\ntitle: The Quiet Mill\nauthor: Ann <b>Writer</b>\n---\n\n# Chapter 1\n\nThe mill was quiet "
+                    "all winter long, and the river froze.\n\n# Chapter 2\n\nIn spring the wheel turned again.\n",
+                    encoding="utf-8")
+    manifest, chunks = plan_book(load_book(path), path, 200, 40, 64)
+    assert manifest.author == "Ann <b>Writer</b>"
+    book = Catalog(tmp_path / "data" / "keyword").write(manifest, chunks)
+    assert Catalog(tmp_path / "data" / "keyword").get(book.id).manifest.author == "Ann <b>Writer</b>"
+    settings = Settings(_env_file=None, data_dir=tmp_path / "data")
+    index = open_index(settings, embedder=HashEmbedder())
+    try:
+        info = index.book(book.id)
+        assert info.author == "Ann <b>Writer</b>" and info.to_dict()["author"] == info.author
+        html = render_books(index.books(), "en")
+        assert 'The Quiet Mill <span class="book-author muted">· Ann &lt;b&gt;Writer&lt;/b&gt;</span>' in html
+    finally:
+        index.close()
+    out = io.StringIO()
+    assert cmd_books(Namespace(open_index=lambda s: open_index(s, embedder=HashEmbedder())), settings, out) == 0
+    assert "The Quiet Mill · Ann <b>Writer</b> (mill.md)" in out.getvalue()
+
+
+def test_a_book_indexed_before_authors_were_kept_gets_its_author_again(tmp_path: Path) -> None:
+    from fixtures_index.embedders import HashEmbedder
+
+    from rag.config import Settings
+    from rag.index import open_index
+
+    path = tmp_path / "mill.md"
+    path.write_text("---\ntitle: Mill\nauthor: A. Writer\n---\n\n# Chapter 1\n\nThe mill was quiet all winter.\n",
+                    encoding="utf-8")
+    settings = Settings(_env_file=None, data_dir=tmp_path / "data")
+    index = open_index(settings, embedder=HashEmbedder())
+    try:
+        info = index.ingest(path, embed=False)
+        manifest_file = Path(settings.keyword_dir) / info.id / "manifest.json"
+        old = json.loads(manifest_file.read_text(encoding="utf-8"))
+        del old["author"]  # as the store wrote it before
+        manifest_file.write_text(json.dumps(old), encoding="utf-8")
+    finally:
+        index.close()
+    index = open_index(settings, embedder=HashEmbedder())
+    try:
+        assert index.book(info.id).author == ""
+        assert index.ingest(path, embed=False).author == "A. Writer"
+        assert json.loads(manifest_file.read_text(encoding="utf-8"))["author"] == "A. Writer"
+    finally:
+        index.close()

@@ -298,6 +298,11 @@ BOOKS: dict[str, str] = {
     "book.not_yours": "'{title}' belongs to the whole library; only the server's operator can delete it.",
     "released": "Removed “{title}” from your books (other visitors who uploaded it keep it).",
 
+
+    # -- issue 24: memory, embedding cost, author, front matter
+    "book.front_matter": "Front matter",
+    "index.embed_slow": ("embedding “{title}” will take about {minutes} min ({pieces} pieces at about {rate} a second), "
+                         "more than EMBED_WARN_MINUTES ({limit} min); keyword search works meanwhile."),
 }
 
 # the agent's notices and fixed answer texts (rag.agent, rag.llm)

@@ -288,6 +288,11 @@ BOOKS: dict[str, str] = {
     "book.not_yours": "《{title}》属于公共书库，只有服务器的管理员可以删除。",
     "released": "已从你的书中移除《{title}》（上传过它的其他访客仍保留）。",
 
+
+    # -- issue 24: memory, embedding cost, author, front matter
+    "book.front_matter": "前言",
+    "index.embed_slow": ("《{title}》的向量计算预计要约 {minutes} 分钟（{pieces} 段，每秒约 {rate} 段），"
+                         "超过 EMBED_WARN_MINUTES（{limit} 分钟）；这期间可以按关键词搜索。"),
 }
 
 # the agent's notices and fixed answer texts (rag.agent, rag.llm)

@@ -2,7 +2,7 @@
 
     <book_id>/manifest.json   ``Manifest``: title, source, chapters, chunk settings
     <book_id>/chunks.jsonl    one ``Chunk`` per line (text, chapter, offsets, pieces to embed)
-    <book_id>/bm25/           bm25s index over character bigrams
+    <book_id>/bm25/           BM25 over characters, bigrams and words (rag.index.keyword; older books: bm25s files)
     <book_id>/vectors.json    ``VectorProgress`` per vector space (rewritten atomically)
 
 A book directory is built under a temporary name and renamed into place in one step, so a crash or
@@ -21,7 +21,7 @@ import shutil
 import socket
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -80,6 +80,7 @@ class Manifest:
     owners: tuple[str, ...] = ()
     keyword: int = 1  # KEYWORD_VERSION of the saved keyword index
     rebuilt: bool = False  # True: rebuilt from the chunks (the manifest was unreadable); title unknown
+    author: str = ""  # from the book's own metadata (a Gutenberg header, YAML ``author:``, the EPUB's dc:creator)
 
     def chunking(self) -> tuple[int, int, int]:
         return self.chunk_size, self.chunk_overlap, self.piece_chars
@@ -103,6 +104,7 @@ class Manifest:
                 chunk_overlap=int(data["chunk_overlap"]), piece_chars=int(data["piece_chars"]),
                 owners=tuple(str(o) for o in data.get("owners") or ()),
                 keyword=int(data.get("keyword", 1)), rebuilt=bool(data.get("rebuilt", False)),
+                author=str(data.get("author") or ""),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"malformed manifest ({exc!r})") from exc
@@ -193,6 +195,7 @@ def plan_book(loaded: LoadedBook, path: str | Path, chunk_size: int, chunk_overl
         chars=loaded.chars, chapters=tuple(ChapterEntry(n, t, len(x)) for n, t, x in chapters),
         chunks=len(chunks), pieces=sum(len(c.pieces) for c in chunks), created=time.time(),
         chunk_size=chunk_size, chunk_overlap=chunk_overlap, piece_chars=piece_chars, keyword=KEYWORD_VERSION,
+        author=loaded.author.strip(),
     )
     return manifest, chunks
 
@@ -213,6 +216,8 @@ class BookInfo:
     error: Msg | str | None = None  # what went wrong, or what is damaged (then listed, never hidden)
     chars: int = 0
     created: float = 0.0
+    author: str = ""  # the book's own (Gutenberg header, YAML, dc:creator); "" when it names none
+    notice: Msg | None = None  # e.g. that embedding will take long (index.embed_slow), while it is pending
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -294,7 +299,7 @@ class StoredBook:
         match them (then saved again where the directory allows)."""
         if self.manifest.keyword < KEYWORD_VERSION:
             log.info("rebuilding the keyword index of %s in memory (older index)", self.id)
-            return KeywordIndex.build([keyword_text(c) for c in chunks])
+            return KeywordIndex.build(keyword_text(c) for c in chunks)
         if not rebuild:
             try:
                 keyword = KeywordIndex.load(self.directory / "bm25", len(chunks))
@@ -305,7 +310,7 @@ class StoredBook:
                 detail = exc
             log.warning("the keyword index of book %s is unreadable (%s); rebuilding it from its chunks",
                         self.id, detail)
-        keyword = KeywordIndex.build([keyword_text(c) for c in chunks])
+        keyword = KeywordIndex.build(keyword_text(c) for c in chunks)
         self._save_keyword(keyword)
         return keyword
 
@@ -344,7 +349,7 @@ class StoredBook:
         return BookInfo(id=m.id, title=m.title, source=m.source, path=m.path, format=m.format,
                         chapters=len(m.chapters), chunks=m.chunks, embedded=embedded,
                         status="error" if self.unusable else status, error=self.damage or error,
-                        chars=m.chars, created=m.created)
+                        chars=m.chars, created=m.created, author=m.author)
 
     def chunks(self) -> list[Chunk]:
         return self._load()[0]
@@ -393,7 +398,7 @@ class Catalog:
     and ``remove``."""
 
     def __init__(self, root: Path, stale_tmp_seconds: float = 600.0,
-                 build_keyword: Callable[[list[str]], KeywordIndex] | None = None) -> None:
+                 build_keyword: Callable[[Iterable[str]], KeywordIndex] | None = None) -> None:
         self.root = Path(root)
         self.stale_tmp_seconds = stale_tmp_seconds
         self._build_keyword = build_keyword
@@ -480,7 +485,7 @@ class Catalog:
                 fh.flush()
                 os.fsync(fh.fileno())
             build = self._build_keyword or KeywordIndex.build
-            build([keyword_text(c) for c in chunks]).save(tmp / "bm25")
+            build(keyword_text(c) for c in chunks).save(tmp / "bm25")
             _write_json_atomic(tmp / "manifest.json", asdict(manifest))
             _fsync_dir(tmp)
             if final.exists():  # same content, new chunk settings: swap the directories
@@ -507,8 +512,12 @@ class Catalog:
 
     def set_owners(self, book_id: str, owners: tuple[str, ...]) -> StoredBook:
         """Rewrite the book's manifest (atomically) with these owners."""
+        return self.update(book_id, owners=owners)
+
+    def update(self, book_id: str, **fields: Any) -> StoredBook:
+        """Rewrite the book's manifest (atomically) with these fields changed (owners, author)."""
         book = self.get(book_id)
-        book.manifest = replace(book.manifest, owners=owners)
+        book.manifest = replace(book.manifest, **fields)
         _write_json_atomic(book.directory / "manifest.json", asdict(book.manifest))
         return book
 

@@ -68,7 +68,7 @@ def heading_number(title: str) -> int | None:
 # "Preface", "Letter 3", "Epilogue", "附录一"). A label is the whole line, or the label and a short title.
 _MATTER_CN = r"序|序言|序章|自序|代序|前言|引子|引言|楔子|凡例|后记|後記|跋|尾声|尾聲|附录|附錄|番外|题记|題記"
 _MATTER_EN = (r"preface|foreword|prologue|introduction|epilogue|afterword|appendix|postscript|"
-              r"(?:letter|appendix)\s+(?:[0-9]+|[ivxlcdm]+|[a-z])|letters|author's note|note on the text")
+              r"(?:letter|appendix)\s+(?:[0-9]+|[ivxlcdm]+|[a-z])|letters|author's note|note on the text|front matter")
 MATTER_HEADING = re.compile(
     rf"^(?:(?:{_MATTER_CN})(?:[一二三四五六七八九十0-9０-９]{{1,3}})?(?:[\s:：、.·—-].{{0,40}})?"
     rf"|(?:{_MATTER_EN})(?:\s*[.:—–-]\s*.{{0,50}}|\s+to\s+.{{0,40}})?\.?)$",

@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from rag.config import Settings
 from rag.errors import RagError
-from rag.i18n import t
+from rag.i18n import Msg, t
 from rag.index.resolve import BOOK_HELP
 from rag.scope import chapter_arg, chapter_range_arg, limit_chapters
 
@@ -82,7 +82,12 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings, out: TextIO = sys.s
     index = _open(args, settings)
     bars = _Bars(err)
     try:
-        info = index.ingest(args.path, name=args.name, progress=bars, background=False, embed=not args.keyword_only)
+        def notice(msg: Msg) -> None:  # before embedding starts: how long it will take
+            bars.close()
+            print(f"note: {terminal_safe(msg)}", file=err)
+
+        info = index.ingest(args.path, name=args.name, progress=bars, background=False, embed=not args.keyword_only,
+                            on_notice=notice)
     except KeyboardInterrupt:
         bars.close()
         index.close()
@@ -116,11 +121,13 @@ def cmd_books(args: argparse.Namespace, settings: Settings, out: TextIO = sys.st
     if not books:
         print("no books indexed yet: python -m rag ingest PATH", file=out)
         return 0
-    print(f"{'id':<12}  {'status':<13}  {'chapters':>8}  {'chunks':>6}  {'embedded':>8}  title (source)", file=out)
+    print(f"{'id':<12}  {'status':<13}  {'chapters':>8}  {'chunks':>6}  {'embedded':>8}  title · author (source)", file=out)
     for b in books:
         status = terminal_safe(b.status if not b.error else f"{b.status}: {b.error}")
+        author = getattr(b, "author", "")
+        by = f" · {terminal_safe(author)}" if author else ""
         print(f"{b.id:<12}  {status:<13}  {b.chapters:>8}  {b.chunks:>6}  {b.embedded:>8}  "
-              f"{terminal_safe(b.title)} ({terminal_safe(b.source)})", file=out)
+              f"{terminal_safe(b.title)}{by} ({terminal_safe(b.source)})", file=out)
     return 0
 
 

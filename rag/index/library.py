@@ -3,10 +3,11 @@ upload, and ``LibraryView``, the book index as one visitor sees it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from rag.i18n import Msg
 from rag.index.catalog import BookInfo, find_book
 from rag.index.worker import Progress
 from rag.schemas import Passage, RetrievalOutcome
@@ -23,7 +24,8 @@ class Library(Protocol):
     def for_owner(self, owner: str | None) -> Library | LibraryView: ...
 
     def ingest(self, path: str | Path, name: str | None = None, progress: Progress | None = None,
-               background: bool = True, embed: bool = True, *, owner: str | None = None) -> BookInfo: ...
+               background: bool = True, embed: bool = True, *, owner: str | None = None,
+               on_notice: Callable[[Msg], None] | None = None) -> BookInfo: ...
 
     def release(self, book_id: str, owner: str | None = None) -> bool: ...
 
@@ -63,8 +65,9 @@ class LibraryView:
         return find_book(self.books(), name_or_id)
 
     def ingest(self, path: str | Path, name: str | None = None, progress: Progress | None = None,
-               background: bool = True, embed: bool = True) -> BookInfo:
-        return self.index.ingest(path, name, progress, background, embed, owner=self.owner)
+               background: bool = True, embed: bool = True, *,
+               on_notice: Callable[[Msg], None] | None = None) -> BookInfo:
+        return self.index.ingest(path, name, progress, background, embed, owner=self.owner, on_notice=on_notice)
 
     def release(self, book_id: str) -> bool:
         """This visitor's claim on the book goes; the book itself only when nobody else owns it."""

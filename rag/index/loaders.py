@@ -13,7 +13,7 @@ import unicodedata
 from pathlib import Path
 
 from rag.errors import BookError
-from rag.i18n import Msg
+from rag.i18n import Msg, t
 from rag.index.chapters import (
     CN_HEADING,
     CONTENTS_HEADING,
@@ -25,9 +25,11 @@ from rag.index.chapters import (
     clean_paragraphs,
     contents_entries,
     drop_trailers,
+    heading_kind,
     number_chapters,
 )
 from rag.index.epub import load_epub
+from rag.lang import detect_lang
 
 log = logging.getLogger(__name__)
 
@@ -237,6 +239,22 @@ def _strip_inline_markdown(line: str) -> str:
     return line.replace("|", " ").strip() if line.count("|") >= 2 else line
 
 
+def label_front_matter(chapters: list[Chapter]) -> None:
+    """Give untitled front matter (text before the first chapter, without a heading of its own) a
+    label instead of "Chapter 0": its own first line when that is a front-matter heading ("序言",
+    "Introduction"), else ``book.front_matter`` ("前言" / "Front matter") in the book's language. It
+    stays outside the numbering (number 0: before chapter 1 under a spoiler limit)."""
+    untitled = [c for c in chapters if c.num == 0 and not c.title.strip()]
+    if not untitled:
+        return
+    sample = "".join(c.text[:1000] for c in chapters[:20])
+    label = t(detect_lang(sample), "book.front_matter")
+    for chapter in untitled:
+        first = chapter.text.split("\n", 1)[0].strip()
+        own = first if len(first) <= _MAX_HEADING_CHARS and heading_kind(first) == "matter" else ""
+        chapter.title = own or label
+
+
 # ------------------------------------------------------------------------------------------ public
 
 
@@ -278,6 +296,7 @@ def load_book(path: str | Path, max_mb: float = 50.0, name: str | None = None) -
                                formats=SUPPORTED))
     for chapter in book.chapters:
         chapter.text = drop_trailers(chapter.text)
+    label_front_matter(book.chapters)
     if book.chars == 0 or not any(c.text.strip() for c in book.chapters):
         raise BookError(Msg.of("book.no_text", level="error", name=display))
     if name and name.strip():

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -38,13 +38,22 @@ from rag.index.catalog import (
 from rag.index.chapters import LoadedBook
 from rag.index.chunking import Chunk
 from rag.index.config import IndexConfig
+from rag.index.cost import slow_embedding
 from rag.index.embeddings import Embedder, make_embedder
 from rag.index.library import LibraryView
 from rag.index.loaders import load_book
 from rag.index.rerank import Reranker, make_reranker
 from rag.index.retrieval import Retrieval
 from rag.index.vectors import ChromaVectors, VectorStore, space_key
-from rag.index.worker import STATUS_EMBEDDING, STATUS_ERROR, STATUS_READY, EmbeddingWorker, Progress, notify
+from rag.index.worker import (
+    STATUS_EMBEDDING,
+    STATUS_ERROR,
+    STATUS_KEYWORD_READY,
+    STATUS_READY,
+    EmbeddingWorker,
+    Progress,
+    notify,
+)
 from rag.schemas import Passage, RetrievalOutcome
 
 log = logging.getLogger(__name__)
@@ -92,7 +101,16 @@ class BookIndex:
 
     def _info(self, book: StoredBook) -> BookInfo:
         state = self._worker.state(book)
-        return book.info(state.status, state.embedded, state.error)
+        info = book.info(state.status, state.embedded, state.error)
+        if state.status in (STATUS_KEYWORD_READY, STATUS_EMBEDDING):
+            info.notice = self._slow_notice(book)
+        return info
+
+    def _slow_notice(self, book: StoredBook) -> Msg | None:
+        """``index.embed_slow`` when what the book still lacks would take longer than
+        ``EMBED_WARN_MINUTES`` to embed at the index's rate (``rag.index.cost``)."""
+        seconds, left, rate = self._worker.estimate(book)
+        return slow_embedding(book.manifest.title, seconds, self.settings.embed_warn_minutes, left, rate)
 
     def _chroma(self) -> Any:
         """The Chroma collection of this index's vector space (for tests and tools)."""
@@ -127,12 +145,14 @@ class BookIndex:
         return find_book(self.books(), name_or_id)
 
     def ingest(self, path: str | Path, name: str | None = None, progress: Progress | None = None,
-               background: bool = True, embed: bool = True, *, owner: str | None = None) -> BookInfo:
+               background: bool = True, embed: bool = True, *, owner: str | None = None,
+               on_notice: Callable[[Msg], None] | None = None) -> BookInfo:
         """Add a book; returns once it is keyword-searchable, vectors follow in the background
         (``background=False``: once embedded; ``embed=False``: not now). The same content again is a
         no-op. ``progress(stage, done, total, message)``: reading, chunking, keyword, embedding, ready
         or error. ``owner``: the uploader, who alone (with earlier owners) sees it; None: shared.
-        Raises ``BookError`` on bad input."""
+        ``on_notice(msg)``: told before embedding starts when it will take long (``index.embed_slow``;
+        also the returned ``BookInfo.notice``). Raises ``BookError`` on bad input."""
         if self._closed:
             raise IndexError_(Msg.of("index.closed", level="error"))
         callbacks = [progress] if progress else []
@@ -144,7 +164,13 @@ class BookIndex:
             book = self._place(loaded, path, owner, callbacks)
         if self._worker.state(book).status == STATUS_READY:
             notify(callbacks, "ready", book.manifest.chunks, book.manifest.chunks, "ready")
-        elif embed:
+            return self._info(book)
+        notice = self._slow_notice(book)
+        if notice is not None:
+            log.warning("%s", notice)
+            if on_notice is not None:
+                on_notice(notice)
+        if embed:
             self._worker.embed(book, callbacks, background=background)
             state = self._worker.state(book)
             if not background and state.status == STATUS_ERROR:
@@ -159,6 +185,8 @@ class BookIndex:
         if book is not None and book.manifest.chunking() == chunking and book.manifest.keyword == KEYWORD_VERSION:
             log.info("book %s (%s) is already indexed", book.id, book.manifest.title)
             notify(callbacks, "keyword", book.manifest.chunks, book.manifest.chunks, "already indexed")
+            if loaded.author.strip() and not book.manifest.author and not book.manifest.rebuilt:
+                book = self._catalog.update(book.id, author=loaded.author.strip())  # indexed before authors were kept
         else:
             notify(callbacks, "chunking", 0, loaded.chars, "chunking")  # in characters: a rate that means something
             manifest, chunks = plan_book(loaded, path, *chunking)

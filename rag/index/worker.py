@@ -13,7 +13,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -21,6 +21,7 @@ from rag.errors import RagError
 from rag.index.catalog import Catalog, Heartbeat, StoredBook, VectorProgress
 from rag.index.chunking import embedding_text
 from rag.index.config import IndexConfig
+from rag.index.cost import EmbedRates, estimate_seconds
 from rag.index.embeddings import Embedder
 from rag.index.retrieval import TITLE_PIECE, title_piece_id
 from rag.index.vectors import VectorStore
@@ -79,6 +80,8 @@ class EmbeddingWorker:
         self._queue: queue.Queue[_Job | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._closed = False
+        # measured pieces per second, for estimates (rag.index.cost), in the data directory
+        self.rates = EmbedRates(catalog.root.parent)
 
     def state(self, book: StoredBook) -> EmbeddingState:
         with self._lock:
@@ -212,7 +215,9 @@ class EmbeddingWorker:
         job.beat = time.monotonic()
 
     def _embed(self, job: _Job) -> bool:
-        """Upsert the book's missing piece vectors; True when all are stored, False when cancelled."""
+        """Upsert the book's missing piece vectors; True when all are stored, False when cancelled.
+        Pieces are made one chapter at a time, and identical texts are embedded once per chapter,
+        so memory does not grow with the book (bench/ingest_memory.py)."""
         book = job.book
         chunks = book.chunks()
         total = len(chunks)
@@ -220,21 +225,30 @@ class EmbeddingWorker:
         stored = self._vectors.stored_ids(book.id)
         self._vectors.delete([pid for pid in stored if pid not in wanted])  # from an older chunking
         done = stored & wanted
-
-        def embedded_chunks() -> int:
-            return sum(all(c.piece_id(j) in done for j in range(len(c.pieces))) for c in chunks)
-
-        job.embedded = embedded_chunks()
+        del wanted, stored
+        missing = [sum(c.piece_id(j) not in done for j in range(len(c.pieces))) for c in chunks]  # per chunk
+        position = {c.id: n for n, c in enumerate(chunks)}
+        job.embedded = sum(1 for m in missing if m == 0)
         self._save(job, working=True)
         notify(job.callbacks, "embedding", job.embedded, total, "starting")
         embedder = self._embedder()
         batch = self._config.batch_for(embedder.key)
         titles = {c.chapter_idx: c.chapter_title for c in chunks}
-        cache: dict[str, Any] = {}  # identical piece texts are embedded once
-        for chapter_idx, items in missing_pieces(book, done, self._config.strip_punctuation).items():
+        measured = [0, 0.0]  # pieces embedded and stored, and the seconds it took, not yet recorded
+
+        def record(at_least: int) -> None:
+            if measured[0] >= at_least:
+                self.rates.record(self._space, int(measured[0]), measured[1])
+                measured[:] = [0, 0.0]
+
+        for chapter_idx, items in missing_pieces(book, done, self._config.strip_punctuation):
+            cache: dict[str, Any] = {}  # identical piece texts of a chapter are embedded once
+            started = time.monotonic()
             for start in range(0, len(items), batch):
                 if job.cancel.is_set() or self._closed:
                     log.info("embedding of %s stopped at %d/%d chunks", book.id, job.embedded, total)
+                    measured[1] += time.monotonic() - started
+                    record(1)
                     self._save(job, working=False)
                     return False
                 part = items[start : start + batch]
@@ -242,15 +256,33 @@ class EmbeddingWorker:
                 if todo:
                     cache.update(zip(todo, embedder.embed_passages(todo), strict=True))
                 self._vectors.upsert([p.id for p in part], [cache[p.text] for p in part], [p.meta for p in part])
-                done.update(p.id for p in part)
+                measured[0] += len(part)
+                for p in part:
+                    at = position.get(p.meta["chunk_id"])
+                    if at is not None:
+                        missing[at] -= 1
+                        job.embedded += missing[at] == 0
                 if time.monotonic() - job.beat > self._config.heartbeat_seconds:
                     self._save(job, working=True)
-            job.embedded = embedded_chunks()
+            measured[1] += time.monotonic() - started
+            record(256)
             self._save(job, working=True)
             notify(job.callbacks, "embedding", job.embedded, total, titles.get(chapter_idx, "") or "")
+        record(1)
         job.embedded = total
         self._save(job, working=False, complete=True)
         return True
+
+    def estimate(self, book: StoredBook) -> tuple[float, int, float]:
+        """(seconds, pieces left, pieces per second) of embedding what the book still lacks, at the
+        rate this index measured (``rag.index.cost``); pieces left are counted from the chunks done."""
+        m = book.manifest
+        state = self.state(book)
+        if state.status == STATUS_READY or not m.chunks:
+            return 0.0, 0, self.rates.rate(self._space)
+        left = round(m.pieces * (1 - state.embedded / m.chunks))
+        rate = self.rates.rate(self._space)
+        return estimate_seconds(left, rate), left, rate
 
 
 class _Piece(NamedTuple):
@@ -266,20 +298,31 @@ def title_pieces(book: StoredBook) -> dict[str, tuple[int, str]]:
             if c.title.strip()}
 
 
-def missing_pieces(book: StoredBook, done: set[str], strip_punctuation: bool) -> dict[int, list[_Piece]]:
-    """The pieces not in ``done`` (chapter titles first in their chapter), by chapter position, in
-    reading order."""
-    by_chapter: dict[int, list[_Piece]] = {}
+def missing_pieces(book: StoredBook, done: set[str], strip_punctuation: bool) -> Iterator[tuple[int, list[_Piece]]]:
+    """The pieces not in ``done`` (chapter titles first in their chapter), chapter by chapter in
+    reading order: (chapter position, pieces), made as they are asked for."""
+    titles: dict[int, list[_Piece]] = {}
     for pid, (idx, title) in title_pieces(book).items():
         if pid not in done:
             text = (embedding_text(title) or title) if strip_punctuation else title
             meta = {"book_id": book.id, "chunk_id": "", "piece": TITLE_PIECE, "chapter_idx": idx}
-            by_chapter.setdefault(idx, []).append(_Piece(pid, text, meta))
-    for c in book.chunks():
+            titles.setdefault(idx, []).append(_Piece(pid, text, meta))
+    current: int | None = None
+    items: list[_Piece] = []
+    for c in book.chunks():  # in reading order: chapter positions never decrease
+        if c.chapter_idx != current:
+            if current is not None and items:
+                yield current, items
+            for idx in sorted(i for i in titles if (current is None or i > current) and i < c.chapter_idx):
+                yield idx, titles.pop(idx)  # a chapter with a title and no chunk to embed
+            current, items = c.chapter_idx, titles.pop(c.chapter_idx, [])
         for j in range(len(c.pieces)):
             if c.piece_id(j) not in done:
                 raw = c.piece_text(j)
                 text = (embedding_text(raw) or raw) if strip_punctuation else raw
                 meta = {"book_id": book.id, "chunk_id": c.id, "piece": j, "chapter_idx": c.chapter_idx}
-                by_chapter.setdefault(c.chapter_idx, []).append(_Piece(c.piece_id(j), text, meta))
-    return dict(sorted(by_chapter.items()))
+                items.append(_Piece(c.piece_id(j), text, meta))
+    if current is not None and items:
+        yield current, items
+    for idx in sorted(titles):
+        yield idx, titles[idx]

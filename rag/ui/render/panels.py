@@ -102,10 +102,15 @@ def render_books(books: Sequence[Any] | None, lang: str, message: str = "", leve
         book_id = str(_book_field(book, "id"))
         error = _book_field(book, "error", None)
         error_html = f'<div class="note error book-error">{esc(text(lang, error))}</div>' if error else ""
+        notice = _book_field(book, "notice", None)
+        if notice and status in {"keyword_ready", "embedding"}:  # e.g. embedding will take long (issue 24)
+            error_html += f'<div class="note warning book-notice">{esc(text(lang, notice))}</div>'
         status_text = book_status_text(book, lang, (etas or {}).get(book_id))
+        author = str(_book_field(book, "author", "") or "").strip()
+        author_html = f' <span class="book-author muted">· {esc(author)}</span>' if author else ""
         rows.append(
             f'<tr class="book-row status-{esc(status)}" data-book-id="{esc(book_id)}">'
-            f'<td class="book-title">{esc(_book_field(book, "title"))}</td>'
+            f'<td class="book-title">{esc(_book_field(book, "title"))}{author_html}</td>'
             f"<td>{esc(_book_field(book, 'chapters', ''))}</td>"
             f"<td>{esc(_book_field(book, 'chunks', ''))}</td>"
             f"<td>{esc(_book_field(book, 'embedded', ''))}</td>"
