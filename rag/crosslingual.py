@@ -100,6 +100,7 @@ class Glossary:
     spelled_as: dict[str, set[str]] = field(default_factory=dict)  # Chinese word -> its toneless pinyin
     names_of: dict[str, list[str]] = field(default_factory=dict)  # Chinese word -> the names it glosses as
     primary: dict[str, set[str]] = field(default_factory=dict)  # a name -> the words whose first gloss it is
+    sense: dict[tuple[str, str], int] = field(default_factory=dict)  # (gloss, word) -> which sense of the word
 
     @classmethod
     def from_lines(cls, lines: Iterable[str]) -> Glossary:
@@ -124,6 +125,7 @@ class Glossary:
                     words = glossary.by_gloss.setdefault(key, [])
                     if simplified not in words:
                         words.append(simplified)
+                        glossary.sense[(key, simplified)] = n
             glossary.spelled_as.setdefault(simplified, set()).add("".join(map(_syllable, pinyin.split())))
             if len(simplified) == 1:
                 syllable = _syllable(pinyin)
@@ -393,8 +395,11 @@ def chinese_terms(question: str, book: BookText, glossary: Glossary) -> list[str
     terms: list[str] = []
     finder = _Finder(words, book, glossary)
 
-    def keep(candidates: Iterable[str]) -> bool:
+    def keep(gloss: str, candidates: Iterable[str]) -> bool:
         present = [c for c in candidates if book.count(c)]
+        if present:  # the words whose first sense this is ("heavy": 重, 沉重), not those it is a late sense of
+            first = min(glossary.sense.get((gloss, c), 0) for c in present)
+            present = [c for c in present if glossary.sense.get((gloss, c), 0) == first]
         multi = [c for c in present if len(c) > 1]
         chosen = sorted(multi or present, key=lambda c: -book.count(c))[:MAX_PER_TERM]
         terms.extend(c for c in chosen if c not in terms)
@@ -429,8 +434,9 @@ def chinese_terms(question: str, book: BookText, glossary: Glossary) -> list[str
                 continue
             heads = phrase[:-1]
             for last in _variants(phrase[-1]):
-                candidates = glossary.by_gloss.get(" ".join([*heads, last]))
-                if candidates and keep(candidates):
+                gloss = " ".join([*heads, last])
+                candidates = glossary.by_gloss.get(gloss)
+                if candidates and keep(gloss, candidates):
                     for i in at:
                         used[i] = True
                     break
@@ -492,7 +498,10 @@ def name_keys(definition: str) -> list[str]:
         for i, w in enumerate(words):
             if _NAME_WORD.fullmatch(w):
                 run.append(w)
-            elif w in _NAME_LINK and run and i + 1 < len(words) and _NAME_WORD.fullmatch(words[i + 1]):
+            elif w in _NAME_LINK and run:  # "Romance of the Three Kingdoms": only before a capitalised word
+                after = next((x for x in words[i + 1 :] if x not in _NAME_LINK), "")
+                if not _NAME_WORD.fullmatch(after):
+                    break
                 run.append(w)
             else:
                 break

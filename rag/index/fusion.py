@@ -88,12 +88,44 @@ class Ranking(NamedTuple):
     guaranteed: bool = False
 
 
-def rrf_many(rankings: Sequence[Ranking], n: int, k: int | None = None, rrf_k: int = RRF_K) -> Fused:
+PER_SIDE = 2  # guaranteed hits of each retriever (rrf_many), chosen with bench/retrieval.py
+BY_SIDE = False  # fuse each retriever's rankings first, then the retrievers (one vote each)
+SIDE_WINDOW = 5  # ... within this many first places (or the k asked for, when that is more)
+
+
+def _side_best(rankings: Sequence[Ranking], source: str, depth: int, rrf_k: int) -> list[Hashable]:
+    """The best ``depth`` keys of one retriever over all its rankings (the question's, rewritten and
+    translated queries', other names'): RRF within the side, exact ties by first seen."""
+    scores: dict[Hashable, float] = {}
+    for ranking in rankings:
+        if ranking.source != source:
+            continue
+        for rank, (key, _) in enumerate(ranking.items, start=1):
+            scores[key] = scores.get(key, 0.0) + ranking.weight / (rrf_k + rank)
+    first = {key: i for i, key in enumerate(scores)}
+    return sorted(scores, key=lambda key: (-scores[key], first[key]))[:depth]
+
+
+def rrf_many(rankings: Sequence[Ranking], n: int, k: int | None = None, rrf_k: int = RRF_K,
+             per_side: int | None = None, window: int | None = None, by_side: bool | None = None) -> Fused:
     """Weighted RRF: sum of ``weight / (rrf_k + rank)``; an exact tie goes to the key whose scores are
     closer to each ranking's best (RRF alone forgets that one retriever was far surer), then to the
-    one seen first (deterministic). The best ``n``. The best hit of every ``guaranteed`` ranking is among
-    the first ``k`` (default ``n``): if fusion put it lower, it takes the place of the lowest hit there
-    that is not itself guaranteed (never the fused best), and that hit follows the first ``k``."""
+    one seen first (deterministic). The best ``n``.
+
+    Guaranteed places, so that a strong hit of one retriever alone is not drowned by hits both found
+    at middling ranks (an English question's keyword rank 3 fell to 16 by RRF alone):
+
+    - ``per_side`` = 0: the best hit of every ``guaranteed`` ranking is among the first ``k`` (default
+      ``n``) (the index until issue 24);
+    - ``per_side`` >= 1 (default ``PER_SIDE``): for each retriever with a guaranteed ranking, its best
+      ``per_side`` hits over all its rankings (``_side_best``: the question's, and the translated or
+      rewritten queries') are among the first ``max(k, window)`` (``window`` default ``SIDE_WINDOW``),
+      at most ``n``.
+
+    A guaranteed hit that fusion put lower takes the place of the lowest hit there that is not itself
+    guaranteed (never the fused best), and that hit follows them."""
+    per_side = PER_SIDE if per_side is None else per_side
+    by_side = BY_SIDE if by_side is None else by_side
     scores: dict[Hashable, float] = {}
     strength: dict[Hashable, float] = {}  # breaks exact ties: each ranking's score relative to its best
     found: dict[Hashable, set[str]] = {}
@@ -103,11 +135,26 @@ def rrf_many(rankings: Sequence[Ranking], n: int, k: int | None = None, rrf_k: i
             scores[key] = scores.get(key, 0.0) + ranking.weight / (rrf_k + rank)
             strength[key] = strength.get(key, 0.0) + (ranking.weight * score / top if top > 0 else 0.0)
             found.setdefault(key, set()).add(ranking.source)
+    if by_side:  # each retriever's rankings fused first, then the retrievers' fused rankings, one vote each
+        sources = list(dict.fromkeys(r.source for r in rankings))
+        side_scores = {key: 0.0 for key in scores}
+        for source in sources:
+            for rank, key in enumerate(_side_best(rankings, source, len(scores), rrf_k), start=1):
+                side_scores[key] += 1.0 / (rrf_k + rank)
+        scores = side_scores
     first = {key: i for i, key in enumerate(scores)}
     order = {key: (-round(strength[key], 9), first[key]) for key in scores}
     ordered = sorted(scores, key=lambda key: (-scores[key], order[key]))
     k = n if k is None else min(k, n)
-    must = list(dict.fromkeys(r.items[0][0] for r in rankings if r.guaranteed and r.items))[:k]
+    if per_side <= 0:
+        must = list(dict.fromkeys(r.items[0][0] for r in rankings if r.guaranteed and r.items))[:k]
+    else:
+        k = min(n, max(k, SIDE_WINDOW if window is None else window))
+        sides = list(dict.fromkeys(r.source for r in rankings if r.guaranteed))  # even when it found nothing
+        best = [_side_best(rankings, side, per_side, rrf_k) for side in sides]
+        # alternately: each side's best, then each side's second...
+        must = list(dict.fromkeys(key for depth in range(per_side) for keys in best if depth < len(keys)
+                                  for key in [keys[depth]]))[: max(k - 1, 1)]
     head = ordered[:k]
     for key in must:
         if key in head:
