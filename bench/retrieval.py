@@ -44,7 +44,8 @@ OLD = {"fusion": "rrf", "candidates": 30, "weight_vector": 1.0, "weight_keyword"
        "alias_weight": 0.0, "crosslingual": False, "per_side": 0}
 # fusion.rrf_many's guarantee (not an IndexConfig field): 0 = the best hit of each of the question's
 # rankings in the first 1 + retrievers (before issue 24); n = each retriever's best n in the first 5
-PER_SIDE_SWEEP = (0, 1, 2, 3)
+SWEEP = ((0, False, 60), (2, False, 60), (2, False, 20), (2, False, 10), (2, True, 20), (2, True, 10), (3, False, 10),
+         (1, False, 10))  # (per_side, by_side, rrf_k)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -269,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depths", action="store_true",
                         help="also default recall at 20/30/50 passages (a reranker's ceiling)")
     parser.add_argument("--only", help="comma-separated row names to run (default: all)")
-    parser.add_argument("--sweep", action="store_true", help="only rows of fusion's guarantee (PER_SIDE_SWEEP)")
+    parser.add_argument("--sweep", action="store_true", help="only rows of fusion's settings (SWEEP)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -301,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     from rag.config import Settings
     from rag.index import IndexConfig, fusion, open_index
 
-    default_per_side, default_by_side = fusion.PER_SIDE, fusion.BY_SIDE
+    default_per_side, default_by_side, default_rrf_k = fusion.PER_SIDE, fusion.BY_SIDE, fusion.RRF_K_MANY
 
     settings = Settings(_env_file=None, data_dir=args.data_dir.resolve(), embedding_provider=args.embedder,
                         embed_engine=args.embed_engine, embed_query_int8=not args.query_float32,
@@ -337,8 +338,8 @@ def main(argv: list[str] | None = None) -> int:
         ("default, vector only", "vector", final, 3),
     ]
     if args.sweep:  # the fusion guarantee on today's index, hybrid and each side alone
-        steps = [(f"per_side={d}{' by_side' if s else ''}", "hybrid", {**final, "per_side": d, "by_side": s}, 3)
-                 for s in (False, True) for d in PER_SIDE_SWEEP]
+        steps = [(f"per_side={d}{' by_side' if s else ''} rrf_k={c}", "hybrid",
+                  {**final, "per_side": d, "by_side": s, "rrf_k": c}, 3) for d, s, c in SWEEP]
         steps += [("keyword only", "keyword", final, 3), ("vector only", "vector", final, 3)]
     wanted = set(args.only.split(",")) if args.only else None
     rows = []
@@ -348,13 +349,14 @@ def main(argv: list[str] | None = None) -> int:
         index.config = dataclasses.replace(IndexConfig(), **{k: v for k, v in overrides.items() if k in final and k != "per_side"})
         fusion.PER_SIDE = overrides.get("per_side", default_per_side)
         fusion.BY_SIDE = overrides.get("by_side", default_by_side)
+        fusion.RRF_K_MANY = overrides.get("rrf_k", default_rrf_k)
         use_keywords(index, info.id, version)
         row = {"change": name, "mode": mode, **run_cases(index, info.id, cases, mode, args.repeat)}
         print(f"  {name}: chunk@5 {row['chunk@5']} @10 {row['chunk@10']} p50 {row['p50_ms']} ms", file=sys.stderr)
         rows.append(row)
 
     index.config = IndexConfig()
-    fusion.PER_SIDE, fusion.BY_SIDE = default_per_side, default_by_side
+    fusion.PER_SIDE, fusion.BY_SIDE, fusion.RRF_K_MANY = default_per_side, default_by_side, default_rrf_k
     use_keywords(index, info.id, 3)
     concurrency = {mode: concurrent_latency(index, info.id, cases, mode) for mode in ("hybrid", "keyword")}
     depths = depth_recall(index, info.id, cases) if args.depths else {}
