@@ -423,6 +423,13 @@ def chinese_terms(question: str, book: BookText, glossary: Glossary) -> list[str
             found = [t for t in spelled if t in english] or spelled or english
             if not found and size > 1:
                 found = finder.composed(span)
+                lower = [w.lower() for w in span]
+                if found:  # then the names it is made of ("Pipa Cave": 琵琶洞, 琵琶)
+                    parts = [t for w in span if finder.is_name_word(w) for t in finder.spelled([w])]
+                    found = list(dict.fromkeys(found + parts))
+                if found and "of" in lower:  # "the king of Zhuzi": 朱紫 as the book spells it, then 朱紫国王
+                    owner = span[lower.index("of") + 1 :]
+                    found = list(dict.fromkeys(finder.spelled(owner) + finder.english(owner) + found))
             if found:
                 terms.extend(t for t in found if t not in terms)
                 used[a : a + size] = [True] * size
