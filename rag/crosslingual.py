@@ -425,7 +425,7 @@ def chinese_terms(question: str, book: BookText, glossary: Glossary) -> list[str
                 found = finder.composed(span)
                 lower = [w.lower() for w in span]
                 if found:  # then the names it is made of ("Pipa Cave": 琵琶洞, 琵琶)
-                    parts = [t for w in span if finder.is_name_word(w) for t in finder.spelled([w])]
+                    parts = [t for w in span if finder.is_name_word(w) for t in finder.spelled([w]) if len(t) > 1]
                     found = list(dict.fromkeys(found + parts))
                 if found and "of" in lower:  # "the king of Zhuzi": 朱紫 as the book spells it, then 朱紫国王
                     owner = span[lower.index("of") + 1 :]
