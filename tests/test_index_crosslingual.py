@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import make_settings
 from index_fakes import BigramEmbedder, MemoryVectors
 
@@ -128,3 +129,111 @@ def test_an_english_question_searches_a_chinese_book_in_its_own_words(tmp_path: 
     assert off.search("Which cave does the demon live in, Pipa?", k=1, book_id=info.id, mode="keyword").passages == []
     chinese = index.search("琵琶洞", k=1, book_id=info.id, mode="keyword")
     assert not any("CC-CEDICT" in note for note in map(str, chinese.notes))  # a Chinese question is searched as typed
+
+
+# -- issue 24: the book's name table (n-gram counts and boundary variety, pinyin, CC-CEDICT names)
+NAME_LINES = """\
+# CC-CEDICT test excerpt: names and the characters' readings
+赤壁 赤壁 [Chi4 bi4] /Chibi, county-level city in Xianning 咸寧市|咸宁市[Xian2 ning2 shi4], Hubei/Chibi or Red Cliff \
+in Huangzhou district 黃州區|黄州区[Huang2 zhou1 qu1], Hubei, scene of the famous battle of Red Cliff of 208/
+湖北 湖北 [Hu2 bei3] /Hubei province (Hupeh) in central China, abbr. 鄂, capital Wuhan 武漢|武汉/
+董 董 [Dong3] /surname Dong/
+董 董 [dong3] /to supervise/to direct/director/
+卓 卓 [zhuo1] /outstanding/
+孫 孙 [sun1] /grandson/
+悟 悟 [wu4] /to comprehend/
+空 空 [kong1] /empty/air/sky/
+花 花 [hua1] /flower/
+果 果 [guo3] /fruit/
+檀 檀 [tan2] /sandalwood/
+谈 谈 [tan2] /to speak/
+曹 曹 [cao2] /surname Cao/
+操 操 [cao1] /to grasp/to drill/
+聞 闻 [wen2] /to hear/
+溪 溪 [xi1] /creek/rivulet/
+""".splitlines()
+
+FILLER_CHARS = "的了是在有他我你说道去来看见上下大小那这又只得便将与"
+
+
+def generated_book(names: dict[str, int], seed: int = 3) -> str:
+    """Sentences of random filler around each name (``names``: how many times), shuffled: every name
+    has many different characters before and after it."""
+    import random
+
+    rng = random.Random(seed)
+    sentences = [("".join(rng.choice(FILLER_CHARS) for _ in range(rng.randint(1, 4))) + name
+                  + "".join(rng.choice(FILLER_CHARS) for _ in range(rng.randint(1, 4))) + rng.choice("。，！"))
+                 for name, times in names.items() for _ in range(times)]
+    rng.shuffle(sentences)
+    return "".join(sentences)
+
+
+NAMES = {"赤壁": 12, "董卓": 30, "青龙偃月刀": 6, "孙悟空": 20, "花果山": 8, "檀溪": 5, "曹操": 25, "谈话": 4}
+
+
+def test_the_name_table_holds_the_books_standalone_strings_with_their_counts() -> None:
+    from rag.crosslingual import discover_terms
+
+    text = generated_book(NAMES)
+    found = discover_terms(text)
+    for name, times in NAMES.items():
+        assert found.get(name) == text.count(name) >= times, name
+    # parts of a name are not names of their own: 孙悟 is always followed by 空, 龙偃月 by 刀
+    assert "孙悟" not in found and "龙偃月" not in found and "悟空" not in found
+    # a string seen fewer times than the minimum is left out, however varied its neighbours
+    assert "谈话" not in discover_terms(text, min_count=5) and "谈话" in found
+    assert discover_terms("") == {} and discover_terms("abc，。") == {}
+
+
+def test_name_keys_are_the_names_a_definition_gives() -> None:
+    from rag.crosslingual import name_keys
+
+    assert name_keys("Chibi or Red Cliff in Huangzhou district 黃州區|黄州区[Huang2 zhou1 qu1], Hubei, scene of "
+                     "the famous battle of Red Cliff of 208")[:2] == ["chibi", "red cliff"]
+    assert name_keys("Dong Zhuo (-192), top general of late Han") == ["dong zhuo"]
+    assert name_keys("Romance of the Three Kingdoms") == ["romance three kingdoms"]  # of, the: left out of keys
+    assert name_keys("to imprison") == [] and name_keys("surname Dong") == []
+
+
+def test_english_and_pinyin_names_come_out_of_the_books_name_table() -> None:
+    g = Glossary.from_lines(NAME_LINES)
+    book = BookText([generated_book(NAMES)])
+    assert chinese_terms("What happened at the Red Cliffs?", book, g)[:1] == ["赤壁"]  # CC-CEDICT's name
+    assert chinese_terms("Who killed Dong Zhuo?", book, g)[:1] == ["董卓"]  # no entry: its pinyin in the book
+    assert chinese_terms("Sun Wukong", book, g) == ["孙悟空"]
+    assert chinese_terms("where was sun wu kong born", book, g)[:1] == ["孙悟空"]  # lower-case pinyin
+    # composed word by word from generic words and pinyin, kept because the book uses the whole
+    assert chinese_terms("Who carried the Green Dragon Crescent Blade?", book, g)[:1] == ["青龙偃月刀"]
+    assert chinese_terms("Where is Mount Huaguo?", book, g)[:1] == ["花果山"]
+    assert chinese_terms("Who leapt over Tan Creek?", book, g)[:1] == ["檀溪"]
+    # "Hubei" names 湖北 first: it is not a name of 赤壁 although 赤壁's definition says it
+    assert "赤壁" not in chinese_terms("Is Hubei far?", book, g)
+    # a plain lower-case English word does not join a name: "Cao Cao heard" is 曹操, not 曹操闻
+    heard = BookText([generated_book({**NAMES, "曹操闻": 10})])
+    assert chinese_terms("What had Cao Cao heard?", heard, g)[:1] == ["曹操"]
+    assert chinese_terms("the sun is hot", book, g) == []  # English words, not pinyin
+
+
+def test_the_name_table_is_built_once_per_book() -> None:
+    g = Glossary.from_lines(NAME_LINES)
+    book = BookText([generated_book(NAMES)])
+    table = book.names(g)
+    assert book.names(g) is table and "董卓" in table.counts and table.by_english["red cliff"] == ["赤壁"]
+    assert "dongzhuo" in table.readings("董卓", g)  # pypinyin's reading
+
+
+@pytest.mark.corpus
+def test_names_on_the_real_novels_with_the_bundled_dictionary() -> None:
+    from conftest import CORPUS
+
+    g = glossary()
+    sanguo = BookText([(CORPUS / "sanguoyanyi.txt").read_text(encoding="utf-8")])
+    xiyouji = BookText([(CORPUS / "xiyouji.txt").read_text(encoding="utf-8")])
+    for question, name in (("Red Cliffs", "赤壁"), ("Dong Zhuo", "董卓"), ("Green Dragon Crescent Blade", "青龙偃月刀"),
+                           ("Tan Creek", "檀溪"), ("Tong Pass", "潼关")):
+        assert chinese_terms(question, sanguo, g)[:1] == [name], question
+    for question, name in (("Sun Wukong", "孙悟空"), ("sun wu kong", "孙悟空"), ("Mount Huaguo", "花果山"),
+                           ("the golden-hooped rod", "金箍棒")):
+        assert chinese_terms(question, xiyouji, g)[:1] == [name], question
+    assert len(sanguo.names(g)) < 40_000  # small: tens of thousands of strings, a few MB

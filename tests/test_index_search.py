@@ -48,23 +48,48 @@ def make(tmp_path: Path, config: IndexConfig = FULL, chapters: int = 5, long: bo
 def test_weighted_rrf_and_the_guaranteed_slot() -> None:
     vector = [(("a", i), 1.0 - i / 10) for i in range(6)]
     keyword = [(("k", 0), 9.0)] + [(("a", i), 5.0 - i) for i in range(1, 6)]
-    plain = rrf_many([Ranking("vector", 1.0, vector), Ranking("keyword", 1.0, keyword)], 3)
+    plain = rrf_many([Ranking("vector", 1.0, vector), Ranking("keyword", 1.0, keyword)], 3, rrf_k=60, per_side=0)
     assert ("k", 0) not in [key for key, _, _ in plain]  # found by keyword alone, at rank 1: pushed out
-    kept = rrf_many([Ranking("vector", 1.0, vector, True), Ranking("keyword", 1.0, keyword, True)], 3)
+    kept = rrf_many([Ranking("vector", 1.0, vector, True), Ranking("keyword", 1.0, keyword, True)], 3, per_side=0)
     keys = [key for key, _, _ in kept]
     assert ("k", 0) in keys and ("a", 0) in keys and len(keys) == 3
     assert dict((key, src) for key, _, src in kept)[("k", 0)] == frozenset({"keyword"})
     deep = [key for key, _, _ in rrf_many([Ranking("vector", 1.0, vector, True), Ranking("keyword", 1.0, keyword, True)],
-                                          8, 3)]
+                                          8, 3, per_side=0)]
     assert set(deep[:3]) == set(keys) and len(deep) == 7 and len(set(deep)) == 7  # guaranteed within k, n kept
-    even = [key for key, _, _ in rrf_many([Ranking("vector", 1.0, vector), Ranking("keyword", 1.0, keyword)], 7)]
-    heavy = rrf_many([Ranking("vector", 1.0, vector), Ranking("keyword", 3.0, keyword)], 7)
+    even = [key for key, _, _ in rrf_many([Ranking("vector", 1.0, vector), Ranking("keyword", 1.0, keyword)], 7,
+                                          rrf_k=60, by_side=False)]
+    heavy = rrf_many([Ranking("vector", 1.0, vector), Ranking("keyword", 3.0, keyword)], 7, rrf_k=60, by_side=False)
     order = [key for key, _, _ in heavy]
     assert even.index(("a", 0)) < even.index(("k", 0)) and order.index(("k", 0)) < order.index(("a", 0))
     assert dict((key, score) for key, score, _ in heavy)[("k", 0)] == pytest.approx(3.0 / 61)
     # ties keep first-seen order, whatever the run
     tied = rrf_many([Ranking("vector", 1.0, [(("x", 1), 0.5)]), Ranking("keyword", 1.0, [(("x", 2), 0.5)])], 2)
     assert [key for key, _, _ in tied] == [("x", 1), ("x", 2)]
+
+
+# -- issue 24: a strong hit of one retriever alone stays near the top
+def test_each_retrievers_best_hits_over_all_its_rankings_stay_in_the_first_five() -> None:
+    both = [("b", i) for i in range(12)]  # found by every ranking at middling ranks
+    vector = [(key, 0.9 - i / 100) for i, key in enumerate(both)]
+    translated_vector = [(key, 0.8 - i / 100) for i, key in enumerate(both)]
+    alias = [(both[0], 3.0), (("other", 0), 2.0)]  # the question with the book's other names: little
+    keyword = [(("b", 0), 9.0), (("solo", 0), 8.5)] + [(key, 5.0 - i / 10) for i, key in enumerate(both[1:])]
+    rankings = [Ranking("vector", 1.0, vector, True), Ranking("keyword", 1.0, keyword, True),
+                Ranking("keyword", 1.0, alias), Ranking("vector", 1.0, translated_vector)]
+    old = [key for key, _, _ in rrf_many(rankings, 20, 3, rrf_k=60, per_side=0, by_side=False)]
+    assert old.index(("solo", 0)) >= 5  # keyword rank 2, alone: below every hit the other rankings share
+    for by_side in (False, True):
+        new = [key for key, _, _ in rrf_many(rankings, 20, 3, rrf_k=60, per_side=2, by_side=by_side)]
+        assert ("solo", 0) in new[:5] and new[0] == ("b", 0) and len(new) == len(set(new)) == 14
+    # an English question: its own keyword ranking finds nothing, the translated query's does (not guaranteed)
+    english = [Ranking("vector", 1.0, vector, True), Ranking("keyword", 1.0, [], True),
+               Ranking("keyword", 1.0, [(("solo", 0), 7.0)]), Ranking("vector", 1.0, translated_vector)]
+    assert ("solo", 0) in [key for key, _, _ in rrf_many(english, 20, 2)][:5]  # the defaults: one per retriever
+    assert ("solo", 0) not in [key for key, _, _ in rrf_many(english, 20, 2, rrf_k=60, per_side=0, by_side=False)][:5]
+    # by side: the hits one retriever found in several rankings get one vote of that retriever, not several
+    sided = rrf_many(rankings, 20, rrf_k=60, per_side=0, by_side=True)
+    assert dict((key, score) for key, score, _ in sided)[("b", 0)] == pytest.approx(2 / 61)
 
 
 # ---------------------------------------------------------------------------------- exact vectors

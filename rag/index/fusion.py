@@ -4,10 +4,11 @@ Each input is a list of ``(key, score)`` best first; the output is ``(key, fused
 best first, where ``sources`` says which retrievers found the key.
 
 ``rrf_many`` is what the index uses: weighted reciprocal rank fusion of any number of rankings
-(vector and keyword, for the question and for each rewritten query), with a guaranteed place in
-the top k for the best hit of the rankings that ask for one. Equal-weight RRF of two rankings
-pushes a hit that only one retriever found, even at rank 1, below every hit both found at middling
-ranks; on the dev questions that lost 5 of 13 misses (bench/retrieval.py).
+(vector and keyword, for the question and for each rewritten or translated query and other names),
+with rrf_k = 10 and a guaranteed place in the first 5 for each retriever's best hit over all its
+rankings. Equal-weight RRF with rrf_k = 60 pushes a hit that only one retriever found, even at rank
+1 or 2, below every hit several rankings found at middling ranks (issue 24: a keyword rank 3 fell to
+16, an English question's vector rank 2 to 13); bench/retrieval.py --sweep compares the settings.
 """
 
 from __future__ import annotations
@@ -88,12 +89,63 @@ class Ranking(NamedTuple):
     guaranteed: bool = False
 
 
-def rrf_many(rankings: Sequence[Ranking], n: int, k: int | None = None, rrf_k: int = RRF_K) -> Fused:
+# rrf_many's defaults, chosen with bench/retrieval.py --sweep on the two dev sets (xiyouji, sanguo_aliases):
+# hybrid chunk@5 0.683 / 0.909 against 0.633 / 0.818 with (0, False, 60), the index before issue 24
+PER_SIDE = 1  # guaranteed hits of each retriever
+RRF_K_MANY = 10  # rrf_many's constant: smaller than 60 lets a single ranking's first places count more
+BY_SIDE = False  # fuse each retriever's rankings first, then the retrievers (one vote each)
+SIDE_WINDOW = 5  # ... within this many first places (or the k asked for, when that is more)
+
+
+def _side_best(rankings: Sequence[Ranking], source: str, depth: int, rrf_k: int) -> list[Hashable]:
+    """The best ``depth`` keys of one retriever over all its rankings (the question's, rewritten and
+    translated queries', other names'): by their best rank in any of them (a hit one query ranks 2nd
+    is among the retriever's best even if no other query finds it), then by RRF within the side, then
+    first seen."""
+    best: dict[Hashable, int] = {}
+    scores: dict[Hashable, float] = {}
+    for ranking in rankings:
+        if ranking.source != source:
+            continue
+        for rank, (key, _) in enumerate(ranking.items, start=1):
+            best[key] = min(best.get(key, rank), rank)
+            scores[key] = scores.get(key, 0.0) + ranking.weight / (rrf_k + rank)
+    first = {key: i for i, key in enumerate(scores)}
+    return sorted(scores, key=lambda key: (best[key], -scores[key], first[key]))[:depth]
+
+
+def _side_rrf(rankings: Sequence[Ranking], source: str, rrf_k: int) -> list[Hashable]:
+    """One retriever's rankings fused by RRF (ties by first seen), for ``by_side``."""
+    scores: dict[Hashable, float] = {}
+    for ranking in rankings:
+        if ranking.source == source:
+            for rank, (key, _) in enumerate(ranking.items, start=1):
+                scores[key] = scores.get(key, 0.0) + ranking.weight / (rrf_k + rank)
+    first = {key: i for i, key in enumerate(scores)}
+    return sorted(scores, key=lambda key: (-scores[key], first[key]))
+
+
+def rrf_many(rankings: Sequence[Ranking], n: int, k: int | None = None, rrf_k: int | None = None,
+             per_side: int | None = None, window: int | None = None, by_side: bool | None = None) -> Fused:
     """Weighted RRF: sum of ``weight / (rrf_k + rank)``; an exact tie goes to the key whose scores are
     closer to each ranking's best (RRF alone forgets that one retriever was far surer), then to the
-    one seen first (deterministic). The best ``n``. The best hit of every ``guaranteed`` ranking is among
-    the first ``k`` (default ``n``): if fusion put it lower, it takes the place of the lowest hit there
-    that is not itself guaranteed (never the fused best), and that hit follows the first ``k``."""
+    one seen first (deterministic). The best ``n``.
+
+    Guaranteed places, so that a strong hit of one retriever alone is not drowned by hits both found
+    at middling ranks (an English question's keyword rank 3 fell to 16 by RRF alone):
+
+    - ``per_side`` = 0: the best hit of every ``guaranteed`` ranking is among the first ``k`` (default
+      ``n``) (the index until issue 24);
+    - ``per_side`` >= 1 (default ``PER_SIDE``): for each retriever with a guaranteed ranking, its best
+      ``per_side`` hits over all its rankings (``_side_best``: the question's, and the translated or
+      rewritten queries') are among the first ``max(k, window)`` (``window`` default ``SIDE_WINDOW``),
+      at most ``n``.
+
+    A guaranteed hit that fusion put lower takes the place of the lowest hit there that is not itself
+    guaranteed (never the fused best), and that hit follows them."""
+    per_side = PER_SIDE if per_side is None else per_side
+    rrf_k = RRF_K_MANY if rrf_k is None else rrf_k
+    by_side = BY_SIDE if by_side is None else by_side
     scores: dict[Hashable, float] = {}
     strength: dict[Hashable, float] = {}  # breaks exact ties: each ranking's score relative to its best
     found: dict[Hashable, set[str]] = {}
@@ -103,11 +155,28 @@ def rrf_many(rankings: Sequence[Ranking], n: int, k: int | None = None, rrf_k: i
             scores[key] = scores.get(key, 0.0) + ranking.weight / (rrf_k + rank)
             strength[key] = strength.get(key, 0.0) + (ranking.weight * score / top if top > 0 else 0.0)
             found.setdefault(key, set()).add(ranking.source)
+    if by_side:  # each retriever's rankings fused first, then the retrievers' fused rankings, one vote each
+        sources = list(dict.fromkeys(r.source for r in rankings))
+        side_scores = {key: 0.0 for key in scores}
+        for source in sources:
+            for rank, key in enumerate(_side_rrf(rankings, source, rrf_k), start=1):
+                side_scores[key] += 1.0 / (rrf_k + rank)
+        scores = side_scores
     first = {key: i for i, key in enumerate(scores)}
     order = {key: (-round(strength[key], 9), first[key]) for key in scores}
     ordered = sorted(scores, key=lambda key: (-scores[key], order[key]))
     k = n if k is None else min(k, n)
-    must = list(dict.fromkeys(r.items[0][0] for r in rankings if r.guaranteed and r.items))[:k]
+    if per_side <= 0:
+        must = list(dict.fromkeys(r.items[0][0] for r in rankings if r.guaranteed and r.items))[:k]
+    else:
+        k = min(n, max(k, SIDE_WINDOW if window is None else window))
+        # every retriever once any ranking asks for a guarantee: an English question's own keyword ranking
+        # finds nothing (and is not passed), its translation's does
+        sides = list(dict.fromkeys(r.source for r in rankings)) if any(r.guaranteed for r in rankings) else []
+        best = [_side_best(rankings, side, per_side, rrf_k) for side in sides]
+        # alternately: each side's best, then each side's second...
+        must = list(dict.fromkeys(key for depth in range(per_side) for keys in best if depth < len(keys)
+                                  for key in [keys[depth]]))[: max(k - 1, 1)]
     head = ordered[:k]
     for key in must:
         if key in head:
