@@ -12,6 +12,7 @@ $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) scripts/strip_debug_info.py
 	touch $@
 
 $(VENV)/.dev: requirements-dev.txt requirements.txt $(VENV)/.runtime
