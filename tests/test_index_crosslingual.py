@@ -173,7 +173,7 @@ NAMES = {"赤壁": 12, "董卓": 30, "青龙偃月刀": 6, "孙悟空": 20, "花
 
 
 def test_the_name_table_holds_the_books_standalone_strings_with_their_counts() -> None:
-    from rag.crosslingual import discover_terms
+    from rag.nametable import discover_terms
 
     text = generated_book(NAMES)
     found = discover_terms(text)

@@ -291,7 +291,7 @@ INTRODUCTIONS = ("此人乃琅琊阳都人，覆姓诸葛，名亮，字孔明�
 
 
 def test_aliases_come_from_the_books_own_introductions() -> None:
-    from rag.index.aliases import alias_queries, build_aliases
+    from rag.aliases import alias_queries, build_aliases
 
     aliases = build_aliases([INTRODUCTIONS])
     assert aliases["诸葛亮"][0] == "孔明" and "诸葛孔明" in aliases["诸葛亮"] and aliases["孔明"][0] == "诸葛亮"

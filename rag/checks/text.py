@@ -185,7 +185,7 @@ for _w in FUNCTION_WORDS:
     VARIANTS.setdefault(_w, frozenset({_w}))
 
 # Common other names of the people of the classical novels this app is read with (a reader writes 关羽,
-# the book writes 关公 or 云长). The book's own introductions add more (rag.index.aliases).
+# the book writes 关公 or 云长). The book's own introductions add more (rag.aliases).
 _NAME_TABLE = """
 刘备:玄德,刘玄德,先主,刘皇叔 关羽:云长,关公,关云长,寿亭侯 张飞:翼德,张翼德,益德 诸葛亮:孔明,诸葛孔明,卧龙,武侯
 曹操:孟德,曹孟德,曹公,阿瞒,魏王 孙权:仲谋,孙仲谋,吴侯 周瑜:公瑾,周公瑾,周郎 赵云:子龙,赵子龙 吕布:奉先,吕奉先,温侯

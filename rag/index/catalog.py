@@ -26,10 +26,10 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from rag.aliases import build_aliases
 from rag.crosslingual import BookText
 from rag.errors import BookError, IndexError_
 from rag.i18n import Msg
-from rag.index.aliases import build_aliases
 from rag.index.chapters import LoadedBook
 from rag.index.chunking import Chunk, chunk_chapters
 from rag.index.keyword import KeywordIndex
@@ -361,7 +361,7 @@ class StoredBook:
         return self._load()[2].get(chunk_id)
 
     def aliases(self) -> dict[str, tuple[str, ...]]:
-        """Other names of the book's people, from its own introductions (``rag.index.aliases``)."""
+        """Other names of the book's people, from its own introductions (``rag.aliases``)."""
         found = self._aliases
         if found is None:
             found = self._aliases = build_aliases(c.text for c in self.chunks())

@@ -42,7 +42,7 @@ class IndexConfig:
     context_chars: int = 1200
     chapter_hint: bool = True  # a question naming a chapter ("第二十七回", "chapter 27") searches it first
     # Weight of the keyword search of the question with the other names the book gives its people
-    # (诸葛亮 -> 孔明, from "姓诸葛，名亮，字孔明"; rag.index.aliases). 0: off.
+    # (诸葛亮 -> 孔明, from "姓诸葛，名亮，字孔明"; rag.aliases). 0: off.
     alias_weight: float = 1.0
     # An English question on a Chinese book is also searched with the book's words for it: pinyin names
     # matched in the book, other words by CC-CEDICT gloss (rag.crosslingual).

@@ -38,11 +38,11 @@ from typing import cast
 import numpy as np
 
 from rag import deadline as turn_deadline
+from rag.aliases import alias_queries
 from rag.crosslingual import chinese_terms, glossary, script_of
 from rag.errors import IndexError_, RagError
 from rag.i18n import Msg
 from rag.index import fusion
-from rag.index.aliases import alias_queries
 from rag.index.catalog import StoredBook, keyword_text
 from rag.index.chunking import Chunk
 from rag.index.config import IndexConfig
