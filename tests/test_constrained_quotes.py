@@ -10,13 +10,12 @@ import jsonschema
 import pytest
 from conftest import make_settings
 
-from rag.agent.context import format_book_context
+from rag.agent.context import format_book_context, numbered_sentences
 from rag.agent.judge import NOT_FOUND_CHOICE, constrained_schema, judge, sources_of
 from rag.checks import MIN_QUOTE_WEIGHT, content_weight, match_quote, normalize
 from rag.checks.choices import CLAUSE_RUN_WEIGHT, MAX_CHOICES, quote_choices, sentence_spans
 from rag.checks.quotes import MAX_QUOTE_WEIGHT, Source
 from rag.checks.sentences import split_sentences
-from rag.agent.context import numbered_sentences
 from rag.llm import forget_methods, make_chat_model
 from rag.schemas import Passage, SearchResult
 from rag.testing.openai_stub import OpenAIStub, request_kind
@@ -53,35 +52,43 @@ def test_every_choice_is_a_verbatim_span_the_quote_checks_accept() -> None:
     for choice in choices:
         assert any(match_quote(choice, s.norm) and match_quote(choice, s.norm).exact  # type: ignore[union-attr]
                    or match_quote(choice, s.label_norm) for s in sources), choice
-        assert MIN_QUOTE_WEIGHT <= content_weight(normalize(choice, numerals=False).text)
+        assert content_weight(normalize(choice, numerals=False).text) >= MIN_QUOTE_WEIGHT
         assert _weight(choice) <= MAX_QUOTE_WEIGHT
     # the headings and the web page's title and text are there too, in the sources' order
-    assert choices[0] == "第二回 悟彻菩提真妙理"
+    assert choices[0] == "第二回 悟彻菩提真妙理" and "一筋斗就有十万八千里路哩，" in choices
     assert "The 1986 series shows it in episode 9." in choices
     assert choices.index("须菩提祖师半夜传授悟空长生之道。") < choices.index("第七回 五行山") < \
         choices.index("五百年后才被唐僧救出。")
 
 
-def test_a_long_sentence_is_cut_at_its_clauses_and_nothing_is_lost() -> None:
+def test_a_span_starts_at_every_clause_so_the_answers_words_can_open_a_quote() -> None:
     assert _weight(LONG) > MAX_QUOTE_WEIGHT
     spans = sentence_spans(LONG)
-    assert len(spans) >= 3
-    assert all(_weight(s) <= CLAUSE_RUN_WEIGHT for s in spans)
-    assert "".join(spans) == LONG  # contiguous runs, in order, covering the whole sentence
-    assert any("十万八千里" in s for s in spans)
-    # a short sentence stays whole; one too short to verify is no choice at all
-    assert sentence_spans("悟空即运神炼法，会了筋斗云。") == ["悟空即运神炼法，会了筋斗云。"]
+    assert "一筋斗就有十万八千里路哩，" in spans  # the clause that states it, on its own
+    starts = {LONG.find(s) for s in spans}
+    assert {0} | {i + 1 for i, ch in enumerate(LONG[:-1]) if ch in "，："} <= starts  # every clause opens one
+    assert all(s in LONG and _weight(s) <= MAX_QUOTE_WEIGHT for s in spans)
+    # a short sentence stays whole (and its clauses come too); one too short to verify is no choice at all
+    assert sentence_spans("悟空即运神炼法，会了筋斗云。")[0] == "悟空即运神炼法，会了筋斗云。"
     assert sentence_spans("好！") == []
 
 
-def test_the_choices_are_capped_keeping_the_first_sources() -> None:
-    sources = [Source(n, "".join(f"第{n}段第{k}句说的是另一件事情。" for k in range(40)), "book", f"卷{n}")
-               for n in range(1, 11)]
-    choices = quote_choices(sources)
-    assert len(choices) == MAX_CHOICES
-    first = [sources[0].text[a:b] for a, b in split_sentences(sources[0].text)]
-    assert set(first) <= set(choices)
-    assert len(quote_choices(sources, max_chars=100)) < 10
+def test_the_coarsest_level_packs_a_long_sentence_into_contiguous_runs() -> None:
+    spans = sentence_spans(LONG, 0)
+    assert len(spans) >= 3 and "".join(spans) == LONG
+    assert all(_weight(s) <= CLAUSE_RUN_WEIGHT for s in spans)
+
+
+def test_too_many_spans_take_a_coarser_level_then_keep_the_first_sources() -> None:
+    sentences = [f"第{k}句，说的是另一件事情，与前后都不同。" for k in range(40)]
+    few = [Source(n, "".join(sentences), "book", f"卷{n}") for n in range(1, 3)]
+    fine = quote_choices(few)
+    assert "说的是另一件事情，" in fine and len(fine) <= MAX_CHOICES  # clause level: every clause
+    many = [Source(n, "".join(sentences).replace("第", f"卷{n}第"), "book", f"卷{n}") for n in range(1, 11)]
+    coarse = quote_choices(many)
+    assert len(coarse) <= MAX_CHOICES and "说的是另一件事情，" not in coarse
+    assert {many[0].text[a:b] for a, b in split_sentences(many[0].text)} <= set(coarse)  # whole sentences
+    assert len(quote_choices(many, max_chars=100)) < 10
 
 
 # --------------------------------------------------------------------------- the schema

@@ -1,13 +1,17 @@
 """The quotes a judge may choose from: the sources' own text cut into spans the quote checks accept
 (``rag.checks.quotes``), for a JSON schema that constrains the judge's quote to them (an ``enum``).
 
-A span is a whole sentence (``split_sentences``) when its content weight is at most
-``MAX_QUOTE_WEIGHT``; a longer sentence is cut at its clause marks (，；：、) into runs of clauses of
-at most ``CLAUSE_RUN_WEIGHT`` each (a clause longer than that on its own is cut by characters). A span
-under ``MIN_QUOTE_WEIGHT`` (a speech tag, "行者道：") is joined to the next one of its sentence. Spans
-come in the sources' order (the best passage first) with each book passage's chapter heading (where
-a quote may show where something happens), without repeats, until ``MAX_CHOICES`` spans or
-``MAX_CHOICE_CHARS`` characters: a long context loses the end of its last sources, never the first.
+A grammar-constrained model writes a quote from its first token, so a span must start where the
+words that state the answer start: the spans are runs of one to ``MAX_RUN`` consecutive clauses of
+a sentence (``split_sentences``; clauses end at ，；：、 and at 。！？ inside quoted speech; a clause
+over ``CLAUSE_RUN_WEIGHT`` is cut by characters), each with a content weight between
+``MIN_QUOTE_WEIGHT`` and ``MAX_QUOTE_WEIGHT``, plus a whole sentence that fits; when those of all sources are too many, every clause (with the
+next while it is too short), and then whole sentences (a long one cut into runs of clauses). (Whole sentences
+alone were tried first: the 1.5B model then chose a sentence beside the answer, since none began
+with its words; bench/README.md.) Spans come in the sources' order (the best passage first) with each
+book passage's chapter heading (where a quote may show where something happens), without repeats,
+until ``MAX_CHOICES`` spans or ``MAX_CHOICE_CHARS`` characters: a long context loses the end of its
+last sources, never the first.
 Pure: no model, no I/O.
 """
 
@@ -20,11 +24,12 @@ from rag.checks.quotes import MAX_QUOTE_WEIGHT, MIN_QUOTE_WEIGHT, Source
 from rag.checks.sentences import split_sentences
 from rag.checks.text import content_weight, normalize
 
-MAX_CHOICES = 240  # spans in one schema (6 passages of 1,200 characters of Chinese prose: ~150-220)
-MAX_CHOICE_CHARS = 16_000  # their characters together (the grammar's size, not the prompt's)
-CLAUSE_RUN_WEIGHT = 40.0  # a long sentence's pieces: short enough to show which words state the answer
+MAX_CHOICES = 480  # spans in one schema (under OpenAI's 500 enum values; a 400-character passage gives ~60-170)
+MAX_CHOICE_CHARS = 15_000  # their characters together (the grammar's size, not the prompt's; OpenAI: 15,000)
+MAX_RUN = 3  # clauses in one span
+CLAUSE_RUN_WEIGHT = 40.0  # a clause longer than this is cut by characters
 MAX_SPAN_CHARS = 400  # rag.schemas.MAX_FIELD_CHARS: a quote field holds no more
-_CLAUSE_END = re.compile(r"[，,；;：:、]")
+_CLAUSE_END = re.compile(r"[，,；;：:、。！？!?]+[”」』’\"]*")
 
 
 def _weight(text: str) -> float:
@@ -59,22 +64,44 @@ def _cut_at_weight(text: str, limit: float) -> int:
     return len(text)
 
 
-def sentence_spans(sentence: str) -> list[str]:
-    """A sentence as the spans a quote may be (see the module docstring)."""
+def sentence_spans(sentence: str, max_run: int = MAX_RUN) -> list[str]:
+    """A sentence as the spans a quote may be (see the module docstring), by where they start: runs
+    of 1 to ``max_run`` clauses (a run under ``MIN_QUOTE_WEIGHT`` takes the next clause too);
+    ``max_run=0``: the sentence alone, or, too long for a quote, its clauses packed into runs."""
     sentence = sentence.strip()
     if not sentence:
         return []
-    if _weight(sentence) <= MAX_QUOTE_WEIGHT:
-        return [sentence] if _min_weight(sentence) else []
+    fits = _weight(sentence) <= MAX_QUOTE_WEIGHT and _min_weight(sentence)
+    if max_run == 0:
+        return [sentence] if fits else _packed(_clauses(sentence)) if _weight(sentence) > MAX_QUOTE_WEIGHT else []
+    clauses = _clauses(sentence)
+    spans: list[str] = [sentence] if fits else []
+    for i in range(len(clauses)):
+        size = 0
+        for j in range(i + 1, len(clauses) + 1):
+            run = "".join(clauses[i:j]).strip()
+            if _weight(run) > MAX_QUOTE_WEIGHT:
+                break
+            if not _min_weight(run):
+                continue
+            size += 1
+            if run not in spans:
+                spans.append(run)
+            if size >= max_run:
+                break
+    return spans
+
+
+def _packed(clauses: list[str]) -> list[str]:
+    """Consecutive clauses packed into runs of at most ``CLAUSE_RUN_WEIGHT`` (a short one joins the next)."""
     spans: list[str] = []
     current = ""
-    for clause in _clauses(sentence):
-        joined = current + clause
-        if current and _weight(joined) > CLAUSE_RUN_WEIGHT and _min_weight(current):
+    for clause in clauses:
+        if current and _weight(current + clause) > CLAUSE_RUN_WEIGHT and _min_weight(current):
             spans.append(current.strip())
             current = clause
         else:
-            current = joined
+            current += clause
     if current.strip():
         if _min_weight(current) or not spans:
             spans.append(current.strip())
@@ -87,27 +114,41 @@ def _min_weight(text: str) -> bool:
     return content_weight(normalize(text, numerals=False).text) >= MIN_QUOTE_WEIGHT
 
 
-def _source_spans(source: Source) -> Iterator[str]:
+def _source_spans(source: Source, max_run: int) -> Iterator[str]:
     if source.origin == "book" and source.label.strip():
-        yield from sentence_spans(source.label)
+        yield from sentence_spans(source.label, 0)
     for a, b in split_sentences(source.text):
-        yield from sentence_spans(source.text[a:b])
+        yield from sentence_spans(source.text[a:b], max_run)
+
+
+#: From finest to coarsest: every run of up to 3 clauses, every clause, whole sentences.
+LEVELS = (MAX_RUN, 1, 0)
 
 
 def quote_choices(sources: Sequence[Source], *, max_choices: int = MAX_CHOICES,
                   max_chars: int = MAX_CHOICE_CHARS) -> list[str]:
-    """The spans of ``sources`` a constrained quote may be (see the module docstring)."""
+    """The spans of ``sources`` a constrained quote may be (see the module docstring): the finest
+    level of ``LEVELS`` whose spans of every source fit ``max_choices`` and ``max_chars``; when not
+    even whole sentences fit, those of the first sources that do."""
+    for level in LEVELS:
+        choices, complete = _collect(sources, level, max_choices, max_chars)
+        if complete:
+            return choices
+    return choices
+
+
+def _collect(sources: Sequence[Source], level: int, max_choices: int, max_chars: int) -> tuple[list[str], bool]:
     choices: list[str] = []
     seen: set[str] = set()
     chars = 0
     for source in sources:
-        for span in _source_spans(source):
+        for span in _source_spans(source, level):
             span = span[:MAX_SPAN_CHARS]
             if span in seen:
                 continue
             if len(choices) >= max_choices or chars + len(span) > max_chars:
-                return choices
+                return choices, False
             seen.add(span)
             choices.append(span)
             chars += len(span)
-    return choices
+    return choices, True
