@@ -377,6 +377,19 @@ def _local_host(host: str) -> bool:
     return address.is_loopback or address.is_private or address.is_link_local
 
 
+def self_hosted(llm: Any) -> bool:
+    """Whether ``llm`` talks to a self-hosted server (loopback, private or single-label host: llama.cpp,
+    the embedded runtime, vLLM, Ollama) rather than a hosted API; False for models that are not an
+    OpenAI-compatible client."""
+    base = getattr(llm, "openai_api_base", None) if hasattr(llm, "openai_api_base") else None
+    if not base:
+        return False
+    try:
+        return _local_host((urlsplit(str(base)).hostname or "").lower())
+    except ValueError:
+        return False
+
+
 def method_for_endpoint(llm: Any) -> str:
     """The method ``auto`` starts with for ``llm``'s endpoint, by its base URL's shape (no call):
     json_schema for OpenAI and self-hosted servers (llama.cpp's server and the embedded runtime,

@@ -13,7 +13,15 @@ from conftest import make_settings
 from rag.agent.context import format_book_context, numbered_sentences
 from rag.agent.judge import NOT_FOUND_CHOICE, constrained_schema, judge, sources_of
 from rag.checks import MIN_QUOTE_WEIGHT, content_weight, match_quote, normalize
-from rag.checks.choices import CLAUSE_RUN_WEIGHT, MAX_CHOICES, quote_choices, sentence_spans
+from rag.checks.choices import (
+    CLAUSE_RUN_WEIGHT,
+    HOSTED_MAX_CHOICE_CHARS,
+    HOSTED_MAX_CHOICES,
+    MAX_CHOICE_CHARS,
+    MAX_CHOICES,
+    quote_choices,
+    sentence_spans,
+)
 from rag.checks.quotes import MAX_QUOTE_WEIGHT, Source
 from rag.checks.sentences import split_sentences
 from rag.llm import forget_methods, make_chat_model
@@ -79,15 +87,21 @@ def test_the_coarsest_level_packs_a_long_sentence_into_contiguous_runs() -> None
     assert all(_weight(s) <= CLAUSE_RUN_WEIGHT for s in spans)
 
 
+def _sentences(n: int, count: int) -> str:
+    return "".join(f"卷{n}第{k}句说的是，第{n}个故事的第{k}件事情，与前后都不同。" for k in range(count))
+
+
 def test_too_many_spans_take_a_coarser_level_then_keep_the_first_sources() -> None:
-    sentences = [f"第{k}句，说的是另一件事情，与前后都不同。" for k in range(40)]
-    few = [Source(n, "".join(sentences), "book", f"卷{n}") for n in range(1, 3)]
+    few = [Source(n, _sentences(n, 5), "book", f"卷{n}") for n in range(1, 3)]
     fine = quote_choices(few)
-    assert "说的是另一件事情，" in fine and len(fine) <= MAX_CHOICES  # clause level: every clause
-    many = [Source(n, "".join(sentences).replace("第", f"卷{n}第"), "book", f"卷{n}") for n in range(1, 11)]
+    assert "第1个故事的第3件事情，与前后都不同。" in fine  # the finest level: any run of clauses
+    many = [Source(n, _sentences(n, 40), "book", f"卷{n}") for n in range(1, 11)]
     coarse = quote_choices(many)
-    assert len(coarse) <= MAX_CHOICES and "说的是另一件事情，" not in coarse
-    assert {many[0].text[a:b] for a, b in split_sentences(many[0].text)} <= set(coarse)  # whole sentences
+    assert len(coarse) <= MAX_CHOICES and sum(map(len, coarse)) <= MAX_CHOICE_CHARS
+    assert "第1个故事的第3件事情，与前后都不同。" not in coarse  # a coarser level for all sources
+    hosted = quote_choices(many, max_choices=HOSTED_MAX_CHOICES, max_chars=HOSTED_MAX_CHOICE_CHARS)
+    assert len(hosted) <= HOSTED_MAX_CHOICES
+    assert {many[0].text[a:b] for a, b in split_sentences(many[0].text)} <= set(hosted)  # whole sentences
     assert len(quote_choices(many, max_chars=100)) < 10
 
 

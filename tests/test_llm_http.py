@@ -201,10 +201,12 @@ def test_cli_direct_answer_prints_the_answer_and_the_note_once(tmp_path: Path):
     ("https://dashscope.aliyuncs.com/compatible-mode/v1", "function_calling"),
 ])
 def test_auto_picks_the_method_by_the_endpoints_shape(base, expected):
-    from rag.llm import method_for_endpoint
+    from rag.llm import method_for_endpoint, self_hosted
 
     llm = make_chat_model(make_settings(llm_base_url=base, llm_api_key=SECRET, llm_model="m"))
     assert method_for_endpoint(llm) == expected
+    # a self-hosted server gets the judge's full quote choices, a hosted API the smaller caps
+    assert self_hosted(llm) == (base is not None and "api." not in base and "dashscope" not in base)
 
 
 def test_auto_leaves_fakes_on_tools_and_obeys_a_pinned_method():

@@ -25,10 +25,16 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from rag.agent import prompts
 from rag.agent.context import format_sentence_context, neutralise, numbered_sentences
 from rag.checks import Source, question_left_out, verify_part
-from rag.checks.choices import MAX_CHOICES, quote_choices
+from rag.checks.choices import (
+    HOSTED_MAX_CHOICE_CHARS,
+    HOSTED_MAX_CHOICES,
+    MAX_CHOICE_CHARS,
+    MAX_CHOICES,
+    quote_choices,
+)
 from rag.errors import LLMError, LLMOutputError
 from rag.i18n import Msg, join
-from rag.llm import structured_invoke
+from rag.llm import self_hosted, structured_invoke
 from rag.schemas import (
     ClaimedPart,
     Evaluation,
@@ -95,12 +101,13 @@ def judge_messages(question: str, context: str, *, mode: JudgeMode = "evidence",
 NOT_FOUND_CHOICE = "not found"  # what the prompt tells the judge to write when no source states a part
 
 
-def constrained_schema(sources: Sequence[Source], ids: dict[str, tuple[int, str]] | None = None) -> dict[str, Any]:
+def constrained_schema(sources: Sequence[Source], ids: dict[str, tuple[int, str]] | None = None, *,
+                       hosted: bool = False) -> dict[str, Any]:
     """``EvidenceJudgement``'s JSON schema with its evidence fields narrowed to what the sources hold,
     for ``response_format`` json_schema (the server's grammar then lets the model write nothing else):
 
     - ``quote`` (``evidence="quote"``): an ``enum`` of the sources' own spans (``rag.checks.choices``:
-      sentences, long ones cut at clause marks, at most ``MAX_CHOICES``) or "not found";
+      runs of clauses, at most ``MAX_CHOICES``, or ``HOSTED_MAX_CHOICES`` for a hosted API) or "not found";
     - ``quote`` (``evidence="sentence"``, ``ids`` given): an ``enum`` of the sentence ids that exist,
       each alone or with the next one of its source ("2.3, 2.4"), or "not found";
     - ``source``: one of the source numbers, or null.
@@ -109,12 +116,14 @@ def constrained_schema(sources: Sequence[Source], ids: dict[str, tuple[int, str]
     checked as usual (``check_parts``). Spans are written as the prompt shows them (``neutralise``)."""
     schema = copy.deepcopy(EvidenceJudgement.model_json_schema())
     part = schema["$defs"]["ClaimedPart"]["properties"]
+    most, chars = (HOSTED_MAX_CHOICES, HOSTED_MAX_CHOICE_CHARS) if hosted else (MAX_CHOICES, MAX_CHOICE_CHARS)
     if ids:
         keys = list(ids)
         pairs = [f"{a}, {b}" for a, b in zip(keys, keys[1:], strict=False) if ids[a][0] == ids[b][0]]
-        choices = [*keys[:MAX_CHOICES], *pairs[: max(0, MAX_CHOICES - len(keys))]]
+        choices = [*keys[:most], *pairs[: max(0, most - len(keys))]]
     else:
-        choices = list(dict.fromkeys(neutralise(c) for c in quote_choices(sources)))
+        choices = list(dict.fromkeys(neutralise(c) for c in quote_choices(sources, max_choices=most,
+                                                                            max_chars=chars)))
     part["quote"] = {"type": "string", "enum": [*choices, NOT_FOUND_CHOICE],
                      "description": part["quote"].get("description", "")}
     numbers = [s.number for s in sources]
@@ -220,7 +229,7 @@ def judge(judge_llm: Any, question: str, passages: Sequence[Passage], web_result
     messages = judge_messages(question, context, mode=mode, web_query_rule=web_query_rule, few_shot=few_shot,
                               evidence=evidence)
     schema = Evaluation if mode == "verdict" else EvidenceJudgement
-    narrow = (constrained_schema(sources, ids) if constrain and mode != "verdict" and sources
+    narrow = (constrained_schema(sources, ids, hosted=not self_hosted(judge_llm)) if constrain and mode != "verdict" and sources
               and method in ("json_schema", "auto") else None)
     reply, errors = structured_with_retry(judge_llm, schema, messages, method, response_schema=narrow)
     if reply is None:

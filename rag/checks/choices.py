@@ -1,14 +1,15 @@
 """The quotes a judge may choose from: the sources' own text cut into spans the quote checks accept
 (``rag.checks.quotes``), for a JSON schema that constrains the judge's quote to them (an ``enum``).
 
-A grammar-constrained model writes a quote from its first token, so a span must start where the
-words that state the answer start: the spans are runs of one to ``MAX_RUN`` consecutive clauses of
-a sentence (``split_sentences``; clauses end at ，；：、 and at 。！？ inside quoted speech; a clause
+A grammar-constrained model writes a quote from its first token and must stop where a span stops,
+so a span must start where the words that state the answer start, and may end at any clause: the
+spans are the runs of consecutive clauses of a sentence (``split_sentences``; clauses end at ，；：、 and at 。！？ inside quoted speech; a clause
 over ``CLAUSE_RUN_WEIGHT`` is cut by characters), each with a content weight between
-``MIN_QUOTE_WEIGHT`` and ``MAX_QUOTE_WEIGHT``, plus a whole sentence that fits; when those of all sources are too many, every clause (with the
-next while it is too short), and then whole sentences (a long one cut into runs of clauses). (Whole sentences
-alone were tried first: the 1.5B model then chose a sentence beside the answer, since none began
-with its words; bench/README.md.) Spans come in the sources' order (the best passage first) with each
+``MIN_QUOTE_WEIGHT`` and ``MAX_QUOTE_WEIGHT``, plus a whole sentence that fits; when those of all sources are too many, runs of up to ``MAX_RUN``
+clauses, then every clause (with the next while it is too short), then whole sentences (a long one
+cut into runs of clauses). (Whole sentences alone, then runs of up to three clauses, were tried first
+with the 1.5B model: it chose a span beside the answer when none began, or ended, with the words it
+meant; bench/README.md.) Spans come in the sources' order (the best passage first) with each
 book passage's chapter heading (where a quote may show where something happens), without repeats,
 until ``MAX_CHOICES`` spans or ``MAX_CHOICE_CHARS`` characters: a long context loses the end of its
 last sources, never the first.
@@ -24,9 +25,17 @@ from rag.checks.quotes import MAX_QUOTE_WEIGHT, MIN_QUOTE_WEIGHT, Source
 from rag.checks.sentences import split_sentences
 from rag.checks.text import content_weight, normalize
 
-MAX_CHOICES = 480  # spans in one schema (under OpenAI's 500 enum values; a 400-character passage gives ~60-170)
-MAX_CHOICE_CHARS = 15_000  # their characters together (the grammar's size, not the prompt's; OpenAI: 15,000)
-MAX_RUN = 3  # clauses in one span
+# Spans in one schema, and their characters together (the grammar's size, not the prompt's): a
+# self-hosted server (llama.cpp, the embedded runtime, vLLM) compiles a few thousand into its grammar
+# in milliseconds; a hosted API gets the smaller caps (OpenAI documents 500 enum values and 15,000
+# characters for strict schemas). A 400-character passage of the novel gives ~250-700 spans of any
+# length, ~130-290 of up to three clauses.
+MAX_CHOICES = 1200
+MAX_CHOICE_CHARS = 48_000
+HOSTED_MAX_CHOICES = 480
+HOSTED_MAX_CHOICE_CHARS = 15_000
+ANY_RUN = 99  # a span of any number of clauses (within MAX_QUOTE_WEIGHT)
+MAX_RUN = 3  # clauses in one span at the next level
 CLAUSE_RUN_WEIGHT = 40.0  # a clause longer than this is cut by characters
 MAX_SPAN_CHARS = 400  # rag.schemas.MAX_FIELD_CHARS: a quote field holds no more
 _CLAUSE_END = re.compile(r"[，,；;：:、。！？!?]+[”」』’\"]*")
@@ -121,8 +130,8 @@ def _source_spans(source: Source, max_run: int) -> Iterator[str]:
         yield from sentence_spans(source.text[a:b], max_run)
 
 
-#: From finest to coarsest: every run of up to 3 clauses, every clause, whole sentences.
-LEVELS = (MAX_RUN, 1, 0)
+#: From finest to coarsest: every run of clauses, runs of up to 3, every clause, whole sentences.
+LEVELS = (ANY_RUN, MAX_RUN, 1, 0)
 
 
 def quote_choices(sources: Sequence[Source], *, max_choices: int = MAX_CHOICES,
