@@ -39,7 +39,8 @@ JUDGE_RUNS = [
     ("qwen1.5b-constrained-before-json_schema", "qwen1.5b-constrained-before-json_schema", "json_schema", "free"),
     ("qwen1.5b-constrained-sentences", "qwen1.5b-constrained-sentences", "json_schema", "sentences"),
     ("qwen1.5b-constrained-runs3", "qwen1.5b-constrained-runs3", "json_schema", "runs of 1-3 clauses"),
-    ("qwen1.5b-constrained", "qwen1.5b-constrained", "json_schema", "any run of clauses"),
+    ("qwen1.5b-constrained-anyrun", "qwen1.5b-constrained-anyrun", "json_schema", "any run of clauses"),
+    ("qwen1.5b-constrained", "qwen1.5b-constrained", "json_schema", "any run, also without its quotation marks"),
 ]
 ROUTE_METHODS = ("function_calling", "json_mode", "json_schema")
 _TEXT_FIELDS = ("reason", "answer", "quote", "detail")

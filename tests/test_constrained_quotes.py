@@ -81,6 +81,12 @@ def test_a_span_starts_at_every_clause_so_the_answers_words_can_open_a_quote() -
     assert sentence_spans("好！") == []
 
 
+def test_a_span_of_speech_is_offered_with_and_without_its_quotation_marks() -> None:
+    spans = sentence_spans(LONG)
+    assert "“凡诸仙腾云，" in spans and "凡诸仙腾云，" in spans
+    assert "不管那里都寻了饭吃。”" in spans and "不管那里都寻了饭吃。" in spans
+
+
 def test_the_coarsest_level_packs_a_long_sentence_into_contiguous_runs() -> None:
     spans = sentence_spans(LONG, 0)
     assert len(spans) >= 3 and "".join(spans) == LONG

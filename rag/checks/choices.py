@@ -2,17 +2,19 @@
 (``rag.checks.quotes``), for a JSON schema that constrains the judge's quote to them (an ``enum``).
 
 A grammar-constrained model writes a quote from its first token and must stop where a span stops,
-so a span must start where the words that state the answer start, and may end at any clause: the
-spans are the runs of consecutive clauses of a sentence (``split_sentences``; clauses end at ，；：、 and at 。！？ inside quoted speech; a clause
-over ``CLAUSE_RUN_WEIGHT`` is cut by characters), each with a content weight between
-``MIN_QUOTE_WEIGHT`` and ``MAX_QUOTE_WEIGHT``, plus a whole sentence that fits; when those of all sources are too many, runs of up to ``MAX_RUN``
-clauses, then every clause (with the next while it is too short), then whole sentences (a long one
-cut into runs of clauses). (Whole sentences alone, then runs of up to three clauses, were tried first
-with the 1.5B model: it chose a span beside the answer when none began, or ended, with the words it
-meant; bench/README.md.) Spans come in the sources' order (the best passage first) with each
-book passage's chapter heading (where a quote may show where something happens), without repeats,
-until ``MAX_CHOICES`` spans or ``MAX_CHOICE_CHARS`` characters: a long context loses the end of its
-last sources, never the first.
+so a span must start where the words that state the answer start, and may end at any clause. The
+spans are the runs of consecutive clauses of a sentence (``split_sentences``; clauses end at ，；：、
+and at 。！？ inside quoted speech; a clause over ``CLAUSE_RUN_WEIGHT`` is cut by characters), each
+also without the quotation marks that open or close it, each with a content weight between
+``MIN_QUOTE_WEIGHT`` and ``MAX_QUOTE_WEIGHT``, plus a whole sentence that fits. When those of all
+sources are too many: runs of up to ``MAX_RUN`` clauses, then every clause (with the next while it
+is too short), then whole sentences (a long one cut into runs of clauses). (Whole sentences, then
+runs of up to three clauses, then runs keeping their quotation marks were tried first with the 1.5B
+model: it chose a span beside the answer when none began, or ended, as the words it meant;
+bench/README.md.) Spans come in the sources' order (the best passage first) with each book
+passage's chapter heading (where a quote may show where something happens), without repeats, until
+``MAX_CHOICES`` spans or ``MAX_CHOICE_CHARS`` characters: a long context loses the end of its last
+sources, never the first.
 Pure: no model, no I/O.
 """
 
@@ -38,6 +40,8 @@ ANY_RUN = 99  # a span of any number of clauses (within MAX_QUOTE_WEIGHT)
 MAX_RUN = 3  # clauses in one span at the next level
 CLAUSE_RUN_WEIGHT = 40.0  # a clause longer than this is cut by characters
 MAX_SPAN_CHARS = 400  # rag.schemas.MAX_FIELD_CHARS: a quote field holds no more
+_OPENING = "“「『‘\"'"
+_CLOSING = "”」』’\"'"
 _CLAUSE_END = re.compile(r"[，,；;：:、。！？!?]+[”」』’\"]*")
 
 
@@ -84,7 +88,7 @@ def sentence_spans(sentence: str, max_run: int = MAX_RUN) -> list[str]:
     if max_run == 0:
         return [sentence] if fits else _packed(_clauses(sentence)) if _weight(sentence) > MAX_QUOTE_WEIGHT else []
     clauses = _clauses(sentence)
-    spans: list[str] = [sentence] if fits else []
+    spans: list[str] = _bare(sentence) if fits else []
     for i in range(len(clauses)):
         size = 0
         for j in range(i + 1, len(clauses) + 1):
@@ -94,11 +98,17 @@ def sentence_spans(sentence: str, max_run: int = MAX_RUN) -> list[str]:
             if not _min_weight(run):
                 continue
             size += 1
-            if run not in spans:
-                spans.append(run)
+            spans += [v for v in _bare(run) if v not in spans]
             if size >= max_run:
                 break
     return spans
+
+
+def _bare(span: str) -> list[str]:
+    """A span, and the same without the quotation marks that open or close it (a model copying
+    speech often leaves them out: “这朵云… is written 这朵云…, …路哩！” as …路哩！)."""
+    variants = [span, span.lstrip(_OPENING), span.rstrip(_CLOSING), span.lstrip(_OPENING).rstrip(_CLOSING)]
+    return [v for v in dict.fromkeys(variants) if v and _min_weight(v)]
 
 
 def _packed(clauses: list[str]) -> list[str]:
