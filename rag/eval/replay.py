@@ -146,7 +146,8 @@ class CaseMatcher:
     each of its passages (for calls that carry passages). Of several, the one with most passages, then
     the one whose passages' ends are in the prompt too (two cases may share a question, and one's
     passage may begin inside the other's), then the longest question (one case's question may hold
-    another's)."""
+    another's): the best first. A recorder files a reply under the first; a replay answers with the
+    first that has one (fixtures recorded before this order filed some replies under a neighbour)."""
 
     cases: Sequence[Case]
     _keys: list[tuple[Case, str, list[str], list[str]]] = field(default_factory=list)
@@ -165,9 +166,9 @@ class CaseMatcher:
                 return len(item[2]), sum(t in hay for t in item[3]), len(item[1])
 
             found.sort(key=rank, reverse=True)
-            if found:
-                best = rank(found[0])
-                found = [item for item in found if rank(item) == best]
+            if found:  # cases missing a passage of the best are not about this request
+                most = len(found[0][2])
+                found = [item for item in found if len(item[2]) == most]
         else:
             found.sort(key=lambda item: len(item[1]), reverse=True)
         return [item[0] for item in found]
