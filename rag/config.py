@@ -15,7 +15,8 @@ from rag.errors import ConfigError
 from rag.i18n import Msg
 from rag.schemas import JudgeMode
 
-StructuredMethod = Literal["function_calling", "json_mode", "json_schema"]
+# "auto": json_schema where the endpoint supports it, else function_calling (rag.llm.resolve_method).
+StructuredMethod = Literal["auto", "function_calling", "json_mode", "json_schema"]
 LLMProvider = Literal["auto", "openai", "ollama", "local", "none"]
 RetrievalMode = Literal["hybrid", "vector", "keyword"]
 RerankApi = Literal["cohere", "tei"]  # request formats of a reranker server (rag/index/rerank.py)
@@ -32,7 +33,7 @@ class Settings(BaseSettings):
     llm_api_key: SecretStr | None = None
     llm_model: str | None = None
     llm_temperature: float = 0.3  # for generate / direct_answer; route and evaluate always use 0
-    llm_structured_method: StructuredMethod = "function_calling"
+    llm_structured_method: StructuredMethod = "auto"
     llm_timeout: float = 60.0
     llm_max_retries: int = 1
     llm_max_tokens: int = Field(default=1024, ge=16)  # cap on every reply (sent so llama.cpp honours it too)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -397,26 +399,135 @@ def failure_kind(error: BaseException) -> FailureKind:
     return "transport" if _is_transport(error) else "invalid_output"
 
 
-def structured_invoke(llm: Any, schema: type[T], messages: list[Any], method: str) -> T:
-    """One structured call with the chosen method. Raises ``LLMUnavailable`` when the call fails
-    (refused connection, timeout, HTTP error status) and ``LLMOutputError`` when the reply is
-    not valid JSON for ``schema``; both are ``LLMError``."""
-    name = schema.__name__
+# --------------------------------------------------------------------------- choosing the method
+#: Methods a caller may name; "auto" is resolved per endpoint by ``resolve_method``.
+METHODS = ("auto", "function_calling", "json_mode", "json_schema")
+#: The chat model's metadata key that pins the structured method for it (e.g. the embedded runtime).
+STRUCTURED_METHOD = "rag_structured_method"
+# Cloud endpoints known to accept ``response_format`` json_schema; other named hosts get function_calling.
+_SCHEMA_HOSTS = ("api.openai.com", ".openai.azure.com")
+_SCHEMA_HOST_HINTS = ("vllm", "llama", "llamacpp", "sglang")  # hosts named after a self-hosted server
+_methods: dict[tuple[str, str], str] = {}  # (endpoint, model) -> method, decided once
+_methods_lock = threading.Lock()
+
+
+def _local_host(host: str) -> bool:
+    """Loopback, private-network or single-label hosts: a self-hosted server (llama.cpp, vLLM, Ollama)."""
+    if not host or host == "localhost" or host.endswith((".local", ".internal", ".lan")) or "." not in host:
+        return True
     try:
-        if method == "function_calling":
-            runnable = llm.bind_tools([schema], tool_choice=name)
-        elif method == "json_mode":
-            runnable = llm.bind(response_format={"type": "json_object"})
-        elif method == "json_schema":
-            runnable = llm.bind(
-                response_format={
-                    "type": "json_schema",
-                    "json_schema": {"name": name, "schema": schema.model_json_schema(), "strict": False},
-                }
-            )
-        else:
-            raise ConfigError(f"unknown LLM_STRUCTURED_METHOD {method!r}")
-        message = runnable.invoke(messages)
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
+def self_hosted(llm: Any) -> bool:
+    """Whether ``llm`` talks to a self-hosted server (loopback, private or single-label host: llama.cpp,
+    the embedded runtime, vLLM, Ollama) rather than a hosted API; False for models that are not an
+    OpenAI-compatible client."""
+    base = getattr(llm, "openai_api_base", None) if hasattr(llm, "openai_api_base") else None
+    if not base:
+        return False
+    try:
+        return _local_host((urlsplit(str(base)).hostname or "").lower())
+    except ValueError:
+        return False
+
+
+def method_for_endpoint(llm: Any) -> str:
+    """The method ``auto`` starts with for ``llm``'s endpoint, by its base URL's shape (no call):
+    json_schema for OpenAI and self-hosted servers (llama.cpp's server and the embedded runtime,
+    vLLM, SGLang, Ollama: loopback, private or single-label hosts), function_calling for other hosted
+    APIs (DeepSeek, DashScope... accept tools but not json_schema) and for chat models that are not
+    an OpenAI-compatible client (fakes, wrappers). A model's metadata may pin it (``STRUCTURED_METHOD``)."""
+    pinned = (getattr(llm, "metadata", None) or {}).get(STRUCTURED_METHOD)
+    if pinned in METHODS and pinned != "auto":
+        return str(pinned)
+    if not hasattr(llm, "openai_api_base"):
+        return "function_calling"
+    base = getattr(llm, "openai_api_base", None)
+    if not base:
+        return "json_schema"  # the OpenAI API itself
+    try:
+        host = (urlsplit(str(base)).hostname or "").lower()
+    except ValueError:
+        return "function_calling"
+    if host.endswith(_SCHEMA_HOSTS) or _local_host(host) or any(h in host for h in _SCHEMA_HOST_HINTS):
+        return "json_schema"
+    return "function_calling"
+
+
+def _method_key(llm: Any) -> tuple[str, str]:
+    return endpoint_of(llm), model_name(llm)
+
+
+def resolve_method(llm: Any, method: str) -> str:
+    """The method a structured call to ``llm`` uses: ``method`` itself unless it is "auto"; for
+    "auto" the endpoint's method, decided once (``method_for_endpoint``) and remembered, including a
+    fallback after the endpoint refused json_schema (``remember_refusal``)."""
+    if method != "auto":
+        return method
+    key = _method_key(llm)
+    with _methods_lock:
+        chosen = _methods.get(key)
+        if chosen is None:
+            chosen = _methods[key] = method_for_endpoint(llm)
+    return chosen
+
+
+def remember_refusal(llm: Any) -> None:
+    """The endpoint refused json_schema: "auto" uses function_calling for it from now on."""
+    with _methods_lock:
+        _methods[_method_key(llm)] = "function_calling"
+    # the endpoint's address stays out of the log (it may name a private server)
+    logger.info("the model endpoint refused response_format json_schema; structured calls use function calling "
+                "from now on")
+
+
+def forget_methods() -> None:
+    """Forget every endpoint's decided method (tests; a changed endpoint decides again anyway)."""
+    with _methods_lock:
+        _methods.clear()
+
+
+_REFUSAL_WORDS = ("response_format", "json_schema", "response format", "json schema")
+
+
+def refuses_json_schema(exc: BaseException) -> bool:
+    """Whether a failed call is the endpoint saying it does not take ``response_format`` json_schema
+    (an HTTP 400/422/500/501 naming it), not a transport failure or another bad request."""
+    status = getattr(exc, "status_code", None)
+    if status not in (400, 422, 500, 501):
+        return False
+    body = getattr(exc, "body", None)
+    text = f"{exc} {json.dumps(body) if isinstance(body, (dict, list)) else body or ''}".lower()
+    return any(word in text for word in _REFUSAL_WORDS)
+
+
+def json_schema_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
+
+
+def structured_invoke(llm: Any, schema: type[T], messages: list[Any], method: str, *,
+                      response_schema: dict[str, Any] | None = None) -> T:
+    """One structured call with the chosen method ("auto": see ``resolve_method``). Raises
+    ``LLMUnavailable`` when the call fails (refused connection, timeout, HTTP error status) and
+    ``LLMOutputError`` when the reply is not valid JSON for ``schema``; both are ``LLMError``.
+    ``response_schema``: the JSON schema sent with json_schema instead of ``schema``'s own (a
+    narrower one, e.g. the judge's quotes constrained to the sources' text); the reply is still
+    validated by ``schema``. With "auto", an endpoint that refuses json_schema is asked again at once
+    with function calling, and remembered."""
+    name = schema.__name__
+    chosen = resolve_method(llm, method)
+    try:
+        try:
+            message = _bind(llm, schema, chosen, response_schema).invoke(messages)
+        except Exception as exc:
+            if not (method == "auto" and chosen == "json_schema" and refuses_json_schema(exc)):
+                raise
+            remember_refusal(llm)
+            message = _bind(llm, schema, "function_calling", None).invoke(messages)
     except ConfigError:
         raise
     except Exception as exc:  # provider errors come in many types
@@ -426,6 +537,17 @@ def structured_invoke(llm: Any, schema: type[T], messages: list[Any], method: st
     except (ValueError, ValidationError) as exc:
         raise LLMOutputError(Msg.of("llm.invalid_output", level="error", schema=name,
                                     detail=redact(_short(exc), _secrets_of_llm(llm)))) from exc
+
+
+def _bind(llm: Any, schema: type[BaseModel], method: str, response_schema: dict[str, Any] | None) -> Any:
+    name = schema.__name__
+    if method == "function_calling":
+        return llm.bind_tools([schema], tool_choice=name)
+    if method == "json_mode":
+        return llm.bind(response_format={"type": "json_object"})
+    if method == "json_schema":
+        return llm.bind(response_format=json_schema_format(name, response_schema or schema.model_json_schema()))
+    raise ConfigError(f"unknown LLM_STRUCTURED_METHOD {method!r}")
 
 
 def _short(exc: BaseException, limit: int = 240) -> str:

@@ -187,3 +187,92 @@ def test_cli_direct_answer_prints_the_answer_and_the_note_once(tmp_path: Path):
     lines = [line for line in result.stdout.splitlines() if line.strip()]
     assert lines == ["A novel is a long work of fiction.",
                      "(Answered from the model's general knowledge, without consulting the book or judging sources.)"]
+
+
+# --------------------------------------------------------------------------- LLM_STRUCTURED_METHOD=auto
+@pytest.mark.parametrize("base,expected", [
+    (None, "json_schema"),  # OpenAI itself
+    ("https://api.openai.com/v1", "json_schema"),
+    ("http://127.0.0.1:8011/v1", "json_schema"),  # llama.cpp's server, the embedded runtime
+    ("http://localhost:11434/v1", "json_schema"),  # Ollama
+    ("http://192.168.1.20:8000/v1", "json_schema"),  # vLLM on the LAN
+    ("http://vllm:8000/v1", "json_schema"),  # a compose service
+    ("https://api.deepseek.com/v1", "function_calling"),
+    ("https://dashscope.aliyuncs.com/compatible-mode/v1", "function_calling"),
+])
+def test_auto_picks_the_method_by_the_endpoints_shape(base, expected):
+    from rag.llm import method_for_endpoint, self_hosted
+
+    llm = make_chat_model(make_settings(llm_base_url=base, llm_api_key=SECRET, llm_model="m"))
+    assert method_for_endpoint(llm) == expected
+    # a self-hosted server gets the judge's full quote choices, a hosted API the smaller caps
+    assert self_hosted(llm) == (base is not None and "api." not in base and "dashscope" not in base)
+
+
+def test_auto_leaves_fakes_on_tools_and_obeys_a_pinned_method():
+    from rag.llm import STRUCTURED_METHOD, method_for_endpoint
+    from rag.testing.fakes import ScriptedChatModel
+
+    assert method_for_endpoint(ScriptedChatModel(replies=[])) == "function_calling"
+    llm = make_chat_model(make_settings(llm_base_url="https://api.deepseek.com/v1", llm_api_key=SECRET,
+                                        llm_model="m"))
+    assert method_for_endpoint(llm.model_copy(update={"metadata": {STRUCTURED_METHOD: "json_schema"}})) == "json_schema"
+
+
+def test_the_default_is_auto_and_a_loopback_server_gets_json_schema_for_route_and_judge():
+    from rag.llm import forget_methods
+
+    forget_methods()
+    with OpenAIStub(scripted([ev(True)])) as stub:
+        settings = make_settings(llm_base_url=stub.base_url, llm_api_key=SECRET, llm_model="stub-model")
+        assert settings.llm_structured_method == "auto"
+        graph = build_graph(Deps(settings=settings, llm=make_chat_model(settings), retriever=FakeRetriever(PASSAGES),
+                                 web_search=None))
+        events = list(run_turn(graph, "三打白骨精是第几回？", thread_id=str(uuid.uuid4())))
+    assert isinstance(events[-1], TurnFinished)
+    structured = [r for r in stub.requests if request_kind(r)]
+    assert [request_kind(r) for r in structured][:2] == ["RouteDecision", "EvidenceJudgement"]
+    assert all(r["response_format"]["type"] == "json_schema" and "tools" not in r for r in structured)
+    # the judge's quote is constrained to the passage's own text
+    quote = structured[1]["response_format"]["json_schema"]["schema"]["$defs"]["ClaimedPart"]["properties"]["quote"]
+    from rag.agent.judge import sources_of
+    from rag.checks.choices import quote_choices
+
+    assert quote["enum"] == [*quote_choices(sources_of(PASSAGES)), "not found"]
+    assert {"第二十七回 尸魔三戏唐三藏", "第二十七回，白骨精三次变化，被悟空识破。", "白骨精三次变化，被悟空识破。"} <= set(quote["enum"])
+
+
+def test_auto_falls_back_to_tools_on_the_first_refusal_and_remembers_it(caplog):
+    from rag.llm import forget_methods
+
+    forget_methods()
+    replies = iter([(400, "Unsupported response_format type: json_schema"),
+                    {"reason": "book", "strategy": "complex"}, {"reason": "book", "strategy": "complex"}])
+    with OpenAIStub(lambda body: next(replies)) as stub:
+        settings = make_settings(llm_base_url=stub.base_url, llm_api_key=SECRET, llm_model="stub-model")
+        from rag.llm import structured_invoke
+        from rag.schemas import RouteDecision
+
+        llm = make_chat_model(settings)
+        with caplog.at_level("INFO", logger="rag.llm"):
+            first = structured_invoke(llm, RouteDecision, [("user", "q")], "auto")
+            second = structured_invoke(llm, RouteDecision, [("user", "q")], "auto")
+    assert first.strategy == second.strategy == "complex"
+    assert ["response_format" in r for r in stub.requests] == [True, False, False]
+    assert all(r["tools"][0]["function"]["name"] == "RouteDecision" for r in stub.requests[1:])
+    assert "function calling from now on" in caplog.text
+    assert stub.base_url.split("//")[1].split("/")[0] not in caplog.text  # no server address in the log
+
+
+def test_auto_does_not_take_another_bad_request_for_a_refusal():
+    from rag.errors import LLMUnavailable
+    from rag.llm import forget_methods, resolve_method, structured_invoke
+    from rag.schemas import RouteDecision
+
+    forget_methods()
+    with OpenAIStub(lambda body: (400, "This model's maximum context length is 8192 tokens")) as stub:
+        llm = make_chat_model(make_settings(llm_base_url=stub.base_url, llm_api_key=SECRET, llm_model="m",
+                                            llm_max_retries=0))
+        with pytest.raises(LLMUnavailable):
+            structured_invoke(llm, RouteDecision, [("user", "q")], "auto")
+    assert len(stub.requests) == 1 and resolve_method(llm, "auto") == "json_schema"

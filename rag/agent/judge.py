@@ -13,6 +13,7 @@ Three modes (``JUDGE_MODE``):
 
 from __future__ import annotations
 
+import copy
 import logging
 import re
 from collections.abc import Sequence
@@ -22,11 +23,18 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from rag.agent import prompts
-from rag.agent.context import format_sentence_context, numbered_sentences
+from rag.agent.context import format_sentence_context, neutralise, numbered_sentences
 from rag.checks import Source, question_left_out, verify_part
+from rag.checks.choices import (
+    HOSTED_MAX_CHOICE_CHARS,
+    HOSTED_MAX_CHOICES,
+    MAX_CHOICE_CHARS,
+    MAX_CHOICES,
+    quote_choices,
+)
 from rag.errors import LLMError, LLMOutputError
 from rag.i18n import Msg, join
-from rag.llm import structured_invoke
+from rag.llm import self_hosted, structured_invoke
 from rag.schemas import (
     ClaimedPart,
     Evaluation,
@@ -89,6 +97,41 @@ def judge_messages(question: str, context: str, *, mode: JudgeMode = "evidence",
     return messages
 
 
+# --------------------------------------------------------------------------- constrained quotes
+NOT_FOUND_CHOICE = "not found"  # what the prompt tells the judge to write when no source states a part
+
+
+def constrained_schema(sources: Sequence[Source], ids: dict[str, tuple[int, str]] | None = None, *,
+                       hosted: bool = False) -> dict[str, Any]:
+    """``EvidenceJudgement``'s JSON schema with its evidence fields narrowed to what the sources hold,
+    for ``response_format`` json_schema (the server's grammar then lets the model write nothing else):
+
+    - ``quote`` (``evidence="quote"``): an ``enum`` of the sources' own spans (``rag.checks.choices``:
+      runs of clauses, at most ``MAX_CHOICES``, or ``HOSTED_MAX_CHOICES`` for a hosted API) or "not found";
+    - ``quote`` (``evidence="sentence"``, ``ids`` given): an ``enum`` of the sentence ids that exist,
+      each alone or with the next one of its source ("2.3, 2.4"), or "not found";
+    - ``source``: one of the source numbers, or null.
+
+    The prompt stays as it is; the reply is validated by ``EvidenceJudgement`` and its quotes are
+    checked as usual (``check_parts``). Spans are written as the prompt shows them (``neutralise``)."""
+    schema = copy.deepcopy(EvidenceJudgement.model_json_schema())
+    part = schema["$defs"]["ClaimedPart"]["properties"]
+    most, chars = (HOSTED_MAX_CHOICES, HOSTED_MAX_CHOICE_CHARS) if hosted else (MAX_CHOICES, MAX_CHOICE_CHARS)
+    if ids:
+        keys = list(ids)
+        pairs = [f"{a}, {b}" for a, b in zip(keys, keys[1:], strict=False) if ids[a][0] == ids[b][0]]
+        choices = [*keys[:most], *pairs[: max(0, most - len(keys))]]
+    else:
+        choices = list(dict.fromkeys(neutralise(c) for c in quote_choices(sources, max_choices=most,
+                                                                            max_chars=chars)))
+    part["quote"] = {"type": "string", "enum": [*choices, NOT_FOUND_CHOICE],
+                     "description": part["quote"].get("description", "")}
+    numbers = [s.number for s in sources]
+    part["source"] = {"anyOf": [{"type": "integer", "enum": numbers}, {"type": "null"}] if numbers
+                      else [{"type": "null"}], "description": part["source"].get("description", "")}
+    return schema
+
+
 # --------------------------------------------------------------------------- calls
 def _fields(schema: type) -> str:
     """The fields the model is asked for: those of its JSON schema (code-set fields are not in it)."""
@@ -96,15 +139,17 @@ def _fields(schema: type) -> str:
 
 
 def structured_with_retry(judge_llm: Any, schema: type, messages: list[BaseMessage], method: str,
-                          attempts: int = 2) -> tuple[Any | None, list[LLMError]]:
+                          attempts: int = 2, *, response_schema: dict[str, Any] | None = None,
+                          ) -> tuple[Any | None, list[LLMError]]:
     """A structured call, retried once. An invalid reply (``LLMOutputError``) is retried with the
     error named (at temperature 0 the same prompt would give the same reply); a failed call is
-    simply repeated. Returns (result or None, the errors met)."""
+    simply repeated. ``response_schema``: the narrower JSON schema sent when the method is (or
+    "auto" resolves to) json_schema (``constrained_schema``). Returns (result or None, the errors met)."""
     errors: list[LLMError] = []
     current = list(messages)
     for _attempt in range(attempts):
         try:
-            return structured_invoke(judge_llm, schema, current, method), errors
+            return structured_invoke(judge_llm, schema, current, method, response_schema=response_schema), errors
         except LLMError as exc:
             logger.warning("%s call failed: %s", schema.__name__, exc)
             errors.append(exc)
@@ -171,11 +216,12 @@ def decide(claimed: EvidenceJudgement, parts: list[PartResult], mode: JudgeMode,
 def judge(judge_llm: Any, question: str, passages: Sequence[Passage], web_results: Sequence[SearchResult] = (),
           *, context: str, mode: JudgeMode = "evidence", method: str = "function_calling", few_shot: bool = True,
           web_query_rule: str = prompts.WEB_QUERY_RULE_FIRST, max_chars: int = 1200,
-          relevance: bool = False, evidence: EvidenceFormat = "quote") -> Judged:
+          relevance: bool = False, evidence: EvidenceFormat = "quote", constrain: bool = True) -> Judged:
     """Ask the model and, in evidence and guarded modes, check its evidence. Never raises for a bad
     reply: an invalid reply twice gives a conservative "not enough" (``invalid=True``).
     ``evidence="sentence"``: the sources are shown with numbered sentences (instead of ``context``)
-    and the judge cites sentence ids instead of copying text."""
+    and the judge cites sentence ids instead of copying text. ``constrain``: when the call goes by
+    json_schema, its quotes may only be the sources' own text or sentence ids (``constrained_schema``)."""
     sources = sources_of(passages, web_results, max_chars)
     ids = numbered_sentences(sources) if evidence == "sentence" and mode != "verdict" else {}
     if ids:
@@ -183,7 +229,9 @@ def judge(judge_llm: Any, question: str, passages: Sequence[Passage], web_result
     messages = judge_messages(question, context, mode=mode, web_query_rule=web_query_rule, few_shot=few_shot,
                               evidence=evidence)
     schema = Evaluation if mode == "verdict" else EvidenceJudgement
-    reply, errors = structured_with_retry(judge_llm, schema, messages, method)
+    narrow = (constrained_schema(sources, ids, hosted=not self_hosted(judge_llm)) if constrain and mode != "verdict" and sources
+              and method in ("json_schema", "auto") else None)
+    reply, errors = structured_with_retry(judge_llm, schema, messages, method, response_schema=narrow)
     if reply is None:
         return Judged(Evaluation(reason=f"The judge's output was invalid twice ({errors[-1]}); treating the "
                                  "context as not enough.", enough=False, missing=[], web_query=None,

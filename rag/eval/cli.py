@@ -42,7 +42,7 @@ from rag.eval.runner import (
 )
 from rag.index.resolve import BOOK_HELP
 
-METHODS = ("function_calling", "json_mode", "json_schema")
+METHODS = ("auto", "function_calling", "json_mode", "json_schema")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -226,13 +226,16 @@ def _cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None,
                 outcomes = run_judge(cases, llm, method=method, few_shot=few_shot,
                                      max_chars=settings.max_passage_chars, web_rule=args.web_rule, mode=mode,
                                      relevance=relevance, evidence=evidence,
+                                     constrain=not getattr(args, "free_quotes", False),
                                      on_result=None if args.quiet else progress)
         except LLMError as exc:
             print(f"error: {exc}", file=err)
             return 2
         by_mode[mode] = outcomes
         report = {"command": "judge", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
-                  "model": model, "method": method, "mode": mode, "relevance_check": relevance, "evidence": evidence,
+                  "model": model, "method": _method_used(method, llm), "mode": mode, "relevance_check": relevance,
+                  "evidence": evidence, "constrained_quotes": not getattr(args, "free_quotes", False)
+                  and _method_used(method, llm) == "json_schema" and mode != "verdict",
                   "few_shot": few_shot, "web_rule": args.web_rule,
                   "limit": args.limit, "per_kind": args.per_kind, "kinds": _kinds(args),
                   "summary": summarize_judge(outcomes),
@@ -249,6 +252,13 @@ def _cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None,
     if len(rows) > 1:
         print(format_mode_table(rows), file=out)
     return 0
+
+
+def _method_used(method: str, llm: Any) -> str:
+    """The method the calls went by ("auto" resolved for this endpoint)."""
+    from rag.llm import resolve_method
+
+    return resolve_method(llm, method)
 
 
 def format_evidence_line(summary: dict[str, Any]) -> str:
@@ -508,6 +518,8 @@ def add_commands(subparsers: Any) -> None:
                        help="evidence as copied quotes or as cited sentence ids (default: JUDGE_EVIDENCE)")
     judge.add_argument("--relevance", action="store_true",
                        help="also ask, per verified part, whether the quote states the answer (JUDGE_RELEVANCE_CHECK)")
+    judge.add_argument("--free-quotes", action="store_true",
+                       help="with json_schema, leave the quote free text (default: constrained to the sources' spans)")
     judge.set_defaults(func=cmd_judge)
 
     route = sub.add_parser("route", help="benchmark the router (simple vs complex) on labelled questions")

@@ -35,6 +35,7 @@ from rag.testing.openai_stub import OpenAIStub
 
 logger = logging.getLogger(__name__)
 
+TAIL_CHARS = 1200  # a passage is shown up to MAX_PASSAGE_CHARS (default): its end as shown
 MIN_SPAN = 6  # a copied run at least this long is stored as a reference into the case's context
 _SPAN = re.compile(r"⟦(\d+):(\d+)⟧")
 _SCHEMA_CALLS = {"RouteDecision": "route", "Evaluation": "judge-verdict", "EvidenceJudgement": "judge-evidence",
@@ -142,24 +143,35 @@ def _map_strings(value: Any, fn: Any) -> Any:
 @dataclass
 class CaseMatcher:
     """Finds the case a request is about: its question is in the prompt, and so is the beginning of
-    each of its passages (for calls that carry passages). Of several, the one with most passages."""
+    each of its passages (for calls that carry passages). Of several, the one with most passages, then
+    the one whose passages' ends are in the prompt too (two cases may share a question, and one's
+    passage may begin inside the other's), then the longest question (one case's question may hold
+    another's): the best first. A recorder files a reply under the first; a replay answers with the
+    first that has one (fixtures recorded before this order filed some replies under a neighbour)."""
 
     cases: Sequence[Case]
-    _keys: list[tuple[Case, str, list[str]]] = field(default_factory=list)
+    _keys: list[tuple[Case, str, list[str], list[str]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._keys = [(c, _squash(c.question), [_squash(p.text)[:24] for p in c.context]) for c in self.cases]
+        self._keys = [(c, _squash(c.question), [_squash(p.text)[:24] for p in c.context],
+                       [_squash(p.text[:TAIL_CHARS])[-24:] for p in c.context]) for c in self.cases]
 
     def match(self, user_text: str, *, with_passages: bool) -> list[Case]:
         hay = _squash(user_text)
-        found = [(c, heads) for c, q, heads in self._keys if q and q in hay]
+        found = [(c, q, heads, tails) for c, q, heads, tails in self._keys if q and q in hay]
         if with_passages:
-            found = [(c, heads) for c, heads in found if all(h in hay for h in heads)]
-            found.sort(key=lambda item: -len(item[1]))
-            if found:
-                best = len(found[0][1])
-                found = [item for item in found if len(item[1]) == best]
-        return [c for c, _ in found]
+            found = [item for item in found if all(h in hay for h in item[2])]
+
+            def rank(item: tuple[Case, str, list[str], list[str]]) -> tuple[int, int, int]:
+                return len(item[2]), sum(t in hay for t in item[3]), len(item[1])
+
+            found.sort(key=rank, reverse=True)
+            if found:  # cases missing a passage of the best are not about this request
+                most = len(found[0][2])
+                found = [item for item in found if len(item[2]) == most]
+        else:
+            found.sort(key=lambda item: len(item[1]), reverse=True)
+        return [item[0] for item in found]
 
 
 _NO_PASSAGES = {"route", "rewrite", "query-rewrite", "direct"}

@@ -99,7 +99,7 @@ def _judge_stats(errors: list[LLMError], invalid: bool, latency: float) -> CallS
 
 def judge_case(judge_llm: Any, case: Case, *, method: str, few_shot: bool, max_chars: int = 1200,
                web_rule: str = "first", mode: JudgeMode = "evidence", relevance: bool = False,
-               evidence: str = "quote") -> JudgeOutcome:
+               evidence: str = "quote", constrain: bool = True) -> JudgeOutcome:
     """One case through ``rag.agent.judge.judge``, exactly as the graph's evaluate node calls it."""
     from langchain_core.callbacks import get_usage_metadata_callback
 
@@ -108,7 +108,8 @@ def judge_case(judge_llm: Any, case: Case, *, method: str, few_shot: bool, max_c
     with get_usage_metadata_callback() as usage:
         judged = judge(judge_llm, case.question, passages, context=format_book_context(passages, max_chars),
                        mode=mode, method=method, few_shot=few_shot, web_query_rule=WEB_RULES[web_rule],
-                       max_chars=max_chars, relevance=relevance, evidence=evidence)  # type: ignore[arg-type]
+                       max_chars=max_chars, relevance=relevance, evidence=evidence,  # type: ignore[arg-type]
+                       constrain=constrain)
     stats = _judge_stats(judged.errors, judged.invalid, time.perf_counter() - started)
     tokens = sum(int(u.get("total_tokens", 0)) for u in usage.usage_metadata.values())
     return JudgeOutcome(case=case, predicted_enough=judged.evaluation.enough,
@@ -127,14 +128,15 @@ def as_guarded(outcome: JudgeOutcome) -> JudgeOutcome:
 
 def run_judge(cases: Sequence[Case], llm: Any, *, method: str, few_shot: bool, max_chars: int = 1200,
               web_rule: str = "first", mode: JudgeMode = "evidence", relevance: bool = False,
-              evidence: str = "quote",
+              evidence: str = "quote", constrain: bool = True,
               on_result: Callable[[int, JudgeOutcome], None] | None = None) -> list[JudgeOutcome]:
     """Judge every case. Raises LLMError when the very first call gets no reply at all."""
     judge_llm = judge_model(llm)
     outcomes: list[JudgeOutcome] = []
     for i, case in enumerate(cases):
         outcome = judge_case(judge_llm, case, method=method, few_shot=few_shot, max_chars=max_chars,
-                             web_rule=web_rule, mode=mode, relevance=relevance, evidence=evidence)
+                             web_rule=web_rule, mode=mode, relevance=relevance, evidence=evidence,
+                             constrain=constrain)
         _check_reachable(i, outcome.stats)
         outcomes.append(outcome)
         if on_result:
