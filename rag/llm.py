@@ -167,7 +167,7 @@ def judge_model(llm: Any) -> Any:
     fields = getattr(type(llm), "model_fields", {})
     if "temperature" in fields:
         update["temperature"] = 0.0
-    if "disable_streaming" in fields:
+    if "disable_streaming" in fields and not is_local_model(llm):  # the embedded model's are streamed
         update["disable_streaming"] = True
     try:
         return llm.model_copy(update=update) if update else llm
@@ -522,7 +522,7 @@ def structured_invoke(llm: Any, schema: type[T], messages: list[Any], method: st
     chosen = resolve_method(llm, method)
     try:
         try:
-            message = _bind(llm, schema, chosen, response_schema).invoke(messages)
+            message = _call(llm, _bind(llm, schema, chosen, response_schema), chosen, messages)
         except Exception as exc:
             if not (method == "auto" and chosen == "json_schema" and refuses_json_schema(exc)):
                 raise
@@ -537,6 +537,23 @@ def structured_invoke(llm: Any, schema: type[T], messages: list[Any], method: st
     except (ValueError, ValidationError) as exc:
         raise LLMOutputError(Msg.of("llm.invalid_output", level="error", schema=name,
                                     detail=redact(_short(exc), _secrets_of_llm(llm)))) from exc
+
+
+def _call(llm: Any, runnable: Any, method: str, messages: list[Any]) -> Any:
+    """The structured call. The embedded model's JSON-schema replies are streamed: llama.cpp stops
+    generating only when a streamed reply's connection closes, so a call that the turn's deadline
+    (or Stop) ends must be one (a plain request would keep the model busy to ``max_tokens``, and
+    the next call would wait behind it)."""
+    if method != "json_schema" or not is_local_model(llm):
+        return runnable.invoke(messages)
+    from langchain_core.messages import AIMessage
+
+    deadline = turn_deadline.current()
+    streamed = stream_text(runnable, messages)
+    if streamed.cut == "turn":
+        raise deadline.exceeded("model_call") if deadline is not None else DeadlineExceeded(
+            Msg.of("llm.out_of_time"))
+    return AIMessage(content=streamed.text)
 
 
 def _bind(llm: Any, schema: type[BaseModel], method: str, response_schema: dict[str, Any] | None) -> Any:

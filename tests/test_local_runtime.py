@@ -293,3 +293,30 @@ def test_stop_frees_the_port_and_a_runtime_can_start_again(tiny_gguf: Path, capl
                            json={"model": "again", "max_tokens": 4, "messages": [{"role": "user", "content": "hi"}]})
         assert reply.status_code == 200 and json.loads(reply.text)["model"] == "again"
     assert rt.base_url is None
+
+
+class Essay(BaseModel):
+    """A reply that runs as long as the model is let (the grammar does not let it end sooner): only
+    the turn's deadline ends it."""
+
+    text: str = Field(min_length=1500)
+
+
+def test_a_structured_call_of_the_embedded_model_cut_by_the_deadline_frees_the_model(runtime: LocalRuntime):
+    from rag.errors import LLMUnavailable
+    from rag.llm import LOCAL_MODEL
+
+    settings = make_settings(llm_base_url=runtime.base_url, llm_api_key=runtime.api_key, llm_model=runtime.alias,
+                             llm_max_tokens=LONG["max_tokens"], llm_max_retries=0, llm_timeout=60)
+    chat = make_chat_model(settings)
+    assert chat is not None
+    long = {"max_tokens": LONG["max_tokens"]}
+    local = judge_model(chat.model_copy(update={"extra_body": long, "metadata": {LOCAL_MODEL: True}}))
+    assert local.disable_streaming is False  # the embedded model's structured replies are streamed
+    before = tokens_predicted(runtime)
+    started = time.monotonic()
+    with turn_deadline.scope(Deadline.after(0.4)), pytest.raises(LLMUnavailable) as caught:
+        structured_invoke(DeadlineBound(local), Essay, [("user", "Write the whole book.")], "json_schema")
+    assert time.monotonic() - started < 5 and "TURN_TIMEOUT" in str(caught.value)
+    wait_idle(runtime, limit=10)  # not the 4000 tokens a plain request would have gone on to
+    assert tokens_predicted(runtime) - before < LONG["max_tokens"] // 2
