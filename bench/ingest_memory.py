@@ -112,7 +112,7 @@ def rss():
                 return int(line.split()[1]) / 1024
     return 0.0
 
-book, data_dir, embed_seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+book, data_dir, embed_seconds, embedder_name = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
 base = peak()
 from rag.config import Settings
 from rag.index import open_index
@@ -131,7 +131,8 @@ class HashEmbedder:
         return self._one(text)
 
 settings = Settings(_env_file=None, data_dir=data_dir, max_book_mb=100)
-index = open_index(settings, embedder=HashEmbedder())
+# "hash": no model (what the keyword stage and Chroma cost); "e5": the app's own embedder (the model's memory too)
+index = open_index(settings, embedder=HashEmbedder() if embedder_name == "hash" else None)
 stages, started = [], time.perf_counter()
 last = {"stage": None}
 def progress(stage, done, total, message):
@@ -159,11 +160,11 @@ print(json.dumps(out))
 """
 
 
-def run_one(book: Path, embed_seconds: float) -> dict[str, Any]:
+def run_one(book: Path, embed_seconds: float, embedder: str = "hash") -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-mem-") as data_dir:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_WAIT_POLICY": "PASSIVE"}
         t0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", CHILD, str(book), data_dir, str(embed_seconds)],
+        proc = subprocess.run([sys.executable, "-c", CHILD, str(book), data_dir, str(embed_seconds), embedder],
                               capture_output=True, text=True, cwd=ROOT, env=env, check=False)
         if proc.returncode != 0:
             raise SystemExit(f"ingest failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
@@ -177,6 +178,8 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=50.0)
     ap.add_argument("--lang", choices=["zh", "en", "both"], default="both")
     ap.add_argument("--embed-seconds", type=float, default=0.0)
+    ap.add_argument("--embedder", choices=["hash", "e5"], default="hash",
+                    help="what embeds during --embed-seconds: a hash (no model) or the app's e5")
     ap.add_argument("--label", default="run")
     ap.add_argument("--out", type=Path, default=RESULTS / "ingest_memory.json")
     ap.add_argument("--books", type=Path, default=None, help="folder to keep the generated books in (reused)")
@@ -188,7 +191,7 @@ def main() -> None:
         book = folder / f"generated-{lang}-{args.mb:g}mb.txt"
         if not book.exists():
             make_book(book, args.mb, lang)
-        result = run_one(book, args.embed_seconds)
+        result = run_one(book, args.embed_seconds, args.embedder)
         result["file_mb"] = round(book.stat().st_size / 1024 / 1024, 1)
         runs[lang] = result
         print(f"{args.label} {lang}: {result['file_mb']} MB, {result['chunks']} chunks, peak keyword stage "
@@ -200,7 +203,7 @@ def main() -> None:
         existing = json.loads(args.out.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         existing = {}
-    existing[args.label] = {"mb": args.mb, "embed_seconds": args.embed_seconds, "when": time.strftime("%Y-%m-%d %H:%M"),
+    existing[args.label] = {"mb": args.mb, "embed_seconds": args.embed_seconds, "embedder": args.embedder, "when": time.strftime("%Y-%m-%d %H:%M"),
                             "loadavg": " ".join(f"{x:.2f}" for x in os.getloadavg()), "runs": runs}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(existing, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
