@@ -422,17 +422,26 @@ def _local_host(host: str) -> bool:
     return address.is_loopback or address.is_private or address.is_link_local
 
 
+def _host(llm: Any) -> str | None:
+    """The host of an OpenAI-compatible client's base URL ("" for the OpenAI API itself, which has
+    none set); None for a chat model that is not such a client, or an unreadable URL."""
+    if not hasattr(llm, "openai_api_base"):
+        return None
+    base = getattr(llm, "openai_api_base", None)
+    if not base:
+        return ""
+    try:
+        return (urlsplit(str(base)).hostname or "").lower()
+    except ValueError:
+        return None
+
+
 def self_hosted(llm: Any) -> bool:
     """Whether ``llm`` talks to a self-hosted server (loopback, private or single-label host: llama.cpp,
     the embedded runtime, vLLM, Ollama) rather than a hosted API; False for models that are not an
     OpenAI-compatible client."""
-    base = getattr(llm, "openai_api_base", None) if hasattr(llm, "openai_api_base") else None
-    if not base:
-        return False
-    try:
-        return _local_host((urlsplit(str(base)).hostname or "").lower())
-    except ValueError:
-        return False
+    host = _host(llm)
+    return bool(host) and _local_host(host or "")
 
 
 def method_for_endpoint(llm: Any) -> str:
@@ -444,15 +453,11 @@ def method_for_endpoint(llm: Any) -> str:
     pinned = (getattr(llm, "metadata", None) or {}).get(STRUCTURED_METHOD)
     if pinned in METHODS and pinned != "auto":
         return str(pinned)
-    if not hasattr(llm, "openai_api_base"):
+    host = _host(llm)
+    if host is None:
         return "function_calling"
-    base = getattr(llm, "openai_api_base", None)
-    if not base:
+    if not host:
         return "json_schema"  # the OpenAI API itself
-    try:
-        host = (urlsplit(str(base)).hostname or "").lower()
-    except ValueError:
-        return "function_calling"
     if host.endswith(_SCHEMA_HOSTS) or _local_host(host) or any(h in host for h in _SCHEMA_HOST_HINTS):
         return "json_schema"
     return "function_calling"
@@ -550,9 +555,8 @@ def _call(llm: Any, runnable: Any, method: str, messages: list[Any]) -> Any:
 
     deadline = turn_deadline.current()
     streamed = stream_text(runnable, messages)
-    if streamed.cut == "turn":
-        raise deadline.exceeded("model_call") if deadline is not None else DeadlineExceeded(
-            Msg.of("llm.out_of_time"))
+    if streamed.cut is not None and deadline is not None:  # a stream is only cut by a deadline
+        raise deadline.exceeded("model_call")
     return AIMessage(content=streamed.text)
 
 

@@ -18,7 +18,6 @@ from fixtures_ui.live import PASSAGES, QUESTION
 from fixtures_ui.pages import make_pages, new_session
 from test_ui_pages_chat import ask
 
-from rag.agent.deps import Deps
 from rag.local import LocalModel
 from rag.testing.fakes import FakeRetriever
 from rag.testing.tiny_gguf import write_tiny_gguf
@@ -84,5 +83,7 @@ def test_an_unusable_model_file_leaves_the_cli_retrieval_only_with_one_line(tmp_
 
 
 def test_deps_without_the_manager_stay_retrieval_only(tiny, tmp_path):
-    deps = Deps(settings=make_settings(local_model_path=str(tiny), data_dir=tmp_path))
+    from rag.agent.wiring import make_deps
+
+    deps = make_deps(make_settings(local_model_path=str(tiny), data_dir=tmp_path, eval_log_enabled=False))
     assert deps.llm is None and deps.mode == "retrieval_only"

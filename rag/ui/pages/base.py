@@ -200,13 +200,12 @@ class AppContext:
 
     def ensure_graph(self, session: Session) -> Any:
         with session.lock:
-            if session.graph is None or session.deps_generation != self.generation:
+            deps = self.current_deps(session)  # a new graph when the server's deps changed
+            if session.graph is None:
                 from rag.agent.graph import make_checkpointer
 
                 if session.checkpointer is None:
                     session.checkpointer = make_checkpointer()
-            deps = self.current_deps(session)
-            if session.graph is None:
                 session.graph = self.make_graph(deps, session.checkpointer)
             return session.graph
 
