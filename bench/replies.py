@@ -7,6 +7,8 @@
     python bench/replies.py pack --cases FILE [...] --header "how the replies were made" RAW.jsonl [...] --out FIXTURE
         # raw replies {case, call, reply} (written by whoever played the model) as a fixture:
         # novel text stored as span references, a header saying how the replies were made.
+    python bench/replies.py pack --retrieval-cases FILE [...] --header "..." RAW.jsonl --out FIXTURE
+        # the same for the query rewriter's replies to retrieval cases (bench/retrieval.py --render-rewrites)
 
 The replies are then replayed through the real HTTP path: ``python -m rag eval judge --replay FIXTURE``.
 """
@@ -26,7 +28,7 @@ if str(REPO) not in sys.path:
 from rag.agent.context import answer_messages, format_book_context, route_messages  # noqa: E402
 from rag.agent.judge import judge_messages  # noqa: E402
 from rag.eval.cases import ENOUGH_KINDS, Case, jsonl_records, load_cases  # noqa: E402
-from rag.eval.replay import fixture_record, write_fixture  # noqa: E402
+from rag.eval.replay import fixture_record, question_cases, write_fixture  # noqa: E402
 from rag.lang import detect_lang  # noqa: E402
 
 MAX_CHARS = 1200
@@ -61,12 +63,17 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--cases", action="append", required=True)
     r.add_argument("--out", required=True)
     p = sub.add_parser("pack")
-    p.add_argument("--cases", action="append", required=True)
+    p.add_argument("--cases", action="append", default=[])
+    p.add_argument("--retrieval-cases", action="append", default=[], help="retrieval dev sets (rewrite replies)")
     p.add_argument("--header", action="append", default=[])
     p.add_argument("--out", required=True)
     p.add_argument("raw", nargs="+")
     args = parser.parse_args(argv)
     cases = [c for f in args.cases for c in load_cases(f)]
+    if args.command == "pack" and args.retrieval_cases:
+        from rag.eval.retrieval_cases import load_cases as load_retrieval_cases
+
+        cases += question_cases(c for f in args.retrieval_cases for c in load_retrieval_cases(f)[0])
     if args.command == "render":
         rows = render(cases)
         Path(args.out).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
@@ -81,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             seen.add((case.id, row["call"]))
             reply = row["reply"]
-            if isinstance(reply, str) and row["call"] != "answer":
+            if isinstance(reply, str) and row["call"] not in ("answer", "query-rewrite", "rewrite", "direct"):
                 reply = json.loads(reply, strict=False)
             records.append(fixture_record(case, row["call"], reply))
     write_fixture(args.out, args.header, records)

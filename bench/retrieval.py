@@ -9,6 +9,9 @@ its own before/after.
     python bench/retrieval.py --data-dir data/bench   # then measure (a minute)
     python bench/retrieval.py --check                 # only check the dev set's references
     python bench/retrieval.py --data-dir data/bench --llm-url http://127.0.0.1:8081/v1   # + rewriting
+    python bench/retrieval.py --render-rewrites PROMPTS.jsonl   # the rewriter's prompts, for a capable model
+    python bench/retrieval.py --data-dir data/bench --replay-rewrites bench/fixtures/replies/rewrite_capable.jsonl
+        # + rewriting by recorded replies, served over HTTP (rag/eval/replay.py) to the real QueryRewriter
     python bench/retrieval.py --data-dir data/bench --rerank-url http://127.0.0.1:8080 --rerank-api tei  # + a reranker
     python bench/retrieval.py --variants --questions Q.jsonl   # whole chunks vs pieces vs no punctuation
 
@@ -143,7 +146,35 @@ def depth_recall(index: Any, book_id: str, cases: list[Any], depths: tuple[int, 
     return {f"chunk@{d}": round(sum(1 for r in first if r is not None and r <= d) / len(cases), 3) for d in depths}
 
 
-def rewrite_all(cases: list[Any], llm_url: str, model: str | None, book_title: str,
+def book_of(corpus: str) -> tuple[str, str]:
+    """(title, language) the app gives the corpus file (what the rewriter's prompt names)."""
+    from rag.index.loaders import load_book
+    from rag.lang import text_lang
+
+    loaded = load_book(CORPUS / corpus, max_mb=100)
+    return loaded.title, text_lang(c.text for c in loaded.chapters)
+
+
+def render_rewrites(cases: list[Any], corpus: str, out: Path) -> int:
+    """The query rewriter's prompt for each case, one ``{case, call, messages}`` per line (questions
+    and titles only, no book text), for a capable model to reply to; ``bench/replies.py pack
+    --retrieval-cases`` makes the replies a fixture."""
+    from rag.agent.context import query_rewrite_messages
+    from rag.agent.rewrite import book_language
+
+    title, lang = book_of(corpus)
+    roles = {"system": "system", "human": "user"}
+    with out.open("w", encoding="utf-8") as fh:
+        for case in cases:
+            messages = query_rewrite_messages(case.question, title, book_language=book_language(title, lang))
+            fh.write(json.dumps({"case": case.id, "call": "query-rewrite",
+                                 "messages": [{"role": roles[m.type], "content": str(m.content)} for m in messages]},
+                                ensure_ascii=False) + "\n")
+    print(f"{len(cases)} rewrite prompts -> {out}", file=sys.stderr)
+    return 0
+
+
+def rewrite_all(cases: list[Any], llm_url: str, model: str | None, book_title: str, book_lang: str,
                 out_path: Path | None = None) -> dict[str, Any]:
     """The model's rewritten queries for the cases, as retrieve_local asks for them (temperature 0),
     with each call's seconds: ``{"queries": {id: [...]}, "seconds": {id: s}, "errors": {id: msg}}``,
@@ -158,7 +189,8 @@ def rewrite_all(cases: list[Any], llm_url: str, model: str | None, book_title: s
     for case in cases:
         t0 = time.perf_counter()
         try:
-            result["queries"][case.id] = rewriter.rewrite(case.question, book_title=book_title).queries
+            result["queries"][case.id] = rewriter.rewrite(case.question, book_title=book_title,
+                                                                book_lang=book_lang).queries
         except Exception as exc:  # noqa: BLE001 - a benchmark records the failure and goes on
             result["errors"][case.id] = f"{type(exc).__name__}: {exc}"
         result["seconds"][case.id] = round(time.perf_counter() - t0, 2)
@@ -259,6 +291,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--llm-model", default=None)
     parser.add_argument("--rewrites", type=Path, help="rewritten queries saved by an earlier --llm-url run")
     parser.add_argument("--rewrite-groups", help="only rewrite these groups (comma-separated), e.g. english")
+    parser.add_argument("--render-rewrites", type=Path, help="write the rewriter's prompts for the cases and exit")
+    parser.add_argument("--replay-rewrites", type=Path, help="a fixture of recorded rewrite replies, served over HTTP")
+    parser.add_argument("--rewrites-out", type=Path, default=RESULTS / "rewrites.json",
+                        help="where --llm-url / --replay-rewrites save the rewritten queries")
     parser.add_argument("--while-embedding", type=Path, help="also time queries while this book embeds in-process")
     parser.add_argument("--embed-seconds", type=float, default=90.0)
     parser.add_argument("--embed-nice", type=int, default=None, help="EMBED_NICE for --while-embedding (default: the setting's)")
@@ -298,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {problem}", file=sys.stderr)
     if args.check or problems:
         return 1 if problems else 0
+    if args.render_rewrites:
+        return render_rewrites(cases, next(iter(corpora)), args.render_rewrites)
 
     from rag.config import Settings
     from rag.index import IndexConfig, fusion, open_index
@@ -361,10 +399,19 @@ def main(argv: list[str] | None = None) -> int:
     concurrency = {mode: concurrent_latency(index, info.id, cases, mode) for mode in ("hybrid", "keyword")}
     depths = depth_recall(index, info.id, cases) if args.depths else {}
     rewrite: dict[str, Any] = {}
-    if args.llm_url or args.rewrites:
-        if args.llm_url:
-            chosen = [c for c in cases if not args.rewrite_groups or c.group in args.rewrite_groups.split(",")]
-            rewrite = rewrite_all(chosen, args.llm_url, args.llm_model, info.title, RESULTS / "rewrites.json")
+    if args.llm_url or args.rewrites or args.replay_rewrites:
+        chosen = [c for c in cases if not args.rewrite_groups or c.group in args.rewrite_groups.split(",")]
+        if args.replay_rewrites:
+            from rag.eval.replay import ReplayServer, question_cases
+
+            with ReplayServer(args.replay_rewrites, question_cases(chosen)) as server:
+                rewrite = rewrite_all(chosen, server.base_url, "replay", info.title, info.lang, args.rewrites_out)
+            rewrite["fixture"] = str(args.replay_rewrites)
+            if server.misses:
+                print(f"  {len(server.misses)} requests had no recorded reply: {server.misses[:3]}", file=sys.stderr)
+        elif args.llm_url:
+            rewrite = rewrite_all(chosen, args.llm_url, args.llm_model, info.title, info.lang,
+                                  args.rewrites_out)
         else:
             rewrite = json.loads(args.rewrites.read_text(encoding="utf-8"))
         seconds = list(rewrite["seconds"].values())

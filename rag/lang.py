@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 Lang = Literal["zh", "en"]
@@ -16,6 +17,21 @@ def detect_lang(text: str) -> Lang:
     # A Chinese question often holds a few Latin words (TV, CCTV, EPUB): count words, not letters.
     latin_words = len([w for w in "".join(c if c.isascii() and c.isalpha() else " " for c in text).split() if w])
     return "zh" if cjk >= latin_words or cjk * 2 >= latin else "en"
+
+
+SAMPLE_CHARS = 20_000  # how much of a book tells its language
+
+
+def text_lang(texts: Iterable[str]) -> Lang:
+    """The language a book is written in, from its first ``SAMPLE_CHARS`` characters."""
+    sample: list[str] = []
+    size = 0
+    for text in texts:
+        sample.append(text[: SAMPLE_CHARS - size])
+        size += len(sample[-1])
+        if size >= SAMPLE_CHARS:
+            break
+    return detect_lang("".join(sample))
 
 
 def language_name(lang: Lang) -> str:

@@ -162,3 +162,43 @@ def test_recorded_answers_meet_the_sentence_targets(tmp_path, capsys) -> None:
     assert totals["supported"] >= 0.9 * totals["sentences"]
     assert totals["uncited"] <= 0.05 * totals["sentences"]
     assert flagged >= 0.9 * tried
+
+
+def test_recorded_rewrites_reach_the_real_rewriter_over_http(tmp_path) -> None:
+    """The retrieval benchmark's rewrite replies (bench/retrieval.py --replay-rewrites): keyed by the
+    question alone, served over HTTP to the real QueryRewriter, which still refuses a stated answer."""
+    from types import SimpleNamespace
+
+    from rag.agent.rewrite import QueryRewriter
+    from rag.config import Settings
+    from rag.eval.replay import question_cases
+    from rag.llm import judge_model, make_chat_model
+
+    asked = [SimpleNamespace(id="en01", question="How heavy is the golden-hooped rod?"),
+             SimpleNamespace(id="pl01", question="如意金箍棒有多重？")]
+    cases = question_cases(asked)
+    fixture = tmp_path / "rewrites.jsonl"
+    write_fixture(fixture, ["made by the test"], [
+        fixture_record(cases[0], "query-rewrite", "如意金箍棒有多重？\n金箍棒 如意金箍棒 斤 重"),
+        fixture_record(cases[1], "query-rewrite", "金箍棒重一万三千五百斤。"),  # an answer, not a query
+    ])
+    with ReplayServer(fixture, cases) as server:
+        settings = Settings(_env_file=None, llm_base_url=server.base_url, llm_model="replay", llm_api_key="none")
+        rewriter = QueryRewriter(judge_model(make_chat_model(settings)))
+        english = rewriter.rewrite(asked[0].question, book_title="西游记", book_lang="zh")
+        chinese = rewriter.rewrite(asked[1].question, book_title="西游记", book_lang="zh")
+        assert server.served == 2 and not server.misses
+    assert english.queries == ["如意金箍棒有多重？", "金箍棒 如意金箍棒 斤 重"]
+    assert chinese.queries == [] and chinese.refused == ["金箍棒重一万三千五百斤。"]
+
+
+def test_the_committed_rewrite_fixture_covers_every_retrieval_case_and_holds_no_answers() -> None:
+    records = [json.loads(line) for line in (FIXTURES / "rewrite_capable.jsonl").read_text(encoding="utf-8").splitlines()
+               if line.strip() and not line.startswith("#")]
+    from rag.agent.rewrite import split_queries
+    from rag.eval.cases import jsonl_records
+
+    ids = {str(r["id"]) for name in ("xiyouji", "sanguo_aliases", "sanguo_heldout")
+           for _, r in jsonl_records(REPO / "assets" / "eval" / "retrieval" / f"{name}.jsonl")}
+    assert {r["case"] for r in records} == ids and all(r["call"] == "query-rewrite" for r in records)
+    assert all(split_queries(r["reply"], r["question"])[0] for r in records)  # each gives queries, none refused

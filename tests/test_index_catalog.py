@@ -65,7 +65,9 @@ def test_manifest_written_by_the_previous_store_still_reads(tmp_path: Path) -> N
         "chunk_size": 200, "chunk_overlap": 40, "piece_chars": 64,
     }
     path.write_text(json.dumps(old, ensure_ascii=False), encoding="utf-8")
-    assert Catalog(tmp_path / "keyword").get(manifest.id).manifest == replace(manifest, keyword=1)  # titles not indexed
+    reread = Catalog(tmp_path / "keyword").get(manifest.id)
+    assert reread.manifest == replace(manifest, keyword=1, lang="")  # titles not indexed, language unknown
+    assert reread.lang() == manifest.lang == "zh"  # read off the chunks
     with pytest.raises(ValueError, match="index version"):
         Manifest.from_json({**old, "version": INDEX_VERSION + 1})
     with pytest.raises(ValueError, match="malformed"):
@@ -224,3 +226,26 @@ def test_a_book_indexed_before_authors_were_kept_gets_its_author_again(tmp_path:
         assert json.loads(manifest_file.read_text(encoding="utf-8"))["author"] == "A. Writer"
     finally:
         index.close()
+
+
+# -- issue 24: the language of the book's text is kept (the rewriter writes its queries in it)
+
+
+def test_the_books_language_comes_from_its_text_and_old_manifests_read_it_off_their_chunks(tmp_path: Path) -> None:
+    zh = tmp_path / "sanguoyanyi.txt"  # a latin file name and no title line: the title says nothing
+    zh.write_text("第1章 宴桃园豪杰三结义\n\n" + "刘备、关羽、张飞三人于桃园结义，誓同生死。" * 30 + "\n", encoding="utf-8")
+    en = tmp_path / "mill.txt"
+    en.write_text("Chapter 1\n\n" + "The mill was quiet all winter long, and the river froze. " * 30 + "\n", encoding="utf-8")
+    catalog = Catalog(tmp_path / "data" / "keyword")
+    books = {}
+    for path, lang in ((zh, "zh"), (en, "en")):
+        manifest, chunks = plan_book(load_book(path), path, 200, 40, 64)
+        assert manifest.lang == lang
+        books[lang] = catalog.write(manifest, chunks)
+        assert books[lang].info("ready", 0).lang == lang
+    manifest_path = books["zh"].directory / "manifest.json"  # as written before the language was kept
+    data = json.loads(manifest_path.read_text(encoding="utf-8"))
+    del data["lang"]
+    manifest_path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    reopened = Catalog(tmp_path / "data" / "keyword").get(books["zh"].id)
+    assert reopened.manifest.lang == "" and reopened.lang() == "zh" and reopened.info("ready", 0).lang == "zh"

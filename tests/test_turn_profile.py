@@ -178,6 +178,10 @@ def test_the_full_profile_keeps_the_router_the_rewrite_and_the_few_shot() -> Non
     ("孙悟空在天庭第一次当的官是五品。", "孙悟空在天庭第一次当的官是几品？"),
     ("金顶。", "如来佛祖用什么山压住了孙悟空？"),
     ("西游记 奎木狼私自下界 100年", "奎木狼私自下界了多少时候？"),
+    # the 1.5B's: a question, then its answer on the same line
+    ('What title is Zhu Bajie given when the pilgrims return? Zhu Bajie is given the title of "Wuji" (武吉) by the '
+     "pilgrims.", "What title is Zhu Bajie given when the pilgrims return?"),
+    ("金箍棒有多重？重一万三千五百斤。", "如意金箍棒有多重？"),
 ])
 def test_a_line_that_states_an_answer_is_refused(line: str, question: str) -> None:
     assert states_fact(line, question)
@@ -193,6 +197,8 @@ def test_a_line_that_states_an_answer_is_refused(line: str, question: str) -> No
     ("Sun Wukong golden cudgel weight", "How heavy is Sun Wukong's staff?"),
     ("Who played the Monkey King in the 1986 television series?", "Who played Sun Wukong in the 1986 series?"),
     ("乌鸡国的国王被害死的原因是什么？", "乌鸡国的国王是怎么被害死的？"),  # the 1.5B's, a fair restatement
+    ("孙悟空在天宫头一个官职是几品？", "What rank was Sun Wukong's first post in heaven?"),  # a translation
+    ("Who is Sun Wukong? Where does he live?", "Who is Sun Wukong and where does he live?"),  # two questions
 ])
 def test_good_rewrites_are_kept(line: str, question: str) -> None:
     assert not states_fact(line, question)
@@ -277,3 +283,26 @@ def test_a_complete_answer_is_checked_whole() -> None:
     values = run(graph)
     assert values["unprocessed_from"] is None and values["answer_checks"][0].status == "supported"
     assert "agent.verify_skipped_raw" not in codes(values)
+
+
+# --------------------------------------------------------------------------- the book's language (issue 24)
+def test_the_rewrite_is_asked_for_in_the_language_of_the_books_text_not_of_its_file_name() -> None:
+    """A Chinese book named by its file ("sanguoyanyi") was said to be "written in the language of its
+    title", so a capable model restated English questions in English."""
+    prompts: list[str] = []
+
+    def reply(messages, *, schema):
+        if "You write search queries" in str(messages[0].content):
+            prompts.append(str(messages[0].content))
+            return "刘备 关羽 张飞 结义\n桃园 结义"
+        return responder(evaluations=[ev(True)], answer="见[1]。")(messages, schema=schema)
+
+    book = [Passage(id="s1", text="刘备、关羽、张飞三人于桃园结义，誓同生死。" * 3, book_id="sg", book_title="sanguoyanyi",
+                    chapter_num=1, chapter_title="第1章", score=1.0, source="hybrid")]
+    model = ScriptedChatModel(responder=reply)
+    retriever = FakeRetriever(book, titles={"sg": "sanguoyanyi"})
+    graph = build_graph(Deps(settings=make_settings(), llm=model, retriever=retriever, rewriter=QueryRewriter(model)))
+    events = list(run_turn(graph, "Where did Liu Bei swear brotherhood?", thread_id=str(uuid.uuid4()), book_id="sg"))
+    assert isinstance(events[-1], TurnFinished)
+    assert prompts and "The book is written in Chinese." in prompts[0] and "《sanguoyanyi》" in prompts[0]
+    assert retriever.calls[-1]["queries"] == ["刘备 关羽 张飞 结义", "桃园 结义"]

@@ -34,6 +34,7 @@ _STATES = re.compile(r"是|乃|即|为|叫|名叫|称为|去世|逝世|死于|�
 _FINAL = ("。", ".", "！", "!")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九十百千万亿]{2,}")
 _HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}")
+_SENTENCE_END = re.compile(r"(?<=[?？!！。])\s*|(?<=\.)\s+")
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?:[ '-][A-Z][a-z]+)*")
 
 
@@ -69,7 +70,16 @@ def states_fact(line: str, question: str) -> bool:
     does not have is an answer: a sentence ending in 。/. that fills in what the question asks
     ("车迟国鹿力大仙要和唐僧赌酒。" for "...赌什么？"), or a verb of being with a new name or number
     ("吴承恩是1927年去世的", "孙悟空的扮演者是张国立", "Wu Cheng'en died in 1927"). A list of keywords
-    is a query unless it carries a number the question asks for and does not give ("奎木狼 下界 100年")."""
+    is a query unless it carries a number the question asks for and does not give ("奎木狼 下界 100年").
+    A line of several sentences is an answer when one of them is ("What title is he given? He is
+    given the title 武吉.", the 1.5B's)."""
+    sentences = [part for part in _SENTENCE_END.split(line.strip()) if part.strip()]
+    if len(sentences) > 1:
+        return any(_states_fact(part, question) for part in sentences)
+    return _states_fact(line, question)
+
+
+def _states_fact(line: str, question: str) -> bool:
     text = line.strip()
     if not text or _ASKS.search(text):
         return False
@@ -85,8 +95,11 @@ def states_fact(line: str, question: str) -> bool:
     return bool(_new_facts(text, question))
 
 
-def book_language(book_title: str | None) -> str:
-    """The language a book is written in, as far as its title tells (Chinese unless the title is not)."""
+def book_language(book_title: str | None, lang: str | None = None) -> str:
+    """The language a book is written in, for the prompt: its text's (``BookInfo.lang``), else as far
+    as its title tells (a title in Latin letters may be a file name: "the language of its title")."""
+    if lang in ("zh", "en"):
+        return "Chinese" if lang == "zh" else "English"
     if not book_title:
         return "the book's own language (Chinese for a Chinese book)"
     return "Chinese" if detect_lang(book_title) == "zh" else "the language of its title"
@@ -118,10 +131,11 @@ class QueryRewriter:
     def __init__(self, llm: Any) -> None:
         self.llm = llm
 
-    def rewrite(self, question: str, book_title: str | None = None) -> Rewritten:
-        """Raises what the model call raises; the node turns that into a notice."""
+    def rewrite(self, question: str, book_title: str | None = None, book_lang: str | None = None) -> Rewritten:
+        """Raises what the model call raises; the node turns that into a notice. ``book_lang``: the
+        language of the book's text ("zh" | "en"), which the rewrite is written in."""
         title = (book_title or "").strip().strip("《》")
-        messages = query_rewrite_messages(question, title, book_language=book_language(title))
+        messages = query_rewrite_messages(question, title, book_language=book_language(title, book_lang))
         started = time.perf_counter()
         reply = self.llm.invoke(messages)
         content = reply.content if isinstance(reply.content, str) else ""

@@ -177,6 +177,12 @@ class CaseMatcher:
 _NO_PASSAGES = {"route", "rewrite", "query-rewrite", "direct"}
 
 
+def question_cases(items: Iterable[Any]) -> list[Case]:
+    """Cases for calls whose prompt carries only the question (the query rewriter's), from anything
+    with an ``id`` and a ``question`` (``rag.eval.retrieval_cases.RetrievalCase``)."""
+    return [Case(id=i.id, question=i.question, context=(), label_enough=False, kind="question") for i in items]
+
+
 # --------------------------------------------------------------------------- fixtures
 def load_fixture(path: str | Path, cases: Sequence[Case]) -> dict[tuple[str, str, int], Any]:
     """(case id, call, attempt) -> reply, span references restored from each case's context."""

@@ -33,6 +33,7 @@ from rag.i18n import Msg
 from rag.index.chapters import LoadedBook
 from rag.index.chunking import Chunk, chunk_chapters
 from rag.index.keyword import KeywordIndex
+from rag.lang import text_lang
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,7 @@ class Manifest:
     keyword: int = 1  # KEYWORD_VERSION of the saved keyword index
     rebuilt: bool = False  # True: rebuilt from the chunks (the manifest was unreadable); title unknown
     author: str = ""  # from the book's own metadata (a Gutenberg header, YAML ``author:``, the EPUB's dc:creator)
+    lang: str = ""  # the language of the book's text ("zh" | "en"; "" in manifests written before it was kept)
 
     def chunking(self) -> tuple[int, int, int]:
         return self.chunk_size, self.chunk_overlap, self.piece_chars
@@ -104,7 +106,7 @@ class Manifest:
                 chunk_overlap=int(data["chunk_overlap"]), piece_chars=int(data["piece_chars"]),
                 owners=tuple(str(o) for o in data.get("owners") or ()),
                 keyword=int(data.get("keyword", 1)), rebuilt=bool(data.get("rebuilt", False)),
-                author=str(data.get("author") or ""),
+                author=str(data.get("author") or ""), lang=str(data.get("lang") or ""),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"malformed manifest ({exc!r})") from exc
@@ -195,7 +197,7 @@ def plan_book(loaded: LoadedBook, path: str | Path, chunk_size: int, chunk_overl
         chars=loaded.chars, chapters=tuple(ChapterEntry(n, t, len(x)) for n, t, x in chapters),
         chunks=len(chunks), pieces=sum(len(c.pieces) for c in chunks), created=time.time(),
         chunk_size=chunk_size, chunk_overlap=chunk_overlap, piece_chars=piece_chars, keyword=KEYWORD_VERSION,
-        author=loaded.author.strip(),
+        author=loaded.author.strip(), lang=text_lang(c.text for c in loaded.chapters),
     )
     return manifest, chunks
 
@@ -217,6 +219,7 @@ class BookInfo:
     chars: int = 0
     created: float = 0.0
     author: str = ""  # the book's own (Gutenberg header, YAML, dc:creator); "" when it names none
+    lang: str = ""  # the language of its text: "zh" | "en"
     notice: Msg | None = None  # e.g. that embedding will take long (index.embed_slow), while it is pending
 
     def to_dict(self) -> dict[str, Any]:
@@ -248,6 +251,7 @@ class StoredBook:
         self._loaded: tuple[list[Chunk], KeywordIndex, dict[str, int]] | None = None
         self._aliases: dict[str, tuple[str, ...]] | None = None
         self._text: BookText | None = None
+        self._lang: str | None = manifest.lang or None  # None: not read yet
         self.damage: Msg | None = None  # what the self-check or a load found broken (listed with the book)
         self.unusable = False  # True: nothing of it can be searched (its chunks are unreadable)
         if manifest.rebuilt:
@@ -349,10 +353,21 @@ class StoredBook:
         return BookInfo(id=m.id, title=m.title, source=m.source, path=m.path, format=m.format,
                         chapters=len(m.chapters), chunks=m.chunks, embedded=embedded,
                         status="error" if self.unusable else status, error=self.damage or error,
-                        chars=m.chars, created=m.created, author=m.author)
+                        chars=m.chars, created=m.created, author=m.author, lang=self.lang())
 
     def chunks(self) -> list[Chunk]:
         return self._load()[0]
+
+    def lang(self) -> str:
+        """The language of the book's text: the manifest's, or (a manifest written before it was kept)
+        read off the first lines of its chunks once; "" when they cannot be read."""
+        if self._lang is None:
+            texts: list[str] = []
+            with contextlib.suppress(OSError, ValueError, KeyError, TypeError), \
+                    (self.directory / "chunks.jsonl").open(encoding="utf-8", errors="replace") as fh:
+                texts = [str(json.loads(line)["text"]) for line, _ in zip(fh, range(40), strict=False)]
+            self._lang = text_lang(texts) if texts else ""
+        return self._lang
 
     def keyword(self) -> KeywordIndex:
         return self._load()[1]

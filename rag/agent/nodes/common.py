@@ -120,10 +120,17 @@ class NodeBase:
 
     def _book_title(self, state: GraphState) -> str | None:
         """The loaded book's title, when the question is scoped to one book (for the router)."""
+        return self._book_field(state, "title")
+
+    def _book_lang(self, state: GraphState) -> str | None:
+        """The language of the loaded book's text ("zh" | "en"), when the question is scoped to one book."""
+        return self._book_field(state, "lang")
+
+    def _book_field(self, state: GraphState, name: str) -> str | None:
         book_id, retriever = state.get("book_id"), self.retriever
         if not book_id or retriever is None:
             return None
         try:
-            return str(retriever.book(book_id).title)
+            return str(getattr(retriever.book(book_id), name, "") or "") or None
         except Exception:  # noqa: BLE001 - a title is a hint, never a reason to fail
             return None

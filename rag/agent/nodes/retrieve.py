@@ -56,9 +56,9 @@ class RetrieveNode(NodeBase):
             try:
                 if deadline is not None and deadline.expired:  # a hung router spent the turn: search as asked
                     raise deadline.exceeded("not rewritten")
-                title = self._book_title(state)
+                title, lang = self._book_title(state), self._book_lang(state)
                 # by the turn's deadline: a hung model must not keep the passages from the page
-                rewritten = turn_deadline.call_before(lambda: rewriter.rewrite(question, book_title=title),
+                rewritten = turn_deadline.call_before(lambda: rewriter.rewrite(question, book_title=title, book_lang=lang),
                                                       deadline, "query rewrite")
                 queries = rewritten.queries
                 if rewritten.refused:  # the model answered instead of rewriting: search the question alone
