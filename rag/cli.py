@@ -152,10 +152,16 @@ def local_model_for_cli(settings: Settings, err: TextIO = sys.stderr) -> Any | N
                        leave=False)
         bar.update(done - bar.n)
 
-    try:
-        if model.state().phase in ("waiting", "loading"):
+    def phase(now: str) -> None:  # said when it happens: after a download, not before it
+        nonlocal bar
+        if now == "loading":
+            if bar is not None:
+                bar.close()
+                bar = None
             print(t("en", "local.cli_loading", model=model.state().model), file=err)
-        return model.ensure(progress=progress)
+
+    try:
+        return model.ensure(progress=progress, on_phase=phase)
     except LocalModelError as exc:
         print(terminal_safe(t("en", "local.cli_failed", reason=exc.msg)), file=err)
         return None

@@ -215,3 +215,30 @@ def test_the_embedded_model_gets_minutes_unless_the_timeouts_are_set(tmp_path):
     remote = make_deps(make_settings(data_dir=tmp_path, eval_log_enabled=False), llm=make_chat_model(
         make_settings(llm_base_url="http://127.0.0.1:9/v1", llm_model="m")))
     assert remote.settings.turn_timeout == 90
+
+
+def test_each_phase_is_told_and_the_cli_says_loading_after_the_download(tmp_path, monkeypatch):
+    import io
+
+    import rag.local
+    from rag.cli import local_model_for_cli
+
+    settings = make_settings(local_model_path=None, data_dir=tmp_path / "a", llm_provider="local")
+    model = LocalModel(settings, runtime_factory=FakeRuntime, fetch=_fetch_into())
+    phases: list[str] = []
+    try:
+        model.ensure(timeout=5, on_phase=phases.append)
+        model.ensure(timeout=5, on_phase=phases.append)  # told the phase it is in already
+    finally:
+        model.close()
+    assert phases == ["downloading", "loading", "ready", "ready"]
+    settings = make_settings(local_model_path=None, data_dir=tmp_path / "b", llm_provider="local")
+    fresh = LocalModel(settings, runtime_factory=FakeRuntime, fetch=_fetch_into())
+    monkeypatch.setattr(rag.local, "shared_model", lambda s: fresh)
+    err = io.StringIO()
+    try:
+        assert is_local_model(local_model_for_cli(settings, err))
+    finally:
+        fresh.close()
+    said = err.getvalue()  # was "Loading…" first, then the download's line and bar
+    assert 0 <= said.index("Downloading the local model") < said.index("Loading the local model")

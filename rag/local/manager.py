@@ -88,6 +88,7 @@ class LocalModel:
         self._runtime: Any = None
         self._listeners: list[Callable[[Any], None]] = []
         self._progress: list[Progress] = []
+        self._phases: list[Callable[[str], None]] = []  # told each new phase (``ensure(on_phase=...)``)
         self._closed = False
 
     # ------------------------------------------------------------------ state
@@ -97,7 +98,12 @@ class LocalModel:
 
     def _set(self, **changes: Any) -> None:
         with self._lock:
+            before = self._state.phase
             self._state = replace(self._state, **changes)
+            phase, listeners = self._state.phase, list(self._phases)
+        if phase != before:
+            for listener in listeners:
+                listener(phase)
 
     @property
     def ready(self) -> bool:
@@ -119,12 +125,19 @@ class LocalModel:
             on_ready(self.chat_model())
         return thread
 
-    def ensure(self, progress: Progress | None = None, timeout: float | None = None) -> Any:
+    def ensure(self, progress: Progress | None = None, timeout: float | None = None,
+               on_phase: Callable[[str], None] | None = None) -> Any:
         """The chat model, waiting until it is ready (``progress(done, total)`` while the file
-        downloads). Raises ``LocalModelError`` when it cannot be made ready."""
-        if progress is not None:
-            with self._lock:
+        downloads; ``on_phase(phase)`` at the phase it is in and each one after). Raises
+        ``LocalModelError`` when it cannot be made ready."""
+        with self._lock:
+            if progress is not None:
                 self._progress.append(progress)
+            if on_phase is not None:
+                self._phases.append(on_phase)
+            phase = self._state.phase
+        if on_phase is not None and phase != "waiting":
+            on_phase(phase)
         thread = self.start()
         if not self._done.wait(timeout):
             raise LocalModelError(Msg.of("local.not_ready", level="error"))
