@@ -37,7 +37,9 @@ def _run(argv: list[str]) -> int:
 
 
 def judge_rows(fixture: str, out: Path) -> list[dict[str, Any]]:
-    rows = []
+    rows: list[dict[str, Any]] = []
+    if '"call": "judge-' not in (FIXTURES / f"{fixture}.jsonl").read_text(encoding="utf-8"):
+        return rows  # a set of answers only (capable-answers2)
     for cases in SETS:
         for mode in ("evidence", "guarded", "verdict"):
             report = out / f"judge-{fixture}-{cases}-{mode}.json"

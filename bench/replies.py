@@ -10,6 +10,9 @@
     python bench/replies.py pack --retrieval-cases FILE [...] --header "..." RAW.jsonl --out FIXTURE
         # the same for the query rewriter's replies to retrieval cases (bench/retrieval.py --render-rewrites)
 
+    python bench/replies.py ask PROMPTS.jsonl --url http://127.0.0.1:8023/v1 --call answer --out RAW.jsonl
+        # a real model's raw replies to rendered prompts (one call at a time, temperature 0), for ``pack``
+
 The replies are then replayed through the real HTTP path: ``python -m rag eval judge --replay FIXTURE``.
 """
 
@@ -56,6 +59,29 @@ def render(cases: list[Case]) -> list[dict[str, Any]]:
     return rows
 
 
+def ask(args: argparse.Namespace) -> int:
+    """Each rendered prompt of the chosen calls sent to ``--url`` (temperature 0), its reply text
+    appended to ``--out`` as ``{case, call, reply}`` as it comes (a slow model may take an hour)."""
+    import httpx
+
+    rows = [json.loads(line) for line in Path(args.prompts).read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [r for r in rows if not args.call or r["call"] in args.call]
+    out = Path(args.out)
+    done = {(r["case"], r["call"]) for _, r in jsonl_records(out)} if out.is_file() else set()
+    with httpx.Client(base_url=args.url.rstrip("/"), timeout=900) as client, out.open("a", encoding="utf-8") as fh:
+        for row in rows:
+            if (row["case"], row["call"]) in done:
+                continue
+            response = client.post("/chat/completions", json={"model": args.model, "messages": row["messages"],
+                                                             "temperature": 0, "max_tokens": args.max_tokens})
+            response.raise_for_status()
+            reply = response.json()["choices"][0]["message"].get("content") or ""
+            fh.write(json.dumps({"case": row["case"], "call": row["call"], "reply": reply}, ensure_ascii=False) + "\n")
+            fh.flush()
+            print(f"{row['case']} {row['call']}: {len(reply)} chars", file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -68,7 +94,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--header", action="append", default=[])
     p.add_argument("--out", required=True)
     p.add_argument("raw", nargs="+")
+    a = sub.add_parser("ask")
+    a.add_argument("prompts")
+    a.add_argument("--url", required=True, help="an OpenAI-compatible base URL")
+    a.add_argument("--model", default="model")
+    a.add_argument("--call", action="append", help="only these calls (default: all)")
+    a.add_argument("--max-tokens", type=int, default=1024)
+    a.add_argument("--out", required=True)
     args = parser.parse_args(argv)
+    if args.command == "ask":
+        return ask(args)
     cases = [c for f in args.cases for c in load_cases(f)]
     if args.command == "pack" and args.retrieval_cases:
         from rag.eval.retrieval_cases import load_cases as load_retrieval_cases

@@ -156,3 +156,49 @@ def test_the_trace_says_what_verified_means() -> None:
                     model_enough=True, parts=[part])
     assert "不是对事实本身的担保" in evaluation_html(ev, 1, "zh")
     assert "not a guarantee of the fact itself" in evaluation_html(ev, 1, "en")
+
+
+# --------------------------------------------------------------------------- numbers as capable models write them
+# Measured on two sets of a capable model's answers (bench/fixtures/replies/capable.jsonl and
+# capable-answers2.jsonl): correct sentences refused for how they counted, not for what they said.
+GATE = "孔明乃披鹤氅，引二小童携琴一张，于城上敌楼前凭栏而坐。次日出城，见那马极骏。"
+CAMP = "蜀兵伐吴，树栅连营，纵横七百余里，分四十余屯。张强、李达将他杀了，投吴去了。"
+DEMONS = "太白金星报信说那岭上有三个魔头：老大是青毛狮子，老三是大鹏金翅雕。那怪本是天蓬元帅，被贬下界。"
+
+
+def _status(sentence: str, *texts: str, labels: tuple[str, ...] = ()) -> str:
+    sources = [book(i, t, labels[i - 1] if labels else "") for i, t in enumerate(texts, start=1)]
+    return check_answer(sentence, sources).sentences[0].status
+
+
+def test_a_small_number_is_read_with_its_thing_and_counting_word_or_without() -> None:
+    assert _status("他带着两个小童，在城上敌楼前凭栏而坐[1]。", GATE) == "supported"  # 二小童
+    assert _status("他带着三个小童，在城上敌楼前凭栏而坐[1]。", GATE) == "unsupported"
+    assert _status("那岭上的三魔之中，老三是大鹏金翅雕[1]。", DEMONS) == "supported"  # 三个魔头
+    assert _status("那岭上的四魔之中，老三是大鹏金翅雕[1]。", DEMONS) == "unsupported"
+
+
+def test_an_ordinal_is_checked_as_an_ordinal_and_the_next_day_as_次日() -> None:
+    assert _status("第二天他出城，看见那马极骏[1]。", GATE) == "supported"
+    assert _status("第三天他出城，看见那马极骏[1]。", GATE) == "unsupported"
+    assert _status("**那岭上的老三**：老三是大鹏金翅雕[1]。", DEMONS) == "supported"  # not "3老" across the colon
+    assert _status("老二是大鹏金翅雕[1]。", DEMONS) == "unsupported"
+
+
+def test_a_count_of_the_answers_own_items_or_list_is_not_a_fact_of_the_book() -> None:
+    assert _status("以上两段都在第七回，都说次日出城见马[1][2]。", GATE, GATE, labels=("第七回", "第七回")) == "supported"
+    assert _status("两处资料都说他树栅连营[1][2]。", CAMP, CAMP) == "supported"
+    assert _status("是张强、李达二人杀了他[1]。", CAMP) == "supported"
+    assert _status("是张强、李达三人杀了他[1]。", CAMP) == "unsupported"  # the list has two
+
+
+def test_a_name_with_a_numeral_is_a_name_and_a_short_fact_is_checked_by_its_fact() -> None:
+    assert _status("猪八戒原是天蓬元帅，被贬下界[1]。", DEMONS) == "supported"  # 八戒 is a name, not 8
+    assert _status("约七百余里[1]。", CAMP) == "supported"
+    assert _status("约八百余里[1]。", CAMP) == "unsupported"
+
+
+def test_a_label_a_lead_in_and_a_note_on_what_the_sources_lack() -> None:
+    assert _status("**营寨连了多远，有什么不妥之处**：蜀兵树栅连营，纵横七百余里[1]。", CAMP) == "supported"
+    assert _status("该段情节如下[1]：", CAMP) == "no_claim"
+    assert _status("所给段落没有写到他拜师的经过[1]。", CAMP) == "no_claim"

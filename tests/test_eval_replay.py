@@ -144,14 +144,16 @@ def test_recorded_replies_meet_the_evidence_targets(tmp_path) -> None:
 
 
 @pytest.mark.corpus
-def test_recorded_answers_meet_the_sentence_targets(tmp_path, capsys) -> None:
-    """Faithful answers of the capable model: >= 90% of claim sentences supported, <= 5% uncited;
-    seeded errors >= 90% flagged; every tampered verified case flips."""
+@pytest.mark.parametrize("fixture", ["capable", "capable-answers2", "capable-answers3"])
+def test_recorded_answers_meet_the_sentence_targets(tmp_path, capsys, fixture: str) -> None:
+    """Faithful answers of the capable model, in each of its three recorded sets (the third held out
+    from the checker's calibration): >= 90% of claim sentences supported, <= 5% uncited; seeded errors
+    >= 90% flagged; every tampered verified case flips (the first set holds the judge's replies)."""
     totals = {"sentences": 0, "supported": 0, "uncited": 0}
     tried = flagged = 0
     for cases_file in SETS:
         report = tmp_path / f"checks-{cases_file.stem}.json"
-        code = main(["eval", "checks", "--cases", str(cases_file), "--replay", str(FIXTURES / "capable.jsonl"),
+        code = main(["eval", "checks", "--cases", str(cases_file), "--replay", str(FIXTURES / f"{fixture}.jsonl"),
                      "--report", str(report)])
         data = json.loads(report.read_text(encoding="utf-8"))
         assert code == 0, data["tamper"]["not_flipped"]  # exit 3 when a tampered case stays enough

@@ -41,11 +41,12 @@ _TITLE = re.compile(r"《[^》]{1,30}》")
 # a number followed by anything else is checked as a number.
 _UNITS = frozenset("年月日天岁回章集卷里丈尺寸斤两钱石斗升亩顷万千百")
 _LIST_NUMBER = re.compile(r"^\s*(?:[-*+•]\s*)?(?:\*\*)?\d+\.$")  # "1." opening a numbered line is not a sentence
-_HEDGE_PATTERN = re.compile(r"(?:无法|不能|未能|没法)[^，。！？]{0,10}(?:确认|确定|证实|判断)|(?:没有|未)[^，。！？]{0,6}(?:提到|提及|说明|记载|写明|出现)")
+_HEDGE_PATTERN = re.compile(r"(?:无法|不能|未能|没法)[^，。！？]{0,10}(?:确认|确定|证实|判断)|(?:没有|未)[^，。！？]{0,6}(?:提到|提及|说明|记载|写明|出现|写到|写出|交代)")
 _OPEN_QUOTES = {"“": "”", "「": "」", "『": "』", "‘": "’"}
 _ENDS = "。！？!?"
 MIN_COVERAGE = 0.6  # share of a cited sentence's content terms its cited sources state
 SHORT_CLAIM = 12  # content characters up to which an uncited sentence before a cited one is covered by it
+SHORT_WORDS = 2  # a sentence of a stated fact and at most this many other words is checked by the fact
 NOVEL_RUN = 4  # this many adjacent content characters, none in the cited sources: something they do not say
 
 
@@ -120,10 +121,49 @@ def citations_of(sentence: str) -> tuple[int, ...]:
     return tuple(dict.fromkeys(found))
 
 
+# A small number a sentence uses for its own items or the sources, not a fact of the book: "以上两件事",
+# "这两段", "以下五人", "两处资料"; and the count of a list it has just given: "范疆、张达二人".
+_SMALL = "一二两三四五六七八九"
+_OWN_ITEMS = re.compile(rf"(?:以上|上述|以下|下列|下面|这|那)([{_SMALL}\d])"
+                        rf"|([{_SMALL}\d])[处段条则份篇]?(?:资料|来源|段落|引文|出处|材料)")
+_LISTED = re.compile(rf"((?:[\u4e00-\u9fff]{{1,6}}[、和与及])+[\u4e00-\u9fff]{{1,6}}?)([{_SMALL}\d])[人位个名员将]")
+# Words that count a thing between a small number and the thing: 两个小童 / 二小童, 三位老者 / 三老者.
+_CLASSIFIERS = "个位名只匹头条张把件枚座间口员支根"
+_NEXT_DAY = ("次日", "翌日", "明日", "次早", "翌早", "来日", "第2日", "第2天")
+_CLAUSES = re.compile(r"[，。！？；：,.!?;:（）()\n]+")
+
+
+_NUMERAL_NAMES = sorted((n for n in NAMES if any(ch.isdigit() for ch in n)), key=len, reverse=True)
+
+
+def _name_spans(norm: str) -> list[tuple[int, int]]:
+    """Where ``norm`` (normalised text) writes a known name that holds a numeral (猪8戒, 唐3藏, 2郎神)."""
+    spans = []
+    for name in _NUMERAL_NAMES:
+        start = norm.find(name)
+        while start >= 0:
+            spans.append((start, start + len(name)))
+            start = norm.find(name, start + 1)
+    return spans
+
+
+def _own_counts(clause: str) -> list[int]:
+    """Small numbers of ``clause`` that count the answer's own items or a list it has just given."""
+    found = [cn_to_int(m.group(1) or m.group(2)) for m in _OWN_ITEMS.finditer(clause)]
+    for m in _LISTED.finditer(clause):
+        items = len(re.findall(r"[、和与及]", m.group(1))) + 1
+        if cn_to_int(m.group(2)) == items:
+            found.append(items)
+    return [n for n in found if n is not None]
+
+
 def _facts(sentence: str) -> list[str]:
     """Checkable facts in a sentence, normalised: chapter numbers, other numbers (Chinese numerals
-    included) with the Han character that follows them (三百六十岁 -> 360岁, so a number that occurs
-    elsewhere in the source for something else does not count), and quoted speech."""
+    included) with the Han character that follows them in the same clause (三百六十岁 -> 360岁, so a
+    number that occurs elsewhere in the source for something else does not count), and quoted speech.
+    A small number is read with its word (两个小童 -> "2个小": 二小童 states it too), as an ordinal
+    (第四种 -> "第4", 第二天 -> "第2天", 老三 -> "老3"), or not at all when it counts the sentence's own
+    items (以上两件事, 范疆、张达二人)."""
     body = _TITLE.sub(" ", _LIST_MARKER.sub("", _CITATION.sub(" ", sentence)))  # 《三国演义》 is a title, not 3
     facts = []
     for m in _CHAPTER.finditer(body):
@@ -131,23 +171,48 @@ def _facts(sentence: str) -> list[str]:
         value = cn_to_int(raw)
         facts.append(f"第{value if value is not None else raw}")
     chapters = {f[1:] for f in facts}
-    norm_body = normalize(body).text
-    for m in _NUMBER.finditer(norm_body):
-        if m.group(0) in chapters:
-            continue
-        nxt = norm_body[m.end():m.end() + 1]
-        small = int(float(m.group(0))) < 10  # 一/二/三 count anything: read a small number with its word
-        facts.append(m.group(0) + nxt if nxt and (nxt in _UNITS or (small and is_han(nxt))) else m.group(0))
+    for clause in _CLAUSES.split(body.replace("*", "")):
+        own = _own_counts(clause)
+        norm = normalize(clause).text
+        named = _name_spans(norm)
+        for m in _NUMBER.finditer(norm):
+            number = m.group(0)
+            if number in chapters or any(a <= m.start() < b for a, b in named):
+                continue  # 猪八戒, 三藏, 二郎神: a name, checked as a name in any of its forms
+            before, nxt, after = norm[m.start() - 1:m.start()], norm[m.end():m.end() + 1], norm[m.end() + 1:m.end() + 2]
+            small = int(float(number)) < 10  # 一/二/三 count anything: read a small number with its word
+            if small and int(number) in own:
+                own.remove(int(number))
+            elif small and before == "第":
+                facts.append(f"第{number}天" if nxt in ("天", "日") else f"第{number}")
+            elif small and before == "老":
+                facts.append(f"老{number}")
+            elif small and nxt and nxt in _CLASSIFIERS and after and is_han(after):
+                facts.append(number + nxt + after)
+            else:
+                facts.append(number + nxt if nxt and (nxt in _UNITS or (small and is_han(nxt))) else number)
     facts += [normalize(q).text for q in _QUOTED.findall(body)]
     return [f for f in facts if f]
 
 
 def _fact_in(fact: str, haystack: str) -> bool:
-    """A fact of ``_facts`` in the cited sources: a chapter number as a chapter ("第7", in a heading or
-    the text); a number of 10 or more as a whole number whatever its unit (classical and modern prose
-    count differently: 二十名 / 二十人); anything else as written."""
+    """A fact of ``_facts`` in the cited sources: a chapter number or ordinal as such ("第7", in a
+    heading or the text); the second day as 次日 / 翌日 too; a number with a counting word as the
+    number and the thing, with or without the word (2个小 in 二小童, 3魔 in 三个魔头); a number of 10 or more as a
+    whole number whatever its unit (classical and modern prose count differently: 二十名 / 二十人);
+    anything else as written."""
     if fact.startswith("第") and fact[1:].isdigit():
         return re.search(rf"(?:第|chapter|episode){fact[1:]}(?!\d)", haystack) is not None
+    if fact.startswith("第") and fact.endswith("天"):
+        n = fact[1:-1]
+        return bool(re.search(rf"第{n}[天日]", haystack)) or (n == "2" and any(w in haystack for w in _NEXT_DAY))
+    counted = re.fullmatch(rf"(\d)([{_CLASSIFIERS}])(.)", fact)
+    if counted:
+        n, word, thing = counted.groups()
+        return contains(haystack, n + word) or re.search(rf"{n}[{_CLASSIFIERS}]?{re.escape(thing)}", haystack) is not None
+    thing = re.fullmatch(r"(\d)([\u4e00-\u9fff])", fact)  # 三魔 where the source says 三个魔头
+    if thing and re.search(rf"{thing.group(1)}[{_CLASSIFIERS}]{re.escape(thing.group(2))}", haystack):
+        return True
     number = _NUMBER.match(fact)
     if number and int(float(number.group(0))) >= 10 and contains(haystack, number.group(0)):
         return True
@@ -159,10 +224,21 @@ def _is_hedge(sentence: str) -> bool:
     return any(h in low for h in _HEDGES) or bool(_HEDGE_PATTERN.search(sentence))
 
 
+_LABEL = re.compile(r"^\s*(?:[-*+•]\s+|\d+[.)、]\s*)?\*\*[^*]{1,30}\*\*\s*[:：]\s*")
+_LEAD_IN = re.compile(r"(?:如下|以下|下列|the following|as follows)\s*[:：]?\s*$", re.IGNORECASE)
+
+
 def _is_heading(sentence: str) -> bool:
-    stripped = sentence.strip().strip("#*>-:： ").strip()
-    return not stripped or (len(normalize(stripped).text) <= 12 and not _NUMBER.search(stripped)
-                            and not _CITATION.search(sentence) and sentence.rstrip().endswith((":", "：", "**")))
+    """A heading, or a lead-in that only says a list follows ("该段情节如下[1]："), cited or not."""
+    bare = _CITATION.sub("", sentence).rstrip()
+    stripped = bare.strip().strip("#*>-:： ").strip()
+    if not stripped:
+        return True
+    if len(normalize(stripped).text) > 12 or _NUMBER.search(stripped):
+        return False
+    if not _CITATION.search(sentence) and sentence.rstrip().endswith((":", "：", "**")):
+        return True
+    return bare.endswith((":", "：")) and bool(_LEAD_IN.search(bare))
 
 
 _URL = re.compile(r"https?://[^\s)）>\]]+")
@@ -205,20 +281,26 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
     cited = [sources[c] for c in cites]
     origins = {s.origin for s in cited}
     origin: Literal["book", "web", "both"] = "both" if len(origins) > 1 else next(iter(origins))
-    body = _CITATION.sub(" ", sentence)
+    whole = body = _CITATION.sub(" ", sentence)
+    label = _LABEL.match(body)  # "**蒯越说的不吉利之处**：…": the label repeats the question, the rest claims
+    if label and content(body[label.end():]).terms:
+        body = body[label.end():]
     haystack = normalize(" ".join(f"{s.label} {s.text}" for s in cited)).text
     has_han = any(is_han(ch) for ch in haystack)
-    missing = [f for f in _facts(sentence) if not _fact_in(f, haystack)
+    facts = _facts(sentence)
+    missing = [f for f in facts if not _fact_in(f, haystack)
                and (f[0].isdigit() or f.startswith("第") or any(is_han(ch) for ch in f) == has_han)]
     body_terms = content(body).terms
     missing += [t for t, forms in body_terms if t in NAMES and not found_in(forms, haystack)]
     if missing:
         return "unsupported", Msg.of("check.sentence_not_in_sources", missing=", ".join(dict.fromkeys(missing))), origin
-    if "web" in origins and "book" not in origins and any(w in body.lower() for w in _BOOK_WORDS):
+    if "web" in origins and "book" not in origins and any(w in whole.lower() for w in _BOOK_WORDS):
         return "unsupported", Msg.of("check.sentence_web_as_book"), origin
     # Compare content within one script: a Chinese sentence citing an English page is checked by its facts.
     # numbers are facts, checked above; the words are compared within the sources' script
     terms = [(t, f) for t, f in body_terms if is_han(t[0]) == has_han and not t[0].isdigit()]
+    if facts and len(terms) <= SHORT_WORDS:  # "约七百余里[2]": its number is the claim, and it is there
+        return "supported", Msg.of("check.sentence_supported"), origin
     if terms:
         stated = sum(1 for _, forms in terms if found_in(forms, haystack)) / len(terms)
         if stated < MIN_COVERAGE:
