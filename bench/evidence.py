@@ -1,6 +1,6 @@
 """The evidence figures on recorded model replies (bench/fixtures/replies/), replayed over loopback HTTP.
 
-    python bench/evidence.py [--out bench/results/evidence] [--fixture capable --fixture qwen1.5b]
+    python bench/evidence.py [--out bench/results/evidence] [--fixture capable --fixture qwen1.5b ...]
 
 For each reply set and dev set: the judge in each mode (accuracy, answerable -> enough, false-enough,
 "enough" verdicts code-verified), and, for replies with recorded answers, the sentence marks of the
@@ -29,6 +29,9 @@ from rag.eval.metrics import fmt  # noqa: E402
 
 SETS = ("guide_cases", "xiyouji_refs", "sanguo_refs")
 FIXTURES = REPO / "bench" / "fixtures" / "replies"
+# capable: judge and answers; capable-answers2/3: more answers (3 held out from the sentence checks'
+# calibration); qwen1.5b: the small model's judge replies; qwen1.5b-answers: its answers
+DEFAULT_FIXTURES = ("capable", "capable-answers2", "capable-answers3", "qwen1.5b", "qwen1.5b-answers")
 
 
 def _run(argv: list[str]) -> int:
@@ -99,14 +102,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "evidence"))
     parser.add_argument("--runs", help="where the per-run reports go (they quote the book: not for the repository)")
-    parser.add_argument("--fixture", action="append", help="reply sets (default: capable and qwen1.5b)")
+    parser.add_argument("--fixture", action="append", help="reply sets (default: DEFAULT_FIXTURES)")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     runs = Path(args.runs) if args.runs else Path(tempfile.mkdtemp(prefix="evidence-runs-"))
     runs.mkdir(parents=True, exist_ok=True)
     judges, checks = [], []
-    for fixture in args.fixture or ["capable", "qwen1.5b"]:
+    for fixture in args.fixture or list(DEFAULT_FIXTURES):
         judges += judge_rows(fixture, runs)
         checks += check_rows(fixture, runs)
     (out / "summary.json").write_text(json.dumps({"judge": judges, "checks": checks}, ensure_ascii=False, indent=1)

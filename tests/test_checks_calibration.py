@@ -202,3 +202,9 @@ def test_a_label_a_lead_in_and_a_note_on_what_the_sources_lack() -> None:
     assert _status("**营寨连了多远，有什么不妥之处**：蜀兵树栅连营，纵横七百余里[1]。", CAMP) == "supported"
     assert _status("该段情节如下[1]：", CAMP) == "no_claim"
     assert _status("所给段落没有写到他拜师的经过[1]。", CAMP) == "no_claim"
+
+
+def test_an_ordinal_may_be_written_without_第_in_the_source() -> None:
+    vigil = "孔明在帐中祈禳已及六夜，见主灯明亮，心中甚喜。"
+    assert _status("孔明祈禳到第六夜，见主灯明亮，心中甚喜[1]。", vigil) == "supported"
+    assert _status("孔明祈禳到第七夜，见主灯明亮，心中甚喜[1]。", vigil) == "unsupported"

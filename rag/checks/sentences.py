@@ -162,7 +162,7 @@ def _facts(sentence: str) -> list[str]:
     included) with the Han character that follows them in the same clause (三百六十岁 -> 360岁, so a
     number that occurs elsewhere in the source for something else does not count), and quoted speech.
     A small number is read with its word (两个小童 -> "2个小": 二小童 states it too), as an ordinal
-    (第四种 -> "第4", 第二天 -> "第2天", 老三 -> "老3"), or not at all when it counts the sentence's own
+    (第四种 -> "第4种", 第二天 -> "第2天", 老三 -> "老3"), or not at all when it counts the sentence's own
     items (以上两件事, 范疆、张达二人)."""
     body = _TITLE.sub(" ", _LIST_MARKER.sub("", _CITATION.sub(" ", sentence)))  # 《三国演义》 is a title, not 3
     facts = []
@@ -184,7 +184,7 @@ def _facts(sentence: str) -> list[str]:
             if small and int(number) in own:
                 own.remove(int(number))
             elif small and before == "第":
-                facts.append(f"第{number}天" if nxt in ("天", "日") else f"第{number}")
+                facts.append(f"第{number}天" if nxt in ("天", "日") else f"第{number}{nxt if is_han(nxt) else ''}")
             elif small and before == "老":
                 facts.append(f"老{number}")
             elif small and nxt and nxt in _CLASSIFIERS and after and is_han(after):
@@ -196,8 +196,9 @@ def _facts(sentence: str) -> list[str]:
 
 
 def _fact_in(fact: str, haystack: str) -> bool:
-    """A fact of ``_facts`` in the cited sources: a chapter number or ordinal as such ("第7", in a
-    heading or the text); the second day as 次日 / 翌日 too; a number with a counting word as the
+    """A fact of ``_facts`` in the cited sources: a chapter number as such ("第7", in a heading or the
+    text); an ordinal as an ordinal or the number with its thing (第六夜: 第六, or 六夜); the second
+    day as 次日 / 翌日 too; a number with a counting word as the
     number and the thing, with or without the word (2个小 in 二小童, 3魔 in 三个魔头); a number of 10 or more as a
     whole number whatever its unit (classical and modern prose count differently: 二十名 / 二十人);
     anything else as written."""
@@ -206,6 +207,10 @@ def _fact_in(fact: str, haystack: str) -> bool:
     if fact.startswith("第") and fact.endswith("天"):
         n = fact[1:-1]
         return bool(re.search(rf"第{n}[天日]", haystack)) or (n == "2" and any(w in haystack for w in _NEXT_DAY))
+    ordinal = re.fullmatch(r"第(\d)([\u4e00-\u9fff])", fact)  # 第四种: 第四 in the source, or 四种 (祈禳已及六夜)
+    if ordinal:
+        n, thing = ordinal.groups()
+        return re.search(rf"第{n}(?!\d)", haystack) is not None or contains(haystack, n + thing)
     counted = re.fullmatch(rf"(\d)([{_CLASSIFIERS}])(.)", fact)
     if counted:
         n, word, thing = counted.groups()
