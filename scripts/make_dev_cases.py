@@ -228,7 +228,7 @@ def passages(args: argparse.Namespace) -> int:
         at = rng.randrange(0, len(body) - args.size)
         start = next((i + 1 for i in range(at, min(len(body), at + 200)) if body[i] in stops), at)
         end = next((i + 1 for i in range(start + args.size, min(len(body), start + args.size + 200))
-                    if body[i] in stops), start + args.size)
+                    if body[i] in stops), min(len(body), start + args.size))
         text = body[start:end]
         if "|" in text:  # a web page's navigation left in the file
             continue
