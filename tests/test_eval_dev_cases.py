@@ -251,3 +251,41 @@ def test_shipped_dev_sets_resolve_and_pass_the_verifier(name: str, capsys: pytes
     assert all(p.text not in raw for h in halves for c in h for p in c.context if len(p.text) > 40)
     assert _script("verify_cases").main([str(f) for f in files]) == 0
     assert capsys.readouterr().out.strip().endswith("ok")
+
+
+# ----------------------------------------------------------------------------- the wrong / faithful sentences
+SENTENCES = REPO / "bench" / "cases" / "sentences"
+WRONG_KINDS = {"question_echo", "cross_language", "negation", "other_person", "other_action", "invented_detail",
+               "unrelated_fact"}
+
+
+@pytest.mark.parametrize("path", sorted(SENTENCES.glob("*.heldout.jsonl")), ids=lambda p: p.name)
+def test_sentence_files_name_held_out_cases_and_cite_their_first_passage(path: Path) -> None:
+    from rag.eval.cases import jsonl_records
+
+    cases_file = DEV / path.name
+    case_ids = {str(r["id"]) for _, r in jsonl_records(cases_file)}
+    rows = [r for _, r in jsonl_records(path)]
+    kinds: dict[str, int] = {}
+    for row in rows:
+        assert row["case"] in case_ids, row
+        assert row["sentence"].rstrip("。.？?").endswith("[1]"), row
+        assert row["label"] == ("faithful" if row["kind"] == "faithful" else "wrong"), row
+        kinds[row["kind"]] = kinds.get(row["kind"], 0) + 1
+    assert set(kinds) == WRONG_KINDS | {"faithful"}
+    assert all(kinds[k] >= 5 for k in WRONG_KINDS) and kinds["faithful"] >= 12
+    assert len({r["sentence"] for r in rows}) == len(rows)
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", sorted(SENTENCES.glob("*.heldout.jsonl")), ids=lambda p: p.name)
+def test_sentences_paraphrase_rather_than_copy_the_passage(path: Path) -> None:
+    from rag.eval.cases import jsonl_records
+
+    cases = {c.id: c for c in load_cases(DEV / path.name)}
+    for _, row in jsonl_records(path):
+        passage = "".join(cases[row["case"]].context[0].text.split())
+        sentence = "".join(row["sentence"].split())
+        longest = max((n for n in range(1, len(sentence) + 1)
+                       for i in range(len(sentence) - n + 1) if sentence[i:i + n] in passage), default=0)
+        assert longest <= 40, (row, longest)  # a short phrase of the text at most
