@@ -1,8 +1,9 @@
 """Prompts for a capable model to answer, and its replies packed as a fixture (rag/eval/replay.py).
 
-    python bench/replies.py render --cases FILE [--cases FILE ...] --out PROMPTS.jsonl
+    python bench/replies.py render --cases FILE [--cases FILE ...] [--call CALL ...] --out PROMPTS.jsonl
         # the prompts the project renders for each case: the judge in evidence and verdict mode,
         # the router, and (answerable cases) the answer writer; one {case, call, messages} per line.
+        # --call keeps only those calls (judge-evidence, judge-verdict, route, answer).
         # They hold the book's text: keep them out of the repository.
     python bench/replies.py pack --cases FILE [...] --header "how the replies were made" RAW.jsonl [...] --out FIXTURE
         # raw replies {case, call, reply} (written by whoever played the model) as a fixture:
@@ -42,7 +43,10 @@ def _as_dicts(messages: list[Any]) -> list[dict[str, str]]:
     return [{"role": roles[m.type], "content": str(m.content)} for m in messages]
 
 
-def render(cases: list[Case]) -> list[dict[str, Any]]:
+CALLS = ("judge-evidence", "judge-verdict", "route", "answer")
+
+
+def render(cases: list[Case], only: list[str] | None = None) -> list[dict[str, Any]]:
     rows = []
     for case in cases:
         context = format_book_context(case.passages(), MAX_CHARS)
@@ -54,6 +58,8 @@ def render(cases: list[Case]) -> list[dict[str, Any]]:
         if case.kind in ENOUGH_KINDS:
             calls["answer"] = answer_messages(case.question, detect_lang(case.question), context)
         for call, messages in calls.items():
+            if only and call not in only:
+                continue
             rows.append({"case": case.id, "call": call, "structured": call != "answer",
                          "messages": _as_dicts(messages)})
     return rows
@@ -87,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     r = sub.add_parser("render")
     r.add_argument("--cases", action="append", required=True)
+    r.add_argument("--call", action="append", choices=CALLS, help="only these calls (default: all)")
     r.add_argument("--out", required=True)
     p = sub.add_parser("pack")
     p.add_argument("--cases", action="append", default=[])
@@ -110,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
 
         cases += question_cases(c for f in args.retrieval_cases for c in load_retrieval_cases(f)[0])
     if args.command == "render":
-        rows = render(cases)
+        rows = render(cases, args.call)
         Path(args.out).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
         print(f"{len(rows)} prompts for {len(cases)} cases -> {args.out}")
         return 0

@@ -3,8 +3,12 @@ answer strings are present in "enough" cases and absent in the others, and every
 
     python scripts/verify_cases.py [FILE ...] [--corpus-dir DIR]
 
-With no FILE, checks every assets/eval/*.jsonl judge case file; passages of guide_*.jsonl must be cut
-verbatim from the sample book's Markdown sources (assets/xiyouji-guide/). Exit 0 when all is well, 1 otherwise.
+With no FILE, checks every assets/eval/*.jsonl and assets/eval/dev/*.jsonl judge case file (the dev
+sets' references point into ../shared/corpus/dev: novels cut by numbered headings or by story titles,
+and the QA datasets' paragraphs named by question id); passages of guide_*.jsonl must be cut verbatim
+from the sample book's Markdown sources (assets/xiyouji-guide/). A "not enough" case whose label is a
+dataset's human "unanswerable" (label_source dataset) needs no answer strings. Exit 0 when all is
+well, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -46,7 +50,10 @@ def verify(path: Path, corpus_dir: str | None, sources: Path | None) -> list[str
     if missing:
         problems.append(f"{path.name}: no case of kind(s) {', '.join(missing)}")
     refs = sum(1 for case in cases for p in case.context if p.ref is not None)
-    print(f"{path.name}: {len(cases)} cases, {refs} corpus references resolved; "
+    enough = sum(case.label_enough for case in cases)
+    dataset = sum(case.label_source == "dataset" for case in cases)
+    print(f"{path.name}: {len(cases)} cases ({enough} enough, {len(cases) - enough} not"
+          + (f", {dataset} labelled by the dataset" if dataset else "") + f"), {refs} corpus references resolved; "
           + ", ".join(f"{k}={kinds.get(k, 0)}" for k in KINDS))
     return problems
 
@@ -58,7 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sources", type=Path, help="Markdown sources that inline passages must be cut from "
                                                      "(default: assets/xiyouji-guide for guide_*.jsonl)")
     args = parser.parse_args(argv)
-    files = args.files or sorted(p for p in (REPO / "assets" / "eval").glob("*.jsonl") if "route" not in p.name)
+    eval_dir = REPO / "assets" / "eval"
+    files = args.files or sorted(p for p in [*eval_dir.glob("*.jsonl"), *eval_dir.glob("dev/*.jsonl")]
+                                 if "route" not in p.name)
     if not files:
         print("no case files found", file=sys.stderr)
         return 1
