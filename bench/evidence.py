@@ -1,6 +1,7 @@
 """The evidence figures on recorded model replies (bench/fixtures/replies/), replayed over loopback HTTP.
 
     python bench/evidence.py [--out bench/results/evidence] [--fixture capable --fixture qwen1.5b ...]
+    python bench/evidence.py --dev --out bench/results/evidence/dev   # the new books' tune and held-out halves
 
 For each reply set and dev set: the judge in each mode (accuracy, answerable -> enough, false-enough,
 "enough" verdicts code-verified), and, for replies with recorded answers, the sentence marks of the
@@ -29,6 +30,11 @@ from rag.eval.metrics import fmt  # noqa: E402
 
 SETS = ("guide_cases", "xiyouji_refs", "sanguo_refs")
 FIXTURES = REPO / "bench" / "fixtures" / "replies"
+DEV_CASES = REPO / "assets" / "eval" / "dev"
+# New books and documents (assets/eval/dev): each in a tune half and a half kept aside; replies
+# capable-<set>-<half>.jsonl written by a helper agent playing the model on the prompts alone.
+DEV_SETS = ("cail", "squad", "hongloumeng", "pride", "nahan")
+DEV_FIXTURES = tuple(f"capable-{name}-{half}" for half in ("tune", "heldout") for name in DEV_SETS)
 # capable: judge and answers; capable-answers2/3: more answers (3 held out from the sentence checks'
 # calibration); qwen1.5b: the small model's judge replies; qwen1.5b-answers: its answers
 DEFAULT_FIXTURES = ("capable", "capable-answers2", "capable-answers3", "qwen1.5b", "qwen1.5b-answers")
@@ -39,14 +45,24 @@ def _run(argv: list[str]) -> int:
         return rag_main(argv)
 
 
+def case_sets(fixture: str) -> list[tuple[str, Path]]:
+    """The case files a reply set answers: a dev set's own half (capable-cail-heldout ->
+    assets/eval/dev/cail.heldout.jsonl), else the three sets of the two novels and the guide."""
+    for name in DEV_SETS:
+        for half in ("tune", "heldout"):
+            if fixture.endswith(f"-{name}-{half}"):
+                return [(f"{name}.{half}", DEV_CASES / f"{name}.{half}.jsonl")]
+    return [(cases, REPO / "assets" / "eval" / f"{cases}.jsonl") for cases in SETS]
+
+
 def judge_rows(fixture: str, out: Path) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     if '"call": "judge-' not in (FIXTURES / f"{fixture}.jsonl").read_text(encoding="utf-8"):
         return rows  # a set of answers only (capable-answers2)
-    for cases in SETS:
+    for cases, path in case_sets(fixture):
         for mode in ("evidence", "guarded", "verdict"):
             report = out / f"judge-{fixture}-{cases}-{mode}.json"
-            code = _run(["eval", "judge", "--cases", str(REPO / "assets" / "eval" / f"{cases}.jsonl"), "--mode", mode,
+            code = _run(["eval", "judge", "--cases", str(path), "--mode", mode,
                          "--quiet", "--replay", str(FIXTURES / f"{fixture}.jsonl"), "--report", str(report)])
             if code != 0 or not report.is_file():
                 continue
@@ -63,9 +79,9 @@ def judge_rows(fixture: str, out: Path) -> list[dict[str, Any]]:
 
 def check_rows(fixture: str, out: Path) -> list[dict[str, Any]]:
     rows = []
-    for cases in SETS:
+    for cases, path in case_sets(fixture):
         report = out / f"checks-{fixture}-{cases}.json"
-        _run(["eval", "checks", "--cases", str(REPO / "assets" / "eval" / f"{cases}.jsonl"),
+        _run(["eval", "checks", "--cases", str(path),
               "--replay", str(FIXTURES / f"{fixture}.jsonl"), "--report", str(report)])
         if not report.is_file():
             continue
@@ -103,13 +119,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "evidence"))
     parser.add_argument("--runs", help="where the per-run reports go (they quote the book: not for the repository)")
     parser.add_argument("--fixture", action="append", help="reply sets (default: DEFAULT_FIXTURES)")
+    parser.add_argument("--dev", action="store_true", help="the reply sets of the new books' halves (DEV_FIXTURES)")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     runs = Path(args.runs) if args.runs else Path(tempfile.mkdtemp(prefix="evidence-runs-"))
     runs.mkdir(parents=True, exist_ok=True)
     judges, checks = [], []
-    for fixture in args.fixture or list(DEFAULT_FIXTURES):
+    fixtures = args.fixture or list(DEV_FIXTURES if args.dev else DEFAULT_FIXTURES)
+    for fixture in fixtures:
         judges += judge_rows(fixture, runs)
         checks += check_rows(fixture, runs)
     (out / "summary.json").write_text(json.dumps({"judge": judges, "checks": checks}, ensure_ascii=False, indent=1)
