@@ -18,6 +18,12 @@ _BASIC = re.compile(r"(?i)(\bbasic\s+)([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=]
 _AUTH_HEADER = re.compile(r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?)([^\s\"',}]+(?:\s+[^\s\"',}]+)?)")
 # URL userinfo: scheme://user:password@host -> scheme://***@host
 _URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
+# Keys by their shape, whoever's they are (a visitor's own key echoed by an upstream error body):
+# OpenAI-style sk-/rk-/pk-, Tavily's tvly-, Groq's gsk_, xAI's xai-, Hugging Face's hf_
+# (with a digit: identifiers such as hf_hub_download are no keys).
+_KEY_SHAPE = re.compile(r"\b((?:sk|rk|pk|tvly|gsk|xai|hf)[-_])(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{12,}")
+# What a service says a key was: "Incorrect API key provided: <key>".
+_KEY_PROVIDED = re.compile(r"(?i)(\bkey\s+provided\s*[:=]\s*[\"']?)([^\s\"',}]{6,})")
 _URL_SETTINGS = ("llm_base_url", "searxng_url", "embedding_base_url", "ollama_url", "bocha_api_url", "rerank_base_url")
 
 
@@ -63,13 +69,15 @@ def secrets_of(settings: Settings) -> list[str]:
 
 def redact(text: str, secrets: list[str]) -> str:
     """``text`` without the given secret values, bearer tokens, Basic credentials, Authorization
-    header values and URL userinfo."""
+    header values, URL userinfo and anything shaped like an API key (``sk-…``)."""
     for secret in sorted(secrets, key=len, reverse=True):
         if secret:
             text = text.replace(secret, "***")
     text = _AUTH_HEADER.sub(lambda m: m.group(1) + "***", text)
     text = _BASIC.sub(lambda m: m.group(1) + "***" if _is_credentials(m.group(2)) else m.group(0), text)
     text = _URL_USERINFO.sub(lambda m: m.group("scheme") + "***@", text)
+    text = _KEY_PROVIDED.sub(lambda m: m.group(1) + "***", text)
+    text = _KEY_SHAPE.sub(lambda m: m.group(1) + "***", text)
     return _BEARER.sub(lambda m: m.group(1) + "***", text)
 
 

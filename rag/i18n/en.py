@@ -460,6 +460,7 @@ SEARCH: dict[str, str] = {
     "search.rejected": "{provider}: request rejected (HTTP {status}): {detail}",
     "search.rejected_code": "{provider}: request rejected (code {code}): {detail}",
     "search.not_json": "{provider}: answered with a body that is not JSON ({kind}): {body}",
+    "search.provider_said": "{provider} answered with a message instead of results: {message}",
     "search.bad_shape": "{provider}: answered with JSON of an unexpected shape: {what}",
     "search.json_disabled": "{provider}: HTTP 403: JSON output is not enabled on this SearXNG instance (add 'json' to search.formats in its settings.yml)",
     "search.ddgs_rate_limited": "{provider}: rate limited: {detail}",

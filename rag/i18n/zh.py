@@ -450,6 +450,7 @@ SEARCH: dict[str, str] = {
     "search.rejected": "{provider}：请求被拒绝（HTTP {status}）：{detail}",
     "search.rejected_code": "{provider}：请求被拒绝（代码 {code}）：{detail}",
     "search.not_json": "{provider}：返回的内容不是 JSON（{kind}）：{body}",
+    "search.provider_said": "{provider} 没有返回结果，而是返回了消息：{message}",
     "search.bad_shape": "{provider}：返回的 JSON 结构不符合预期：{what}",
     "search.json_disabled": "{provider}：HTTP 403：这个 SearXNG 实例没有开启 JSON 输出（请在它的 settings.yml 的 search.formats 中加入 'json'）",
     "search.ddgs_rate_limited": "{provider}：请求过于频繁：{detail}",
