@@ -14,8 +14,9 @@ from rag.config import Settings
 _BEARER = re.compile(r"(?i)(bearer\s+|api[_-]?key[=:\s\"']+)([A-Za-z0-9._\-]{8,})")
 # "Basic <base64 of user:password>" (HTTP Basic auth, e.g. SearXNG behind a proxy), anywhere.
 _BASIC = re.compile(r"(?i)(\bbasic\s+)([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])")
-# The value of any Authorization header, whatever its scheme ("Authorization: Token abc").
-_AUTH_HEADER = re.compile(r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?)([^\s\"',}]+(?:\s+[^\s\"',}]+)?)")
+# The value of any Authorization (or key) header, whatever its scheme ("Authorization: Token abc",
+# "x-api-key: abc"), as an upstream error body may echo the request's headers.
+_AUTH_HEADER = re.compile(r"(?i)(\b(?:(?:proxy-)?authorization|x-api-key|api-key|x-goog-api-key)[\"']?\s*[:=]\s*[\"']?)([^\s\"',}]+(?:\s+[^\s\"',}]+)?)")
 # URL userinfo: scheme://user:password@host -> scheme://***@host
 _URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
 # Keys by their shape, whoever's they are (a visitor's own key echoed by an upstream error body):
@@ -24,6 +25,13 @@ _URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
 _KEY_SHAPE = re.compile(r"\b((?:sk|rk|pk|tvly|gsk|xai|hf)[-_])(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{12,}")
 # What a service says a key was: "Incorrect API key provided: <key>".
 _KEY_PROVIDED = re.compile(r"(?i)(\bkey\s+provided\s*[:=]\s*[\"']?)([^\s\"',}]{6,})")
+# Where a server is, for texts a visitor of a public page reads (``redact(..., addresses=True)``):
+# URLs, IP addresses and host:port, host names, absolute file paths.
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>()\[\]{}]+")
+_IP_OR_PORT = re.compile(r"\b(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:]+\])(?::\d{1,5})?\b|\b(?:localhost|[\w-]+(?:\.[\w-]+)*):\d{2,5}\b")
+_HOST = re.compile(r"(?i)\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:com|net|org|cn|io|ai|dev|app|cloud|co|me|info|biz"
+                   r"|internal|local|lan|corp|intranet|svc|localdomain|home|test|example)\b")
+_PATH = re.compile(r"(?<![\w.:/~-])(?:~|[A-Za-z]:)?[/\\](?:[\w.@+-]+[/\\])+[\w.@+-]*")
 _URL_SETTINGS = ("llm_base_url", "searxng_url", "embedding_base_url", "ollama_url", "bocha_api_url", "rerank_base_url")
 
 
@@ -67,9 +75,11 @@ def secrets_of(settings: Settings) -> list[str]:
     return values
 
 
-def redact(text: str, secrets: list[str]) -> str:
+def redact(text: str, secrets: list[str], *, addresses: bool = False) -> str:
     """``text`` without the given secret values, bearer tokens, Basic credentials, Authorization
-    header values, URL userinfo and anything shaped like an API key (``sk-…``)."""
+    and key header values, URL userinfo and anything shaped like an API key (``sk-…``). With
+    ``addresses`` (a text from an upstream service for a visitor of a public page) also without
+    URLs, hosts, ports and file paths: they say where the server's services are."""
     for secret in sorted(secrets, key=len, reverse=True):
         if secret:
             text = text.replace(secret, "***")
@@ -77,8 +87,14 @@ def redact(text: str, secrets: list[str]) -> str:
     text = _BASIC.sub(lambda m: m.group(1) + "***" if _is_credentials(m.group(2)) else m.group(0), text)
     text = _URL_USERINFO.sub(lambda m: m.group("scheme") + "***@", text)
     text = _KEY_PROVIDED.sub(lambda m: m.group(1) + "***", text)
-    text = _KEY_SHAPE.sub(lambda m: m.group(1) + "***", text)
-    return _BEARER.sub(lambda m: m.group(1) + "***", text)
+    text = _KEY_SHAPE.sub("***", text)
+    text = _BEARER.sub(lambda m: m.group(1) + "***", text)
+    if addresses:
+        text = _URL.sub("<url>", text)
+        text = _IP_OR_PORT.sub("<host>", text)
+        text = _HOST.sub("<host>", text)
+        text = _PATH.sub("<path>", text)
+    return text
 
 
 class RedactingFilter(logging.Filter):
