@@ -5,6 +5,10 @@ from __future__ import annotations
 import base64
 import logging
 import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from pydantic import SecretStr
@@ -97,21 +101,79 @@ def redact(text: str, secrets: list[str], *, addresses: bool = False) -> str:
     return text
 
 
+# The secrets of the sessions this process has served (a visitor's own keys from the Settings tab),
+# most recent last: every log record is scrubbed of them too. Bounded, so that a long-running
+# server does not hold every key it ever saw.
+_VISITOR_SECRETS: OrderedDict[str, None] = OrderedDict()
+_VISITOR_SECRETS_MAX = 2048
+_secrets_lock = threading.Lock()
+
+
+def remember_secrets(values: Iterable[str]) -> list[str]:
+    """Add a session's secrets to those scrubbed from every log record (``secrets_of`` a visitor's
+    settings); returns them as a list."""
+    kept = [v for v in values if v and len(v) >= 4]
+    with _secrets_lock:
+        for value in kept:
+            _VISITOR_SECRETS[value] = None
+            _VISITOR_SECRETS.move_to_end(value)
+        while len(_VISITOR_SECRETS) > _VISITOR_SECRETS_MAX:
+            _VISITOR_SECRETS.popitem(last=False)
+    return kept
+
+
+def _remembered() -> list[str]:
+    with _secrets_lock:
+        return list(_VISITOR_SECRETS)
+
+
+def scrub_record(record: logging.LogRecord, secrets: list[str]) -> None:
+    """``record`` with its message (arguments filled in) and traceback redacted, in place."""
+    try:
+        message = record.getMessage()
+    except Exception:  # noqa: BLE001 - arguments that do not fit: the handler reports it as usual
+        return
+    if record.exc_info and not record.exc_text:
+        record.exc_text = logging.Formatter().formatException(record.exc_info)
+    everything = [*secrets, *_remembered()]
+    clean = redact(message, everything)
+    if record.exc_text:
+        record.exc_text = redact(record.exc_text, everything)
+    if clean != message or record.args:
+        record.msg, record.args = clean, None
+
+
 class RedactingFilter(logging.Filter):
+    """Scrubs every record a handler emits (``scrub_record``): the given secrets, the visitors'
+    (``remember_secrets``) and anything shaped like a key."""
+
     def __init__(self, secrets: list[str]) -> None:
         super().__init__()
         self.secrets = secrets
 
     def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if record.exc_info and not record.exc_text:
-            record.exc_text = logging.Formatter().formatException(record.exc_info)
-        clean = redact(message, self.secrets)
-        if record.exc_text:
-            record.exc_text = redact(record.exc_text, self.secrets)
-        if clean != message or record.args:
-            record.msg, record.args = clean, None
+        scrub_record(record, self.secrets)
         return True
+
+
+class _RedactingFactory:
+    """A log record factory that scrubs each record as it is made, so that every handler, also one
+    added later (a library's, a test's), only ever sees the clean record."""
+
+    def __init__(self, inner: Callable[..., logging.LogRecord], secrets: list[str]) -> None:
+        self.inner, self.secrets = inner, secrets
+
+    def __call__(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = self.inner(*args, **kwargs)
+        scrub_record(record, self.secrets)
+        return record
+
+
+def redact_every_record(secrets: list[str]) -> None:
+    """Install (or update) the scrubbing record factory (``_RedactingFactory``)."""
+    current = logging.getLogRecordFactory()
+    inner = current.inner if isinstance(current, _RedactingFactory) else current
+    logging.setLogRecordFactory(_RedactingFactory(inner, list(secrets)))
 
 
 NOISY_LIBRARIES = ("httpx", "httpcore", "chromadb", "openai", "bm25s", "urllib3")
@@ -126,10 +188,13 @@ class QuietLibraries(logging.Filter):
 
 
 def setup_logging(settings: Settings, *, extra_secrets: list[str] | None = None) -> None:
-    """Root logging at ``settings.log_level`` with secrets scrubbed from every handler's output."""
+    """Root logging at ``settings.log_level`` with secrets (the server's, the visitors', any key's
+    shape) scrubbed from every record, whichever handler writes it."""
     level = getattr(logging, settings.log_level.upper(), logging.INFO)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    redactor = RedactingFilter(secrets_of(settings) + list(extra_secrets or []))
+    secrets = secrets_of(settings) + list(extra_secrets or [])
+    redact_every_record(secrets)
+    redactor = RedactingFilter(secrets)
     for handler in logging.getLogger().handlers:
         handler.filters = [f for f in handler.filters if not isinstance(f, (RedactingFilter, QuietLibraries))]
         handler.addFilter(QuietLibraries())
