@@ -22,6 +22,8 @@ LABELS: dict[str, str] = {
     "thinking": "Thinking...",
     "error_prefix": "Something went wrong",
     "empty_question": "Please type a question.",
+    "question_too_long": ("The question is too long: {chars} characters, at most {limit} are accepted "
+                          "(MAX_QUESTION_CHARS). Please shorten it."),
     "tab_trace": "Trace",
     "tab_books": "Books",
     "tab_settings": "Settings",

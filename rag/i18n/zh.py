@@ -22,6 +22,7 @@ LABELS: dict[str, str] = {
     "thinking": "思考中……",
     "error_prefix": "出错了",
     "empty_question": "请输入问题。",
+    "question_too_long": "问题太长：共 {chars} 个字符，最多接受 {limit} 个（MAX_QUESTION_CHARS）。请缩短后再问。",
     "tab_trace": "推理轨迹",
     "tab_books": "书库",
     "tab_settings": "设置",
