@@ -173,7 +173,7 @@ def _wire_books(pages: Pages) -> None:
     keep: dict[str, Any] = {"fn": books.keep_book, "inputs": [v.active_book, shell.browser],
                             "outputs": [shell.browser], "queue": False, **PRIVATE}
     # one progress display during an upload: on the upload box only (not on the list and the picker)
-    v.upload.upload(lambda path: gr.update(visible=bool(path)), inputs=[v.upload], outputs=[v.upload_cancel],
+    v.upload.upload(books.on_upload_start, inputs=[v.upload, shell.session], outputs=[v.upload_cancel],
                     queue=False, **PRIVATE).then(
         on_upload, inputs=[v.upload, shell.session, v.active_book], outputs=[v.upload, shell.session, *v.outputs],
         concurrency_limit=1, concurrency_id="ingest", show_progress_on=[v.upload], **PRIVATE,
