@@ -23,7 +23,7 @@ from rag.agent.names import (
     WEB_SEARCH,
 )
 from rag.config import Settings, load_settings
-from rag.errors import ConfigError, RagError, filesystem_problem
+from rag.errors import ConfigError, RagError, check_question, filesystem_problem
 from rag.i18n import Msg, t, text
 from rag.index.cli import terminal_safe
 from rag.index.resolve import BOOK_HELP
@@ -174,6 +174,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdo
     from rag.agent.graph import build_graph
     from rag.agent.wiring import make_deps
 
+    check_question(args.question, settings.max_question_chars)  # before the index is even opened
     index = None
     try:
         from rag.index import open_index

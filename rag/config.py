@@ -43,6 +43,9 @@ class Settings(BaseSettings):
     turn_timeout: float = Field(default=90.0, gt=0)
     # Longest pause between two pieces of a streamed answer once it has started.
     stream_idle_timeout: float = Field(default=20.0, gt=0)
+    # Longest question, in characters, on every interface (page, /ask_json, MCP, CLI): a longer one is
+    # refused at once, before any embedding or model call (each would cost CPU and the key's owner).
+    max_question_chars: int = Field(default=2000, ge=1)
     judge_few_shot: bool = True  # the judge's few-shot examples (prompts.EVALUATE_EXAMPLES / EVIDENCE_EXAMPLES)
     judge_mode: JudgeMode = "evidence"  # evidence: code-verified quotes decide | guarded | verdict
     judge_evidence: Literal["quote", "sentence"] = "quote"  # copy the words, or cite numbered sentences (n.k)

@@ -49,6 +49,18 @@ class LLMOutputError(LLMError):
     """The model answered, but not with the structured output asked for (no JSON, wrong schema)."""
 
 
+class QuestionTooLong(RagError):
+    """A question longer than MAX_QUESTION_CHARS, refused before any work is done for it."""
+
+
+def check_question(question: str, limit: int) -> str:
+    """``question`` when it has at most ``limit`` characters; else ``QuestionTooLong`` saying both
+    numbers. Every interface calls it first, so that a huge question costs no embedding and no model call."""
+    if len(question) > limit:
+        raise QuestionTooLong(Msg.of("question_too_long", level="error", chars=len(question), limit=limit))
+    return question
+
+
 class BookError(RagError):
     """A book could not be read or indexed (broken file, DRM, empty, wrong encoding...)."""
 

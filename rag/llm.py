@@ -389,6 +389,13 @@ def unavailable(llm: Any, exc: BaseException) -> LLMUnavailable:
                                            what=_what_failed(exc), kind=type(exc).__name__, detail=detail))
 
 
+def model_failure(llm: Any, exc: BaseException) -> BaseException:
+    """A failed call to ``llm`` as the error a reader may see: the package's own errors and the
+    deadline as they are, anything else (a client's exception, which carries the endpoint's own
+    body) as ``unavailable`` says it, like the router's and the judge's failures."""
+    return exc if isinstance(exc, (LLMError, DeadlineExceeded)) else unavailable(llm, exc)
+
+
 def failure_kind(error: BaseException) -> FailureKind:
     """"transport" when the model could not be used at all (refused connection, 401, timeout, 5xx),
     "invalid_output" when it answered with something unusable; read from the exception's type."""

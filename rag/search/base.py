@@ -140,6 +140,19 @@ class Provider:
         """An error message of this provider (``search.<code>``)."""
         return Msg.of(f"search.{code}", level="error", provider=self.name, **params)
 
+    def said(self, data: Any) -> str:
+        """The provider's own message in a body of any shape, short and redacted ("" when none)."""
+        return self._redact(excerpt(find_message(data)))
+
+    def bad_shape(self, what: str, data: Any = None) -> SearchBadResponse:
+        """The error for a body that is not the results: the provider's own message when the body
+        (``data``) carries one (an error reported with status 200), else what was wrong with it."""
+        said = self.said(data)
+        if said:
+            logger.info("%s: answered with a message instead of results (%s)", self.name, what)
+            return SearchBadResponse(self.name, self._msg("provider_said", message=said))
+        return SearchBadResponse(self.name, self._msg("bad_shape", what=what))
+
     def search(self, query: str, count: int) -> list[SearchResult]:
         return self.search_detailed(query, count).results
 
@@ -359,9 +372,6 @@ class HttpProvider(Provider):
             body = self._redact(excerpt(response.text)) or _EMPTY_BODY
             raise SearchBadResponse(self.name, self._msg("not_json", kind=kind, body=body)) from None
 
-    def bad_shape(self, what: str) -> SearchBadResponse:
-        return SearchBadResponse(self.name, self._msg("bad_shape", what=what))
-
     def require_key(self, api_key: SecretStr | None) -> SecretStr:
         """The key, or a ConfigError naming ``key_env`` (raised at construction)."""
         if api_key is None or not api_key.get_secret_value().strip():
@@ -372,15 +382,15 @@ class HttpProvider(Provider):
         """``data[field]`` as a list of result objects; a missing or malformed list is a typed error,
         a null list is zero results."""
         if not isinstance(data, dict):
-            raise self.bad_shape(f"expected an object, got {type(data).__name__}")
+            raise self.bad_shape(f"expected an object, got {type(data).__name__}", data)
         if field not in data:
-            raise self.bad_shape(f"no '{field}' field")
+            raise self.bad_shape(f"no '{field}' field", data)
         raw = data[field]
         if raw is None:
             return []
         items = list_of_dicts(raw)
         if items is None:
-            raise self.bad_shape(f"'{field}' is {type(raw).__name__}, not a list")
+            raise self.bad_shape(f"'{field}' is {type(raw).__name__}, not a list", data)
         if raw and not items:
-            raise self.bad_shape(f"'{field}' holds no objects")
+            raise self.bad_shape(f"'{field}' holds no objects", data)
         return items

@@ -84,7 +84,7 @@ class BochaSearch(HttpProvider):
             status = int(code)
         except (TypeError, ValueError):
             status = 0
-        msg = self._redact(str(data.get("msg") or data.get("message") or ""))[:200]
+        msg = self.said(data)
         if status in (401, 403):
             raise self._forbidden(status, msg)
         if status == 429:
@@ -97,15 +97,17 @@ class BochaSearch(HttpProvider):
     def _fetch(self, query: str, count: int, notes: list[Msg]) -> list[SearchResult | None]:
         data = self._request_json(query, count, notes)
         if not isinstance(data, dict):
-            raise self.bad_shape(f"expected an object, got {type(data).__name__}")
+            raise self.bad_shape(f"expected an object, got {type(data).__name__}", data)
         self._check_body_code(data)
         if "data" not in data:
-            raise self.bad_shape("no 'data' field")
+            raise self.bad_shape("no 'data' field", data)
         payload = data["data"]
         if payload is None:
+            if data.get("code") is None and self.said(data):  # an error without a code: its message, not zero results
+                raise self.bad_shape("'data' is null", data)
             return []
         if not isinstance(payload, dict):
-            raise self.bad_shape(f"'data' is {type(payload).__name__}, not an object")
+            raise self.bad_shape(f"'data' is {type(payload).__name__}, not an object", data)
         pages = payload.get("webPages")
         if pages is None:
             return []  # Bocha omits webPages when nothing matched: zero results, not an error

@@ -77,7 +77,9 @@ class DuckDuckGoSearch(Provider):
         if raw is None:
             return []
         items = list_of_dicts(raw)
-        if items is None:
+        if items is None or (raw and not items):
+            if self.said(raw):
+                raise self.bad_shape(f"{type(raw).__name__}, not a list", raw)
             raise SearchBadResponse(self.name, self._msg("ddgs_not_list", kind=type(raw).__name__))
         return [
             make_result(

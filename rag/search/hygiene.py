@@ -5,6 +5,7 @@ and dig the human message out of a JSON error body.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from html.parser import HTMLParser
@@ -158,16 +159,32 @@ def clean_results(results: Iterable[SearchResult | None], count: int, snippet_ch
     return kept
 
 
+_MESSAGE_KEYS = ("msg", "message", "error", "errors", "error_message", "error_msg", "detail", "description",
+                 "reason")
+
+
 def find_message(data: Any) -> str:
-    """The human message in a JSON error body: msg / message / error / detail(.error)."""
+    """The human message in a JSON body of any shape: a string itself, else the first of msg /
+    message / error / errors / detail... (nested, or in a list), else the JSON of a message field
+    that holds no string (``{"msg": {"text": ...}}``); "" when there is none."""
     if isinstance(data, str):
         return data
+    if isinstance(data, list):
+        for item in data:
+            found = find_message(item)
+            if found:
+                return found
+        return ""
     if isinstance(data, dict):
-        for key in ("msg", "message", "error", "detail"):
-            if key in data and data[key]:
-                found = find_message(data[key])
-                if found:
-                    return found
+        for key in _MESSAGE_KEYS:
+            value = data.get(key)
+            if not value or isinstance(value, bool):
+                continue
+            found = find_message(value)
+            if found:
+                return found
+            if isinstance(value, (dict, list)):
+                return json.dumps(value, ensure_ascii=False)
     return ""
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import gradio as gr
 
 from rag.agent.deps import Deps
-from rag.errors import RagError
+from rag.errors import RagError, check_question
 from rag.i18n import Msg
 from rag.ui.api import AskResult, ScriptApi, api_visitor, returning
 from rag.ui.layout import build_layout
@@ -173,7 +173,7 @@ def _wire_books(pages: Pages) -> None:
     keep: dict[str, Any] = {"fn": books.keep_book, "inputs": [v.active_book, shell.browser],
                             "outputs": [shell.browser], "queue": False, **PRIVATE}
     # one progress display during an upload: on the upload box only (not on the list and the picker)
-    v.upload.upload(lambda path: gr.update(visible=bool(path)), inputs=[v.upload], outputs=[v.upload_cancel],
+    v.upload.upload(books.on_upload_start, inputs=[v.upload, shell.session], outputs=[v.upload_cancel],
                     queue=False, **PRIVATE).then(
         on_upload, inputs=[v.upload, shell.session, v.active_book], outputs=[v.upload, shell.session, *v.outputs],
         concurrency_limit=1, concurrency_id="ingest", show_progress_on=[v.upload], **PRIVATE,
@@ -236,6 +236,7 @@ def _register_api(ctx: AppContext, ask_concurrency: int) -> None:
             allow_web_spoilers: let web results through even past read_up_to.
         """
         try:
+            check_question(question or "", ctx.settings.max_question_chars)
             yield from script(request).ask(question, book, chapter_from, chapter_to, read_up_to, allow_web_spoilers)
         except Exception as exc:  # noqa: BLE001 - every failure is one clear message
             raise failed(exc) from None
@@ -254,6 +255,7 @@ def _register_api(ctx: AppContext, ask_concurrency: int) -> None:
             allow_web_spoilers: let web results through even past read_up_to.
         """
         try:
+            check_question(question or "", ctx.settings.max_question_chars)
             return script(request).ask_json(question, book, chapter_from, chapter_to, read_up_to, allow_web_spoilers)
         except Exception as exc:  # noqa: BLE001 - every failure is one clear message
             raise failed(exc) from None

@@ -26,7 +26,7 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 CLIENT_HEADER = "x-rag-mcp-client"
-#: Set by Gradio's loopback client on the calls it makes for MCP tools.
+#: Set by Gradio's loopback client on the calls it makes for MCP tools (and by anyone who likes: not believed).
 MCP_USER_HEADER = "x-gradio-user"
 _KEY = secrets.token_bytes(32)
 
@@ -49,15 +49,15 @@ def verified_client(value: str | None) -> str | None:
 
 
 def client_address(headers: Any, client_host: str | None) -> str | None:
-    """Whose call this is, for its web-search budget: the signed address of an MCP call, one shared
-    "mcp" for an MCP call that carries none, else the address of the HTTP client."""
+    """Whose call this is, for its web-search budget: the signed address of an MCP call, else the
+    address of the HTTP client. An unsigned ``MCP_USER_HEADER`` counts for nothing: any client can
+    send it, and it must not buy a budget beside its own address's (an MCP call that Gradio made
+    without the signature, should its MCP server not be the one adjusted, is loopback's)."""
     get = getattr(headers, "get", None)
     if callable(get):
         signed = verified_client(get(CLIENT_HEADER))
         if signed is not None:
             return signed or "mcp"
-        if get(MCP_USER_HEADER) == "mcp":
-            return "mcp"
     return client_host or None
 
 

@@ -61,6 +61,10 @@ def launch(demo: Any, settings: Any, *, host: str, port: int, **options: Any) ->
     MCP_SERVER=true the script API served as MCP tools (``mcp_server`` is always passed, so
     Gradio's own GRADIO_MCP_SERVER variable cannot turn it on behind the settings' back).
     ``options`` go to ``Blocks.launch`` (tests pass ``prevent_thread_lock``)."""
+    # uvicorn believes X-Forwarded-For from 127.0.0.1 unless told otherwise: then anyone on this machine
+    # (or a loopback call that carries a client's headers) picks the address a search budget is counted
+    # under. Only the proxies FORWARDED_ALLOW_IPS names are believed (e.g. 127.0.0.1 behind a local nginx).
+    os.environ.setdefault("FORWARDED_ALLOW_IPS", "")
     demo.queue(default_concurrency_limit=4, max_size=64)
     if getattr(demo, "delete_cache", None) is None:
         demo.delete_cache = (UPLOAD_CACHE_SECONDS, UPLOAD_CACHE_SECONDS)

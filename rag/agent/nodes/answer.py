@@ -97,7 +97,7 @@ class AnswerNode(RetrieveNode):
             streamed = self._stream_answer(messages)
         except Exception as exc:  # noqa: BLE001 - show the sources instead of crashing
             logger.warning("generation failed: %s", exc)
-            notices.append(self._n(GENERATE, "agent.generation_failed", "error", error=self.error(exc)))
+            notices.append(self._n(GENERATE, "agent.generation_failed", "error", error=self.model_error(exc)))
             answer = sources_dump(state, prompts.text(lang, "generation_failed", error=type(exc).__name__))
             raw_from = 0
         else:
@@ -152,7 +152,7 @@ class AnswerNode(RetrieveNode):
                 parts.append(prompts.text(lang, "direct_note"))
             answer = "\n\n".join(part for part in parts if part)
         except Exception as exc:  # noqa: BLE001
-            notices.append(self._n(DIRECT_ANSWER, "agent.generation_failed", "error", error=self.error(exc)))
+            notices.append(self._n(DIRECT_ANSWER, "agent.generation_failed", "error", error=self.model_error(exc)))
             answer = prompts.text(lang, "generation_failed", error=type(exc).__name__)
         return {"answer": answer, "answer_mode": "direct", "notices": notices, "messages": [AIMessage(answer)]}
 

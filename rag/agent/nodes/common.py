@@ -18,7 +18,7 @@ from rag.agent.state import GraphState, Notice
 from rag.deadline import DeadlineExceeded
 from rag.errors import LLMError, RagError
 from rag.i18n import Level, Msg
-from rag.llm import DeadlineBound, judge_model
+from rag.llm import DeadlineBound, judge_model, model_failure
 from rag.logs import redact
 from rag.schemas import Retriever, WebSearch
 from rag.scope import limit_chapters
@@ -107,13 +107,20 @@ class NodeBase:
                 return self.scrub(value)
             if isinstance(value, list):
                 return [clean(v) for v in value]
-            return redact(value, self.deps.secrets) if isinstance(value, str) else value
+            # a public page's visitors read no server address either (an upstream body may name one)
+            return redact(value, self.deps.secrets, addresses=self.settings.public_page) if isinstance(value, str) \
+                else value
 
         return msg.model_copy(update={"params": {k: clean(v) for k, v in msg.params.items()}})
 
     def error(self, exc: BaseException) -> Msg:
         """An exception as a message param: its own ``Msg`` when it has one, else its text; scrubbed."""
         return self.scrub(exc.msg if isinstance(exc, (RagError, DeadlineExceeded)) else Msg.of("text", value=str(exc)))
+
+    def model_error(self, exc: BaseException) -> Msg:
+        """A failed model call as a message param: said as ``rag.llm.model_failure`` says it (never
+        the endpoint's own error body, which may name its address or echo the key)."""
+        return self.error(model_failure(self.llm, exc))
 
     def _structured(self, schema: type, messages: list[BaseMessage]) -> tuple[Any | None, list[LLMError]]:
         return structured_with_retry(self.judge_llm, schema, messages, self.settings.llm_structured_method)

@@ -68,7 +68,7 @@ class RetrieveNode(NodeBase):
                     notices.append(self._n(RETRIEVE, "agent.searched_also", queries=" | ".join(queries),
                                            seconds=f"{rewritten.seconds:.1f}"))
             except Exception as exc:  # noqa: BLE001 - without a rewrite the question is searched as it is
-                notices.append(self._n(RETRIEVE, "agent.query_rewrite_failed", "warning", error=self.error(exc)))
+                notices.append(self._n(RETRIEVE, "agent.query_rewrite_failed", "warning", error=self.model_error(exc)))
         result = self._retrieve(question, state.get("book_id"), chapters=search_scope(state), queries=queries,
                                 read_up_to=state.get("read_up_to"))
         result["notices"] = [*notices, *result["notices"]]

@@ -45,7 +45,7 @@ class RouteNode(NodeBase):
                 if text:
                     standalone = text.splitlines()[0].strip() or question
             except Exception as exc:  # noqa: BLE001 - a failed rewrite must not end the turn
-                notices.append(self._n(ROUTE, "agent.rewrite_failed", "warning", error=self.error(exc)))
+                notices.append(self._n(ROUTE, "agent.rewrite_failed", "warning", error=self.model_error(exc)))
         route, route_notices = self._route(standalone, state)
         old = (state.get("messages") or [])[:-KEEP_MESSAGES] if state.get("messages") else []
         trimmed: list[BaseMessage] = [RemoveMessage(id=m.id) for m in old if m.id]

@@ -195,10 +195,19 @@ class BooksPage:
             discard_upload(path)
 
     def _ingest(self, session: Session, path: str | None, current_book: str | None, progress: Any) -> dict[Any, Any]:
-        session.upload_cancel = threading.Event()
+        try:
+            return self._ingest_unless_cancelled(session, path, current_book, progress)
+        finally:
+            session.upload_cancel = threading.Event()  # a click is for one upload, not the next
+
+    def _ingest_unless_cancelled(self, session: Session, path: str | None, current_book: str | None,
+                                 progress: Any) -> dict[Any, Any]:
         library = self.ctx.library(session)
         if not path:
             return {self.ui.upload: gr.update(), **self.outputs(session, current_book)}
+        if session.upload_cancel.is_set():  # Cancel was pressed while the upload waited in the queue
+            session.books_message = Msg.of("upload_cancelled")
+            return {self.ui.upload: None, **self.outputs(session, current_book)}
         if library is None:
             session.books_message = Msg.of("no_index", level="error")
             return {self.ui.upload: None, **self.outputs(session, current_book)}
@@ -255,6 +264,13 @@ class BooksPage:
         """The browser keeps the active book, so a reload shows it again (``ShellPage.on_load``)."""
         stored = stored if isinstance(stored, dict) else {}
         return {**stored, "book": book if book and book != ALL_BOOKS else None}
+
+    def on_upload_start(self, path: str | None, session: Session | None) -> Any:
+        """A file was dropped (before the queued ``on_upload``): the Cancel button shows, and a
+        click on it from now on cancels this upload, even before its handler starts."""
+        if isinstance(session, Session):
+            session.upload_cancel = threading.Event()
+        return gr.update(visible=bool(path))
 
     def on_upload_cancel(self, session: Session | None) -> Any:
         session = self.ctx.ensure_session(session)

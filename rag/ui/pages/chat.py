@@ -14,7 +14,7 @@ from rag.agent.events import Token, run_turn
 from rag.agent.nodes.common import MODEL_UNREACHABLE_CODES
 from rag.agent.state import Notice
 from rag.deadline import END, TIMEOUT, Pump
-from rag.errors import RagError
+from rag.errors import QuestionTooLong, RagError, check_question
 from rag.i18n import Msg, codes, t
 from rag.ui.api import scope_kwargs
 from rag.ui.layout import ALL_BOOKS, ChatView, Layout
@@ -82,6 +82,11 @@ class ChatPage:
         if not text:
             gr.Warning(t(session.lang, "empty_question"))
             return {self.shell.session: session}
+        try:  # refused at once: a huge question would be embedded and sent to the model
+            check_question(text, self.ctx.settings.max_question_chars)
+        except QuestionTooLong as exc:
+            gr.Warning(exc.msg.text(session.lang))
+            return {self.shell.session: session}  # the box keeps the text, to be shortened
         if session.begin(text) is None:
             gr.Warning(t(session.lang, "busy"))
             return {self.shell.session: session}
