@@ -32,7 +32,7 @@ from rag.errors import BookError, IndexError_
 from rag.i18n import Msg
 from rag.index.chapters import LoadedBook
 from rag.index.chunking import Chunk, chunk_chapters
-from rag.index.keyword import KeywordIndex
+from rag.index.keyword import KeywordIndex, fsync_dir
 from rag.lang import text_lang
 
 log = logging.getLogger(__name__)
@@ -307,13 +307,19 @@ class StoredBook:
         if not rebuild:
             try:
                 keyword = KeywordIndex.load(self.directory / "bm25", len(chunks))
-                if len(keyword.scores(chunks[0].text[:8])) == len(chunks):
+                if len(keyword.scores(chunks[0].text[:8])) != len(chunks):
+                    detail: object = "it does not match the chunks"
+                elif not keyword.finds_itself(_samples(chunks)):
+                    log.warning("the keyword index of book %s finds nothing for its own text; rebuilding it from "
+                                "its chunks", self.id)
+                    detail = None
+                else:
                     return keyword
-                detail: object = "it does not match the chunks"
             except Exception as exc:  # noqa: BLE001 - any damage to the files: rebuilt below
                 detail = exc
-            log.warning("the keyword index of book %s is unreadable (%s); rebuilding it from its chunks",
-                        self.id, detail)
+            if detail is not None:
+                log.warning("the keyword index of book %s is unreadable (%s); rebuilding it from its chunks",
+                            self.id, detail)
         keyword = KeywordIndex.build(keyword_text(c) for c in chunks)
         self._save_keyword(keyword)
         return keyword
@@ -326,6 +332,7 @@ class StoredBook:
             with contextlib.suppress(FileNotFoundError):
                 os.replace(self.directory / "bm25", old)
             os.replace(tmp, self.directory / "bm25")
+            fsync_dir(self.directory)
             log.info("book %s: keyword index rebuilt and saved", self.id)
         except OSError as exc:
             log.warning("book %s: the rebuilt keyword index could not be saved (%s); kept in memory", self.id,
@@ -390,6 +397,12 @@ class StoredBook:
         return found
 
 
+def _samples(chunks: list[Chunk]) -> list[tuple[int, str]]:
+    """A few chunks spread over the book (first, middle, last) for the keyword index's self-check."""
+    picks = sorted({0, len(chunks) // 2, len(chunks) - 1})
+    return [(i, keyword_text(chunks[i])) for i in picks]
+
+
 def _write_json_atomic(path: Path, data: Any) -> None:
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     with tmp.open("w", encoding="utf-8") as fh:
@@ -397,15 +410,6 @@ def _write_json_atomic(path: Path, data: Any) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
-
-
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 class Catalog:
@@ -502,7 +506,7 @@ class Catalog:
             build = self._build_keyword or KeywordIndex.build
             build(keyword_text(c) for c in chunks).save(tmp / "bm25")
             _write_json_atomic(tmp / "manifest.json", asdict(manifest))
-            _fsync_dir(tmp)
+            fsync_dir(tmp)
             if final.exists():  # same content, new chunk settings: swap the directories
                 old = self.root / f".old-{manifest.id}-{uuid.uuid4().hex[:8]}"
                 os.replace(final, old)
@@ -514,7 +518,7 @@ class Catalog:
                 # another process indexed the same book at the same time: keep its copy
                 log.info("book %s was indexed concurrently; keeping the existing copy", manifest.id)
                 shutil.rmtree(tmp, ignore_errors=True)
-            _fsync_dir(self.root)
+            fsync_dir(self.root)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
