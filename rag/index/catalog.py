@@ -1,6 +1,8 @@
 """Books on disk: one directory per book under ``settings.keyword_dir``. No threads, no Chroma.
 
-    <book_id>/manifest.json   ``Manifest``: title, source, chapters, chunk settings
+    <book_id>/manifest.json   ``Manifest``: title, source, chapters, chunk settings, owners
+    <book_id>/manifest.bak.json  a second copy of it, read when the first is unreadable (its owners
+                              cannot be told from the chunks)
     <book_id>/chunks.jsonl    one ``Chunk`` per line (text, chapter, offsets, pieces to embed)
     <book_id>/bm25/           BM25 over characters, bigrams and words (rag.index.keyword; older books: bm25s files)
     <book_id>/vectors.json    ``VectorProgress`` per vector space (rewritten atomically)
@@ -403,6 +405,21 @@ def _samples(chunks: list[Chunk]) -> list[tuple[int, str]]:
     return [(i, keyword_text(chunks[i])) for i in picks]
 
 
+MANIFEST = "manifest.json"
+MANIFEST_BACKUP = "manifest.bak.json"
+
+
+def _read_manifest(path: Path) -> Manifest:
+    return Manifest.from_json(json.loads(path.read_text(encoding="utf-8")))
+
+
+def _write_manifest(directory: Path, manifest: Manifest) -> None:
+    """The manifest and its backup copy, each written atomically (one damaged file leaves the other)."""
+    data = asdict(manifest)
+    _write_json_atomic(directory / MANIFEST, data)
+    _write_json_atomic(directory / MANIFEST_BACKUP, data)
+
+
 def _write_json_atomic(path: Path, data: Any) -> None:
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     with tmp.open("w", encoding="utf-8") as fh:
@@ -453,15 +470,25 @@ class Catalog:
 
     def read(self, directory: Path) -> StoredBook | None:
         """The book in ``directory``, self-checked (``StoredBook.check``); an unreadable manifest is
-        rebuilt from the chunks. None for what is not a book directory."""
+        restored from its backup copy, else rebuilt from the chunks. None for what is not a book directory."""
         try:
-            manifest = Manifest.from_json(json.loads((directory / "manifest.json").read_text(encoding="utf-8")))
+            manifest = _read_manifest(directory / MANIFEST)
         except (OSError, ValueError) as exc:
             if not (directory / "chunks.jsonl").is_file():
                 log.warning("ignoring %s: %s", directory, exc)
                 return None
-            log.warning("the manifest of book %s is unreadable (%s); rebuilding it from its chunks", directory.name, exc)
-            manifest = self._rebuilt_manifest(directory)
+            try:
+                manifest = _read_manifest(directory / MANIFEST_BACKUP)
+                if manifest.id != directory.name:
+                    raise ValueError(f"it holds book {manifest.id}")
+                log.warning("the manifest of book %s is unreadable (%s); restored from its backup copy",
+                            directory.name, exc)
+                with contextlib.suppress(OSError):
+                    _write_json_atomic(directory / MANIFEST, asdict(manifest))
+            except (OSError, ValueError) as backup_exc:
+                log.warning("the manifest of book %s is unreadable (%s), its backup too (%s); rebuilding it from "
+                            "its chunks", directory.name, exc, backup_exc)
+                manifest = self._rebuilt_manifest(directory)
         if manifest.id != directory.name:
             log.warning("ignoring %s: it holds book %s", directory, manifest.id)
             return None
@@ -487,7 +514,7 @@ class Catalog:
         manifest = replace(probe.manifest, chapters=chapters, chunks=len(chunks), chars=sum(c.chars for c in chapters),
                            pieces=sum(len(c.pieces) for c in chunks), created=directory.stat().st_mtime)
         with contextlib.suppress(OSError):
-            _write_json_atomic(directory / "manifest.json", asdict(manifest))
+            _write_json_atomic(directory / MANIFEST, asdict(manifest))  # the backup keeps what it held
         return manifest
 
     def write(self, manifest: Manifest, chunks: list[Chunk]) -> StoredBook:
@@ -505,7 +532,7 @@ class Catalog:
                 os.fsync(fh.fileno())
             build = self._build_keyword or KeywordIndex.build
             build(keyword_text(c) for c in chunks).save(tmp / "bm25")
-            _write_json_atomic(tmp / "manifest.json", asdict(manifest))
+            _write_manifest(tmp, manifest)
             fsync_dir(tmp)
             if final.exists():  # same content, new chunk settings: swap the directories
                 old = self.root / f".old-{manifest.id}-{uuid.uuid4().hex[:8]}"
@@ -537,7 +564,7 @@ class Catalog:
         """Rewrite the book's manifest (atomically) with these fields changed (owners, author)."""
         book = self.get(book_id)
         book.manifest = replace(book.manifest, **fields)
-        _write_json_atomic(book.directory / "manifest.json", asdict(book.manifest))
+        _write_manifest(book.directory, book.manifest)
         return book
 
     def claim(self, book: StoredBook, owner: str | None) -> StoredBook:
