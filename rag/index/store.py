@@ -235,6 +235,11 @@ class BookIndex:
             self.delete_book(book_id)
             return True
 
+    def owns(self, book_id: str, owner: str | None = None) -> bool:
+        """Whether ``owner`` is among the book's owners (a book nobody owns is the operator's)."""
+        book = self._catalog.books().get(book_id)
+        return owner is not None and book is not None and owner in book.manifest.owners
+
     def _ingest_lock(self, book_id: str) -> threading.Lock:
         """One lock per book id: two uploads of one book index it once, a release waits for an ingest."""
         with self._locks_lock:

@@ -171,6 +171,13 @@ class UploadLeases:
                     discard_upload(path)
 
 
+def owns(library: Any, book_id: str) -> bool:
+    """Whether the visitor whose view ``library`` is owns the book (uploaded it in an earlier
+    session, before a restart: their browser kept the owner token)."""
+    check = getattr(library, "owns", None)
+    return bool(callable(check) and check(book_id))
+
+
 def _failure(exc: Exception) -> Msg:
     """The book list's line for a failed ingest or delete: the error's own message, or (an
     unexpected error) its type and text."""
@@ -334,7 +341,7 @@ class BooksPage:
         if index is None or not current_book or current_book == ALL_BOOKS:
             session.books_message = Msg.of("delete_none", level="warning")
             return {self.ui.delete_btn: reset_button, **self.outputs(session, current_book)}
-        if current_book not in session.uploaded:
+        if current_book not in session.uploaded and not owns(index, current_book):
             session.books_message = Msg.of("delete_not_allowed", level="warning")
             return {self.ui.delete_btn: reset_button, **self.outputs(session, current_book)}
         try:
