@@ -357,7 +357,7 @@ class StoredBook:
         if self.damage is not None:
             log.warning("book %s is damaged: %s", self.id, self.damage)
 
-    def info(self, status: str, embedded: int, error: str | None = None) -> BookInfo:
+    def info(self, status: str, embedded: int, error: Msg | str | None = None) -> BookInfo:
         m = self.manifest
         return BookInfo(id=m.id, title=m.title, source=m.source, path=m.path, format=m.format,
                         chapters=len(m.chapters), chunks=m.chunks, embedded=embedded,
