@@ -125,15 +125,23 @@ class KeywordIndex:
             if not pairs or not 0 <= position < self.size:
                 continue
             step = max(1, len(pairs) // probes)
-            query = " ".join(pairs[::step][:probes])
-            if self.scores(query)[position] <= 0:
+            columns = self._columns_of(pairs[::step][:probes])
+            score = 0.0
+            for col in columns:
+                lo, hi = int(self._a.indptr[col]), int(self._a.indptr[col + 1])
+                hits = np.flatnonzero(self._a.indices[lo:hi] == position)
+                score += float(self._a.data[lo:hi][hits].sum())
+            if score <= 0:
                 return False
         return True
 
     def _columns(self, query: str) -> list[int]:
         """The index's columns of the query's tokens (repeated tokens repeated, unknown ones left out)."""
+        return self._columns_of(query_tokens(query, self.characters))
+
+    def _columns_of(self, tokens: Sequence[str]) -> list[int]:
         a = self._a
-        codes = [c for c in (token_code(t, a.word_ids) for t in query_tokens(query, self.characters)) if c is not None]
+        codes = [c for c in (token_code(t, a.word_ids) for t in tokens) if c is not None]
         if not codes or not len(a.codes):
             return []
         wanted = np.asarray(codes, dtype=np.int64)

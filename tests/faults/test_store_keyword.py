@@ -94,3 +94,15 @@ def test_keyword_files_are_fsynced_before_the_directory_is_renamed(tmp_path: Pat
     assert set(names) <= synced, (names, synced)
     synced_dirs = {Path(path).name for kind, path in events[:renamed] if kind == "fsync"}
     assert "bm25" in synced_dirs
+
+
+def test_a_healthy_index_passes_its_self_check() -> None:
+    from rag.index.keyword import KeywordIndex
+
+    texts = ["It is a truth universally acknowledged, that a single man in possession of a good fortune.",
+             "什么什么为什么，怎么样？", "孙悟空 Monkey King 大闹天宫", "甲", ""]
+    index = KeywordIndex.build(texts)
+    assert index.finds_itself(list(enumerate(texts)))
+    empty = KeywordIndex.build(["x"] * 3)
+    empty._a.data[:] = 0  # the same index with its scores zeroed
+    assert not empty.finds_itself([(0, "x"), (2, "x")])
