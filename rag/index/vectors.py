@@ -108,8 +108,12 @@ def store_detail(exc: Exception, public: bool = False) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def vector_search_failed(exc: Exception, public: bool = False) -> IndexError_:
-    """The error a failed vector search raises (``exc``: what the store raised)."""
+def vector_search_failed(exc: Exception, public: bool = False, where: Path | None = None) -> IndexError_:
+    """The error a failed vector search raises (``exc``: what the store raised; ``where``: its
+    directory, to tell a full disk)."""
+    if disk_full(exc, where):
+        log.warning("vector search failed, the disk is full: %s: %s", type(exc).__name__, exc)
+        return IndexError_(Msg.of("index.vector_search_failed", level="error", detail=Msg.of("index.disk_full")))
     return IndexError_(Msg.of("index.vector_search_failed", level="error", detail=store_detail(exc, public)))
 
 
@@ -203,6 +207,10 @@ class ChromaVectors:
             self._on_reset()
         return collection
 
+    def _local_dir(self) -> Path | None:
+        """The embedded store's directory (None for a Chroma server)."""
+        return None if self.settings.chroma_host else Path(self.settings.chroma_dir)
+
     def _snapshot(self, path: Path) -> Path:
         """A writable copy of a read-only store (Chroma opens nothing it cannot write): the books
         embedded there keep their vector search; new vectors are refused (``_writing``)."""
@@ -249,7 +257,7 @@ class ChromaVectors:
             result = collection.query(query_embeddings=[np.asarray(vector).tolist()], n_results=n, where=where,
                                       include=["metadatas", "distances"])
         except Exception as exc:
-            raise vector_search_failed(exc, self.settings.public_page) from exc
+            raise vector_search_failed(exc, self.settings.public_page, self._local_dir()) from exc
         metadatas = (result.get("metadatas") or [[]])[0]
         distances = (result.get("distances") or [[]])[0]
         return [VectorHit(str(m.get("book_id")), str(m.get("chunk_id")), 1.0 - float(d))
@@ -264,8 +272,9 @@ class ChromaVectors:
         except RagError:
             raise
         except Exception as exc:
-            raise IndexError_(Msg.of("index.vectors_unreadable", level="error", id=book_id,
-                                     detail=store_detail(exc, self.settings.public_page))) from exc
+            detail = Msg.of("index.disk_full") if disk_full(exc, self._local_dir()) else store_detail(
+                exc, self.settings.public_page)
+            raise IndexError_(Msg.of("index.vectors_unreadable", level="error", id=book_id, detail=detail)) from exc
         return list(got["ids"]), matrix, list(got.get("metadatas") or [])
 
     def close(self) -> None:

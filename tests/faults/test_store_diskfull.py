@@ -143,3 +143,30 @@ def test_a_broken_vector_store_is_rebuilt_from_the_chunks(tmp_path: Path, space:
     finally:
         again.close()
     assert "the vector store" in caplog.text and "rebuilt from" in caplog.text
+
+
+def test_a_search_on_a_full_disk_says_so_in_its_note(tmp_path: Path, space: Any,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import chromadb.errors
+    from chromadb.api.models.Collection import Collection
+
+    settings = space
+    index = make_index(tmp_path, settings)
+    try:
+        info = index.ingest(make_epub(tmp_path / "monkey.epub", MONKEY, title="石猴传"), background=False)
+        assert index.book(info.id).status == "ready"
+
+        def compaction_fails(self: Any, *args: Any, **kwargs: Any) -> Any:
+            raise chromadb.errors.InternalError("Error in compaction: Failed to apply logs to the hnsw segment writer")
+
+        monkeypatch.setattr(Collection, "get", compaction_fails)
+        monkeypatch.setattr(Collection, "query", compaction_fails)
+        monkeypatch.setattr(errors_module, "free_bytes", lambda path: 0)
+        found = index.search("仙石 石猴", k=3, mode="hybrid")
+        assert found.passages  # keywords still answer
+        notes = " ".join(text("en", n) for n in found.notes)
+        # before: "vector search failed (InternalError: Error in compaction: …)"
+        assert text("en", Msg.of("index.disk_full")) in notes and "InternalError" not in notes, notes
+    finally:
+        monkeypatch.undo()
+        index.close()
