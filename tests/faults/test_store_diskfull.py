@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +116,8 @@ def test_a_full_disk_while_embedding_is_one_clear_line_and_resumes_after_a_resta
         again.close()
 
 
-def test_a_broken_vector_store_is_rebuilt_from_the_chunks(tmp_path: Path, space: Any,
+@pytest.mark.parametrize("damage", ["empty pickle", "segment gone"])
+def test_a_broken_vector_store_is_rebuilt_from_the_chunks(tmp_path: Path, space: Any, damage: str,
                                                           caplog: pytest.LogCaptureFixture) -> None:
     settings = space
     index = make_index(tmp_path, settings)
@@ -128,7 +130,10 @@ def test_a_broken_vector_store_is_rebuilt_from_the_chunks(tmp_path: Path, space:
     pickles = list(Path(settings.chroma_dir).glob("*/index_metadata.pickle"))
     assert pickles, "Chroma wrote no HNSW pickle: the book is too small to test this"
     for pickle in pickles:
-        pickle.write_bytes(b"")  # what a full disk left in one of the runs
+        if damage == "empty pickle":
+            pickle.write_bytes(b"")  # what a full disk left in one of the runs
+        else:
+            shutil.rmtree(pickle.parent)
     caplog.set_level(logging.INFO)
     again = make_index(tmp_path, settings)  # space freed, the app restarted
     try:
