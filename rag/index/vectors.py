@@ -130,6 +130,7 @@ class ChromaVectors:
         self._on_reset = on_reset
         self._collection: Any = None
         self.read_only = False  # True: the store's directory is read-only; a copy is searched, nothing stored
+        self._own_store = False  # True: an embedded store this object opened (checked, and repaired if damaged)
         self._copy: Path | None = None
 
     def collection(self) -> Any:
@@ -157,8 +158,9 @@ class ChromaVectors:
                     if not writable(path):  # Chroma cannot open it: search a copy of it instead
                         path = self._snapshot(path)
                     self._client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+                    self._own_store = not self.read_only
             collection = self._get_or_create()
-            if not s.chroma_host and not self.read_only:
+            if self._own_store:  # not a server's, nor a read-only copy, nor a client passed in
                 collection = self._checked(collection, Path(s.chroma_dir))
             self._collection = collection
         except RagError:
