@@ -5,6 +5,8 @@ render in the reader's language; ``str(error)`` is the English text (logs, the C
 from __future__ import annotations
 
 import errno
+import re
+import shutil
 from pathlib import Path
 
 from rag.i18n import Msg
@@ -102,6 +104,49 @@ def filesystem_problem(exc: OSError, data_dir: Path | str | None = None) -> str:
             hint = _HINTS.get(exc.errno or 0, "point DATA_DIR at a writable directory with free space")
             return f"DATA_DIR {data_dir} cannot be used ({text}); {hint}"
     return text
+
+
+DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+#: How the libraries that lose the errno say it: SQLite, Chroma, numpy's short write ("925431
+#: requested and 798688 written").
+_DISK_FULL_WORDS = re.compile(r"no space left|disk is full|disk full|quota exceeded|\d+ requested and \d+ written",
+                              re.IGNORECASE)
+#: A write error on a disk with less than this left is taken for a full disk (Chroma's "Error in
+#: compaction" says nothing of why).
+LOW_SPACE_BYTES = 16 * 1024 * 1024
+
+
+def free_bytes(path: Path | str) -> int | None:
+    """Bytes free on the disk that holds ``path`` (or the nearest folder above it that exists)."""
+    where = Path(path)
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    try:
+        return shutil.disk_usage(where).free
+    except OSError:
+        return None
+
+
+def disk_full(exc: BaseException, where: Path | str | None = None) -> bool:
+    """Whether ``exc`` (or an error it came from) is the disk filling up: ENOSPC or EDQUOT, the
+    words of a library that lost the errno, or, for a storage error (``OSError``, SQLite's,
+    Chroma's), a disk at ``where`` with almost nothing left."""
+    seen: set[int] = set()
+    storage = False
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in DISK_FULL_ERRNOS:
+            return True
+        if _DISK_FULL_WORDS.search(str(current)):
+            return True
+        module = type(current).__module__ or ""
+        storage = storage or isinstance(current, OSError) or module.startswith(("chromadb", "sqlite3"))
+        current = current.__cause__ or current.__context__
+    if where is None or not storage:
+        return False
+    left = free_bytes(where)
+    return left is not None and left < LOW_SPACE_BYTES
 
 
 # --------------------------------------------------------------------------- web search (rag.search)

@@ -108,7 +108,8 @@ def test_a_few_broken_chunk_lines_leave_the_rest_searchable(tmp_path, library, c
 
 def test_a_corrupt_manifest_is_rebuilt_and_the_book_stays_listed(tmp_path, library, caplog) -> None:
     settings, monkey, _ = library
-    (settings.keyword_dir / monkey / "manifest.json").write_text("{not json", encoding="utf-8")
+    for name in ("manifest.json", "manifest.bak.json"):  # and its backup copy (tests/faults/test_store_manifest.py)
+        (settings.keyword_dir / monkey / name).write_text("{not json", encoding="utf-8")
     index = reopened(tmp_path, settings)
     try:
         listed = {b.id: b for b in index.books()}  # before: the book vanished, a log warning only

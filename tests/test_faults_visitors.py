@@ -72,7 +72,7 @@ def test_a_visitor_deleting_a_shared_upload_removes_only_their_claim(tmp_path: P
     assert "Removed “甲的书” from your books" in said, said
     assert "甲的书" in listed(pages, alice) and "No books yet" in listed(pages, bob)
     assert (settings.keyword_dir / book_id).is_dir()
-    assert any(p.book_id == book_id for p in index.for_owner(alice.id).retrieve("仙石 石猴", k=5))
+    assert any(p.book_id == book_id for p in index.for_owner(alice.owner).retrieve("仙石 石猴", k=5))
     assert "Deleted “甲的书”." in delete(pages, alice, book_id)  # the last owner: now it goes
     assert index.books() == [] and not (settings.keyword_dir / book_id).exists()
 

@@ -48,10 +48,11 @@ def test_an_upload_is_indexed_picked_and_not_kept(tmp_path, library):
     settings, index = library
     pages = make_pages(Deps(settings=settings, retriever=index), index=index)
     v, session = pages.layout.books, new_session(pages)
+    pages.books.uploads.grace = 0  # no other visitor's handler waits for this file (tests/faults/test_store_uploads.py)
     path = uploaded(tmp_path, book(tmp_path))
     seen: list[str] = []
     out = pages.books.on_upload(session, path, "__all__", lambda fraction, desc="": seen.append(desc))
-    assert not Path(path).exists()  # the upload is deleted once ingested
+    assert not Path(path).exists()  # the upload is deleted once no handler needs it
     assert "现在就可以按关键词提问" in out[v.books_html] and "小书测试" in out[v.books_html]
     books = index.books()
     assert [b.title for b in books] == ["小书测试"] and books[0].chapters == 2
@@ -66,6 +67,7 @@ def test_a_broken_upload_is_explained_in_the_page_language_and_not_kept(tmp_path
     settings, index = library
     pages = make_pages(Deps(settings=settings, retriever=index), index=index)
     v = pages.layout.books
+    pages.books.uploads.grace = 0
     bad = tmp_path / "broken.epub"
     bad.write_bytes(b"PK\x03\x04 this is not an epub")
     path = uploaded(tmp_path, bad)

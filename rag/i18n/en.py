@@ -294,6 +294,7 @@ BOOKS: dict[str, str] = {
     # -- visitors and faults (issue 22)
     "index.store_read_only": "the book store is read-only: books already embedded keep their vector search, new vectors cannot be stored.",
     "index.store_unopenable_public": "the book store could not be opened ({kind}); the server's log has the details.",
+    "index.disk_full": "the server is out of disk space; nothing stored before was lost, and it works again once space has been freed.",
     "index.chunks_partly_unreadable": "damaged: {bad} lines of its chunks are unreadable; the {kept} others are searched (upload the book again to repair it).",
     "index.manifest_rebuilt": "damaged: its manifest was unreadable and was rebuilt from its chunks, so its title is unknown (id {id}); upload the book again to restore it.",
     "index.book_skipped": "'{title}' was not searched: {detail}",

@@ -283,6 +283,7 @@ BOOKS: dict[str, str] = {
     # -- visitors and faults (issue 22)
     "index.store_read_only": "书库是只读的：已完成向量化的书仍可向量检索，新的向量无法保存。",
     "index.store_unopenable_public": "无法打开书库（{kind}）；详情见服务器日志。",
+    "index.disk_full": "服务器磁盘空间不足；此前保存的内容没有丢失，腾出空间后即可恢复。",
     "index.chunks_partly_unreadable": "已损坏：{bad} 行文本块无法读取，其余 {kept} 块仍可检索（重新上传这本书即可修复）。",
     "index.manifest_rebuilt": "已损坏：书目信息无法读取，已根据文本块重建，书名未知（id {id}）；重新上传这本书即可恢复。",
     "index.book_skipped": "未检索《{title}》：{detail}",

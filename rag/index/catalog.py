@@ -1,6 +1,8 @@
 """Books on disk: one directory per book under ``settings.keyword_dir``. No threads, no Chroma.
 
-    <book_id>/manifest.json   ``Manifest``: title, source, chapters, chunk settings
+    <book_id>/manifest.json   ``Manifest``: title, source, chapters, chunk settings, owners
+    <book_id>/manifest.bak.json  a second copy of it, read when the first is unreadable (its owners
+                              cannot be told from the chunks)
     <book_id>/chunks.jsonl    one ``Chunk`` per line (text, chapter, offsets, pieces to embed)
     <book_id>/bm25/           BM25 over characters, bigrams and words (rag.index.keyword; older books: bm25s files)
     <book_id>/vectors.json    ``VectorProgress`` per vector space (rewritten atomically)
@@ -32,7 +34,7 @@ from rag.errors import BookError, IndexError_
 from rag.i18n import Msg
 from rag.index.chapters import LoadedBook
 from rag.index.chunking import Chunk, chunk_chapters
-from rag.index.keyword import KeywordIndex
+from rag.index.keyword import KeywordIndex, fsync_dir
 from rag.lang import text_lang
 
 log = logging.getLogger(__name__)
@@ -307,13 +309,19 @@ class StoredBook:
         if not rebuild:
             try:
                 keyword = KeywordIndex.load(self.directory / "bm25", len(chunks))
-                if len(keyword.scores(chunks[0].text[:8])) == len(chunks):
+                if len(keyword.scores(chunks[0].text[:8])) != len(chunks):
+                    detail: object = "it does not match the chunks"
+                elif not keyword.finds_itself(_samples(chunks)):
+                    log.warning("the keyword index of book %s finds nothing for its own text; rebuilding it from "
+                                "its chunks", self.id)
+                    detail = None
+                else:
                     return keyword
-                detail: object = "it does not match the chunks"
             except Exception as exc:  # noqa: BLE001 - any damage to the files: rebuilt below
                 detail = exc
-            log.warning("the keyword index of book %s is unreadable (%s); rebuilding it from its chunks",
-                        self.id, detail)
+            if detail is not None:
+                log.warning("the keyword index of book %s is unreadable (%s); rebuilding it from its chunks",
+                            self.id, detail)
         keyword = KeywordIndex.build(keyword_text(c) for c in chunks)
         self._save_keyword(keyword)
         return keyword
@@ -326,6 +334,7 @@ class StoredBook:
             with contextlib.suppress(FileNotFoundError):
                 os.replace(self.directory / "bm25", old)
             os.replace(tmp, self.directory / "bm25")
+            fsync_dir(self.directory)
             log.info("book %s: keyword index rebuilt and saved", self.id)
         except OSError as exc:
             log.warning("book %s: the rebuilt keyword index could not be saved (%s); kept in memory", self.id,
@@ -348,7 +357,7 @@ class StoredBook:
         if self.damage is not None:
             log.warning("book %s is damaged: %s", self.id, self.damage)
 
-    def info(self, status: str, embedded: int, error: str | None = None) -> BookInfo:
+    def info(self, status: str, embedded: int, error: Msg | str | None = None) -> BookInfo:
         m = self.manifest
         return BookInfo(id=m.id, title=m.title, source=m.source, path=m.path, format=m.format,
                         chapters=len(m.chapters), chunks=m.chunks, embedded=embedded,
@@ -390,6 +399,27 @@ class StoredBook:
         return found
 
 
+def _samples(chunks: list[Chunk]) -> list[tuple[int, str]]:
+    """A few chunks spread over the book (first, middle, last) for the keyword index's self-check."""
+    picks = sorted({0, len(chunks) // 2, len(chunks) - 1})
+    return [(i, keyword_text(chunks[i])) for i in picks]
+
+
+MANIFEST = "manifest.json"
+MANIFEST_BACKUP = "manifest.bak.json"
+
+
+def _read_manifest(path: Path) -> Manifest:
+    return Manifest.from_json(json.loads(path.read_text(encoding="utf-8")))
+
+
+def _write_manifest(directory: Path, manifest: Manifest) -> None:
+    """The manifest and its backup copy, each written atomically (one damaged file leaves the other)."""
+    data = asdict(manifest)
+    _write_json_atomic(directory / MANIFEST, data)
+    _write_json_atomic(directory / MANIFEST_BACKUP, data)
+
+
 def _write_json_atomic(path: Path, data: Any) -> None:
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     with tmp.open("w", encoding="utf-8") as fh:
@@ -397,15 +427,6 @@ def _write_json_atomic(path: Path, data: Any) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
-
-
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 class Catalog:
@@ -449,15 +470,25 @@ class Catalog:
 
     def read(self, directory: Path) -> StoredBook | None:
         """The book in ``directory``, self-checked (``StoredBook.check``); an unreadable manifest is
-        rebuilt from the chunks. None for what is not a book directory."""
+        restored from its backup copy, else rebuilt from the chunks. None for what is not a book directory."""
         try:
-            manifest = Manifest.from_json(json.loads((directory / "manifest.json").read_text(encoding="utf-8")))
+            manifest = _read_manifest(directory / MANIFEST)
         except (OSError, ValueError) as exc:
             if not (directory / "chunks.jsonl").is_file():
                 log.warning("ignoring %s: %s", directory, exc)
                 return None
-            log.warning("the manifest of book %s is unreadable (%s); rebuilding it from its chunks", directory.name, exc)
-            manifest = self._rebuilt_manifest(directory)
+            try:
+                manifest = _read_manifest(directory / MANIFEST_BACKUP)
+                if manifest.id != directory.name:
+                    raise ValueError(f"it holds book {manifest.id}")
+                log.warning("the manifest of book %s is unreadable (%s); restored from its backup copy",
+                            directory.name, exc)
+                with contextlib.suppress(OSError):
+                    _write_json_atomic(directory / MANIFEST, asdict(manifest))
+            except (OSError, ValueError) as backup_exc:
+                log.warning("the manifest of book %s is unreadable (%s), its backup too (%s); rebuilding it from "
+                            "its chunks", directory.name, exc, backup_exc)
+                manifest = self._rebuilt_manifest(directory)
         if manifest.id != directory.name:
             log.warning("ignoring %s: it holds book %s", directory, manifest.id)
             return None
@@ -483,7 +514,7 @@ class Catalog:
         manifest = replace(probe.manifest, chapters=chapters, chunks=len(chunks), chars=sum(c.chars for c in chapters),
                            pieces=sum(len(c.pieces) for c in chunks), created=directory.stat().st_mtime)
         with contextlib.suppress(OSError):
-            _write_json_atomic(directory / "manifest.json", asdict(manifest))
+            _write_json_atomic(directory / MANIFEST, asdict(manifest))  # the backup keeps what it held
         return manifest
 
     def write(self, manifest: Manifest, chunks: list[Chunk]) -> StoredBook:
@@ -501,8 +532,8 @@ class Catalog:
                 os.fsync(fh.fileno())
             build = self._build_keyword or KeywordIndex.build
             build(keyword_text(c) for c in chunks).save(tmp / "bm25")
-            _write_json_atomic(tmp / "manifest.json", asdict(manifest))
-            _fsync_dir(tmp)
+            _write_manifest(tmp, manifest)
+            fsync_dir(tmp)
             if final.exists():  # same content, new chunk settings: swap the directories
                 old = self.root / f".old-{manifest.id}-{uuid.uuid4().hex[:8]}"
                 os.replace(final, old)
@@ -514,7 +545,7 @@ class Catalog:
                 # another process indexed the same book at the same time: keep its copy
                 log.info("book %s was indexed concurrently; keeping the existing copy", manifest.id)
                 shutil.rmtree(tmp, ignore_errors=True)
-            _fsync_dir(self.root)
+            fsync_dir(self.root)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -533,7 +564,7 @@ class Catalog:
         """Rewrite the book's manifest (atomically) with these fields changed (owners, author)."""
         book = self.get(book_id)
         book.manifest = replace(book.manifest, **fields)
-        _write_json_atomic(book.directory / "manifest.json", asdict(book.manifest))
+        _write_manifest(book.directory, book.manifest)
         return book
 
     def claim(self, book: StoredBook, owner: str | None) -> StoredBook:

@@ -20,12 +20,15 @@ search maps instead of reading (``load``); an index saved by ``bm25s`` (older bo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -79,13 +82,20 @@ class KeywordIndex:
         return cls(arrays, arrays.num_docs, characters)
 
     def save(self, directory: Path) -> None:
+        """Write the index's files, each fsynced, then the directory: the caller renames the directory
+        into place, and a crash must not leave files of the right size that hold zeroes."""
         directory.mkdir(parents=True, exist_ok=True)
         a = self._a
         for name in ("data", "indices", "indptr", "codes", "cols"):
-            np.save(directory / f"{name}.npy", getattr(a, name))
-        (directory / "words.json").write_text(json.dumps(a.words, ensure_ascii=False), encoding="utf-8")
-        (directory / _PARAMS).write_text(json.dumps({"format": _FORMAT, "num_docs": a.num_docs, "k1": a.k1, "b": a.b,
-                                                     "characters": self.characters}), encoding="utf-8")
+            with (directory / f"{name}.npy").open("wb") as fh:
+                np.save(fh, getattr(a, name))
+                _sync(fh)
+        params = {"format": _FORMAT, "num_docs": a.num_docs, "k1": a.k1, "b": a.b, "characters": self.characters}
+        for file, value in (("words.json", a.words), (_PARAMS, params)):
+            with (directory / file).open("w", encoding="utf-8") as fh:
+                fh.write(json.dumps(value, ensure_ascii=False))
+                _sync(fh)
+        fsync_dir(directory)
 
     @classmethod
     def load(cls, directory: Path, size: int) -> KeywordIndex:
@@ -105,10 +115,33 @@ class KeywordIndex:
                          num_docs=int(params["num_docs"]), k1=float(params["k1"]), b=float(params["b"]))
         return cls(arrays, size, bool(params.get("characters", True)))
 
+    def finds_itself(self, texts: Sequence[tuple[int, str]], probes: int = 4) -> bool:
+        """Whether each ``(position, text)`` document scores above zero for a few of its own tokens
+        (bigrams first, spread over the text): an index whose arrays were zeroed or scrambled at
+        the right size opens fine and finds nothing."""
+        for position, text in texts:
+            tokens = tokenize(text, characters=False)
+            pairs = [tok for tok in tokens if len(tok) == 2 and _IS_CJK.match(tok)] or tokens
+            if not pairs or not 0 <= position < self.size:
+                continue
+            step = max(1, len(pairs) // probes)
+            columns = self._columns_of(pairs[::step][:probes])
+            score = 0.0
+            for col in columns:
+                lo, hi = int(self._a.indptr[col]), int(self._a.indptr[col + 1])
+                hits = np.flatnonzero(self._a.indices[lo:hi] == position)
+                score += float(self._a.data[lo:hi][hits].sum())
+            if score <= 0:
+                return False
+        return True
+
     def _columns(self, query: str) -> list[int]:
         """The index's columns of the query's tokens (repeated tokens repeated, unknown ones left out)."""
+        return self._columns_of(query_tokens(query, self.characters))
+
+    def _columns_of(self, tokens: Sequence[str]) -> list[int]:
         a = self._a
-        codes = [c for c in (token_code(t, a.word_ids) for t in query_tokens(query, self.characters)) if c is not None]
+        codes = [c for c in (token_code(t, a.word_ids) for t in tokens) if c is not None]
         if not codes or not len(a.codes):
             return []
         wanted = np.asarray(codes, dtype=np.int64)
@@ -307,6 +340,21 @@ def _sorted_unique(codes: np.ndarray) -> np.ndarray:
     """``np.unique`` by sorting (numpy's hash-based unique of int64 was ~10x slower here)."""
     codes.sort()
     return codes[np.r_[True, codes[1:] != codes[:-1]]] if len(codes) else codes
+
+
+def _sync(fh: Any) -> None:
+    fh.flush()
+    os.fsync(fh.fileno())
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a directory's entries (renames, new files) durable; nothing where directories cannot be opened."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _check_size(num_docs: int, size: int) -> None:

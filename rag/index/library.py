@@ -29,6 +29,8 @@ class Library(Protocol):
 
     def release(self, book_id: str, owner: str | None = None) -> bool: ...
 
+    def owns(self, book_id: str, owner: str | None = None) -> bool: ...
+
     def retrieve(self, query: str, k: int | None = None, book_id: str | None = None, mode: str | None = None,
                  *, chapters: Chapters | None = None, owner: str | None = None) -> list[Passage]: ...
 
@@ -68,6 +70,10 @@ class LibraryView:
                background: bool = True, embed: bool = True, *,
                on_notice: Callable[[Msg], None] | None = None) -> BookInfo:
         return self.index.ingest(path, name, progress, background, embed, owner=self.owner, on_notice=on_notice)
+
+    def owns(self, book_id: str) -> bool:
+        """Whether this visitor is among the book's owners (may delete it)."""
+        return self.index.owns(book_id, owner=self.owner)
 
     def release(self, book_id: str) -> bool:
         """This visitor's claim on the book goes; the book itself only when nobody else owns it."""

@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from rag.config import Settings
-from rag.errors import BookError, IndexError_
+from rag.errors import BookError, IndexError_, RagError, disk_full
 from rag.i18n import Msg
 from rag.index.catalog import (
     KEYWORD_VERSION,
     BookInfo,
     Catalog,
     StoredBook,
+    VectorProgress,
     book_id_of,
     chunk_row,
     find_book,
@@ -77,7 +78,9 @@ class BookIndex:
         self._embedder = embedder
         self._catalog = Catalog(Path(settings.keyword_dir), self.config.stale_tmp_seconds)
         space = space_key(settings, embedder, self.config.strip_punctuation)
-        self._vectors = vectors or ChromaVectors(settings, space, lambda: self.embedder, client=chroma_client)
+        self._space = space
+        self._vectors = vectors or ChromaVectors(settings, space, lambda: self.embedder, client=chroma_client,
+                                                 on_reset=self._vectors_lost)
         self._worker = EmbeddingWorker(self._catalog, self._vectors, lambda: self.embedder, space, self.config)
         self._reranker = reranker if reranker is not None else make_reranker(settings)
         self._retrieval = Retrieval(self._vectors, lambda: self.embedder, self._reranker)
@@ -161,7 +164,13 @@ class BookIndex:
         notify(callbacks, "reading", 1, 1, f"{loaded.title}: {len(loaded.chapters)} chapters, {loaded.chars} characters")
         book_id = book_id_of(loaded)
         with self._ingest_lock(book_id):
-            book = self._place(loaded, path, owner, callbacks)
+            try:
+                book = self._place(loaded, path, owner, callbacks)
+            except Exception as exc:
+                if isinstance(exc, RagError) or not disk_full(exc, self._catalog.root):
+                    raise
+                log.warning("book %s could not be stored: the disk is full (%s)", book_id, exc)
+                raise IndexError_(Msg.of("index.disk_full", level="error")) from exc
         if self._worker.state(book).status == STATUS_READY:
             notify(callbacks, "ready", book.manifest.chunks, book.manifest.chunks, "ready")
             return self._info(book)
@@ -203,12 +212,33 @@ class BookIndex:
 
     def resume_embedding(self, book_id: str | None = None, background: bool = True) -> list[str]:
         """Start embedding every book (or one) whose vectors are incomplete and that nobody embeds;
-        returns their ids."""
+        returns their ids. The vector store is opened (and checked, ``ChromaVectors._checked``) first:
+        a damaged one is rebuilt here, so its books are embedded again."""
+        self._check_vectors()
         books = [self._catalog.get(book_id)] if book_id else list(self._catalog.books().values())
         started = [b for b in books if self._worker.state(b).status not in (STATUS_READY, STATUS_EMBEDDING)]
         for book in started:
             self._worker.embed(book, [], background=background)
         return [b.id for b in started]
+
+    def _check_vectors(self) -> None:
+        opener = getattr(self._vectors, "collection", None)
+        if not callable(opener):
+            return
+        try:
+            opener()
+        except RagError as exc:  # unopenable: keyword search goes on, the error shows where vectors are used
+            log.warning("the vector store could not be checked: %s", exc)
+
+    def _vectors_lost(self) -> None:
+        """The vector store was rebuilt empty: every book's vectors in this space start over (its
+        progress says so in every process), and cached matrices go."""
+        for book in list(self._catalog.books().values()):
+            try:
+                self._catalog.write_progress(book.id, self._space, VectorProgress())
+            except OSError as exc:
+                log.warning("progress of %s could not be reset: %s", book.id, exc)
+            self._retrieval.forget(book.id)
 
     def wait_until_embedded(self, book_id: str, timeout: float | None = None) -> bool:
         """Block until the book's vectors are complete (True) or failed / timed out (False)."""
@@ -234,6 +264,11 @@ class BookIndex:
                 return False
             self.delete_book(book_id)
             return True
+
+    def owns(self, book_id: str, owner: str | None = None) -> bool:
+        """Whether ``owner`` is among the book's owners (a book nobody owns is the operator's)."""
+        book = self._catalog.books().get(book_id)
+        return owner is not None and book is not None and owner in book.manifest.owners
 
     def _ingest_lock(self, book_id: str) -> threading.Lock:
         """One lock per book id: two uploads of one book index it once, a release waits for an ingest."""

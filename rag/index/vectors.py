@@ -21,7 +21,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from rag.config import Settings
-from rag.errors import IndexError_, RagError
+from rag.errors import IndexError_, RagError, disk_full
 from rag.i18n import Msg
 from rag.index.embeddings import Embedder, chroma_embedding_function, embedder_key
 
@@ -86,6 +86,13 @@ def chroma_where(scope: Scope) -> dict[str, Any] | None:
 _OPEN_LOCK = threading.Lock()
 
 
+def _damaged_segment(folder: Path) -> bool:
+    """Whether a Chroma HNSW segment folder holds an empty or unreadable file (its id map's pickle,
+    its headers)."""
+    files = [f for f in folder.iterdir() if f.is_file()]
+    return any(f.stat().st_size == 0 and f.name != "link_lists.bin" for f in files)
+
+
 def writable(path: Path) -> bool:
     """Whether Chroma can write its store in ``path`` (the directory and its database)."""
     database = path / "chroma.sqlite3"
@@ -101,8 +108,12 @@ def store_detail(exc: Exception, public: bool = False) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def vector_search_failed(exc: Exception, public: bool = False) -> IndexError_:
-    """The error a failed vector search raises (``exc``: what the store raised)."""
+def vector_search_failed(exc: Exception, public: bool = False, where: Path | None = None) -> IndexError_:
+    """The error a failed vector search raises (``exc``: what the store raised; ``where``: its
+    directory, to tell a full disk)."""
+    if disk_full(exc, where):
+        log.warning("vector search failed, the disk is full: %s: %s", type(exc).__name__, exc)
+        return IndexError_(Msg.of("index.vector_search_failed", level="error", detail=Msg.of("index.disk_full")))
     return IndexError_(Msg.of("index.vector_search_failed", level="error", detail=store_detail(exc, public)))
 
 
@@ -110,13 +121,16 @@ class ChromaVectors:
     """The Chroma collection of one vector space, opened on first use (thread-safe)."""
 
     def __init__(self, settings: Settings, space: str, embedder: Callable[[], Embedder],
-                 client: Any | None = None) -> None:
+                 client: Any | None = None, on_reset: Callable[[], None] | None = None) -> None:
         self.settings = settings
         self.space = space
         self._embedder = embedder
         self._client = client
+        # told when a damaged collection was emptied: every book's vectors must be computed again
+        self._on_reset = on_reset
         self._collection: Any = None
         self.read_only = False  # True: the store's directory is read-only; a copy is searched, nothing stored
+        self._own_store = False  # True: an embedded store this object opened (checked, and repaired if damaged)
         self._copy: Path | None = None
 
     def collection(self) -> Any:
@@ -144,11 +158,11 @@ class ChromaVectors:
                     if not writable(path):  # Chroma cannot open it: search a copy of it instead
                         path = self._snapshot(path)
                     self._client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
-            self._collection = self._client.get_or_create_collection(
-                name=f"{COLLECTION_PREFIX}{self.space}",
-                embedding_function=chroma_embedding_function(self._embedder()),
-                configuration={"hnsw": {"space": "cosine"}},
-            )
+                    self._own_store = not self.read_only
+            collection = self._get_or_create()
+            if self._own_store:  # not a server's, nor a read-only copy, nor a client passed in
+                collection = self._checked(collection, Path(s.chroma_dir))
+            self._collection = collection
         except RagError:
             raise
         except Exception as exc:
@@ -160,6 +174,44 @@ class ChromaVectors:
             raise IndexError_(Msg.of("index.store_unopenable", level="error", where=where,
                                      detail=f"{type(exc).__name__}: {exc}")) from exc
         return self._collection
+
+    def _get_or_create(self) -> Any:
+        assert self._client is not None  # opened by ``_open``
+        return self._client.get_or_create_collection(
+            name=f"{COLLECTION_PREFIX}{self.space}",
+            embedding_function=chroma_embedding_function(self._embedder()),
+            configuration={"hnsw": {"space": "cosine"}},
+        )
+
+    def _checked(self, collection: Any, path: Path) -> Any:
+        """The collection, read once (one vector) to prove that its files load. A collection that
+        does not (a full disk left a 0-byte ``index_metadata.pickle``: every search, count and write
+        fails, and resuming cannot mend it) is deleted and created empty; ``on_reset`` then has the
+        books' vectors computed again from their stored chunks. A store that fails because the disk
+        is full now is left as it is."""
+        try:
+            collection.get(limit=1, include=["embeddings"])
+            return collection
+        except Exception as exc:  # noqa: BLE001 - whatever Chroma raises for its own files
+            if disk_full(exc, path):
+                raise IndexError_(Msg.of("index.disk_full", level="error")) from exc
+            log.warning("the vector store's collection %s in %s is damaged (%s: %s); it is emptied and every "
+                        "book's vectors are rebuilt from its stored chunks", collection.name, path,
+                        type(exc).__name__, exc)
+        damaged = [d for d in path.iterdir() if d.is_dir() and _damaged_segment(d)]
+        assert self._client is not None
+        self._client.delete_collection(collection.name)
+        for folder in damaged:  # Chroma leaves the files of a deleted segment it could not load
+            shutil.rmtree(folder, ignore_errors=True)
+        collection = self._get_or_create()
+        collection.get(limit=1, include=["embeddings"])  # still broken: the store cannot be opened
+        if self._on_reset is not None:
+            self._on_reset()
+        return collection
+
+    def _local_dir(self) -> Path | None:
+        """The embedded store's directory (None for a Chroma server)."""
+        return None if self.settings.chroma_host else Path(self.settings.chroma_dir)
 
     def _snapshot(self, path: Path) -> Path:
         """A writable copy of a read-only store (Chroma opens nothing it cannot write): the books
@@ -207,7 +259,7 @@ class ChromaVectors:
             result = collection.query(query_embeddings=[np.asarray(vector).tolist()], n_results=n, where=where,
                                       include=["metadatas", "distances"])
         except Exception as exc:
-            raise vector_search_failed(exc, self.settings.public_page) from exc
+            raise vector_search_failed(exc, self.settings.public_page, self._local_dir()) from exc
         metadatas = (result.get("metadatas") or [[]])[0]
         distances = (result.get("distances") or [[]])[0]
         return [VectorHit(str(m.get("book_id")), str(m.get("chunk_id")), 1.0 - float(d))
@@ -222,8 +274,9 @@ class ChromaVectors:
         except RagError:
             raise
         except Exception as exc:
-            raise IndexError_(Msg.of("index.vectors_unreadable", level="error", id=book_id,
-                                     detail=store_detail(exc, self.settings.public_page))) from exc
+            detail = Msg.of("index.disk_full") if disk_full(exc, self._local_dir()) else store_detail(
+                exc, self.settings.public_page)
+            raise IndexError_(Msg.of("index.vectors_unreadable", level="error", id=book_id, detail=detail)) from exc
         return list(got["ids"]), matrix, list(got.get("metadatas") or [])
 
     def close(self) -> None:

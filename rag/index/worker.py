@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from rag.errors import RagError
+from rag.errors import RagError, disk_full
+from rag.i18n import Msg
 from rag.index.catalog import Catalog, Heartbeat, StoredBook, VectorProgress
 from rag.index.chunking import embedding_text
 from rag.index.config import IndexConfig
@@ -49,7 +50,7 @@ def notify(callbacks: list[Progress], stage: str, done: int, total: int, message
 class EmbeddingState:
     status: str  # keyword_ready | embedding | ready | error
     embedded: int  # chunks whose vectors are all stored
-    error: str | None = None
+    error: Msg | str | None = None
 
 
 @dataclass
@@ -60,7 +61,7 @@ class _Job:
     running: bool = False  # queued until a thread runs it
     done: bool = False
     embedded: int = 0
-    error: str | None = None
+    error: Msg | str | None = None
     beat: float = 0.0  # when the heartbeat was last written
 
 
@@ -192,7 +193,11 @@ class EmbeddingWorker:
             complete = self._embed(job)
         except Exception as exc:
             log.exception("embedding %s failed", job.book.id)
-            error = str(exc) if isinstance(exc, RagError) else f"{type(exc).__name__}: {exc}"
+            error: Msg | str
+            if not isinstance(exc, RagError) and disk_full(exc, self._catalog.root):
+                error = Msg.of("index.disk_full", level="error")  # one line, not the store's own words
+            else:
+                error = str(exc) if isinstance(exc, RagError) else f"{type(exc).__name__}: {exc}"
             try:
                 self._save(job, working=False)
             except OSError:
@@ -200,7 +205,7 @@ class EmbeddingWorker:
             with self._lock:
                 job.error, job.done = error, True
                 self._changed.notify_all()
-            notify(job.callbacks, "error", job.embedded, total, error)
+            notify(job.callbacks, "error", job.embedded, total, str(error))
             return
         with self._lock:
             job.done = True

@@ -6,7 +6,6 @@ full, checksum), never a traceback or the server's path."""
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import logging
 import os
@@ -18,7 +17,7 @@ from urllib.parse import quote
 
 import httpx
 
-from rag.errors import RagError
+from rag.errors import DISK_FULL_ERRNOS, RagError
 from rag.i18n import Msg
 
 logger = logging.getLogger(__name__)
@@ -110,7 +109,7 @@ def sha256_of(path: Path, chunk: int = CHUNK) -> str:
 
 
 def _disk_full(exc: OSError) -> bool:
-    return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    return exc.errno in DISK_FULL_ERRNOS
 
 
 def _check(spec: ModelSpec, path: Path) -> None:

@@ -95,12 +95,31 @@ def prepare_mcp(demo: Any) -> None:
                      getattr(demo, "mcp_error", None) or "unknown reason")
 
 
+#: An owner no visitor has: the books it sees are the ones every visitor sees.
+NEW_VISITOR = "(new visitor)"
+
+
+def sample_wanted(index: Any, path: Path) -> bool:
+    """Whether the sample book should be indexed: no book is every visitor's (an empty library, or
+    only visitors' own books), or the sample is there but no longer everyone's (its manifest was
+    lost and rebuilt from the chunks, so whose it was is unknown)."""
+    seen = {b.id for b in index.books(owner=NEW_VISITOR)}
+    if not seen:
+        return True
+    from rag.index.catalog import book_id_of
+    from rag.index.loaders import load_book
+
+    sample = book_id_of(load_book(path))
+    return sample not in seen and sample in {b.id for b in index.books()}
+
+
 def start_sample_ingest(index: Any, path: Path = SAMPLE_BOOK) -> threading.Thread | None:
-    """Index the sample book in a background thread when the library is empty. Never blocks."""
+    """Index the sample book in a background thread when no visitor would see it (``sample_wanted``).
+    Never blocks."""
     if index is None or not path.is_file():
         return None
     try:
-        if list(index.books()):
+        if not sample_wanted(index, path):
             return None
     except Exception as exc:  # noqa: BLE001
         logger.warning("could not list books: %s", exc)

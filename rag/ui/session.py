@@ -8,6 +8,8 @@ No Gradio import here; ``rag.ui.blocks`` wires these into the page.
 from __future__ import annotations
 
 import logging
+import re
+import secrets
 import threading
 import time
 import uuid
@@ -21,6 +23,8 @@ from rag.ui.translate import UiState
 
 logger = logging.getLogger(__name__)
 
+#: What an owner token looks like (``Session.owner``); anything else the browser sends is replaced.
+OWNER_TOKEN = re.compile(r"[0-9a-f]{32}")
 SESSION_TTL_S = 12 * 3600  # an idle session is forgotten after this long
 MAX_SESSIONS = 500  # and the least recently used one when there are more
 
@@ -43,6 +47,10 @@ class Session:
 
     def __init__(self, lang: str = "zh") -> None:
         self.id = uuid.uuid4().hex
+        # Whose books this visitor's are (``Manifest.owners``): a random secret the browser keeps
+        # (``gr.BrowserState``), so the books stay theirs when the server restarts and forgets every
+        # session. Whoever holds it holds the books: never shown or logged.
+        self.owner = secrets.token_hex(16)
         self.thread_id = uuid.uuid4().hex
         self.lang = lang
         self.ui = UiState()
@@ -68,7 +76,14 @@ class Session:
         self.sent: dict[int, Any] = {}  # what the page was last sent of each panel (by component id)
         self.last_seen = time.monotonic()
 
-    def __repr__(self) -> str:  # never leak settings (keys) into logs
+    def adopt_owner(self, token: object) -> bool:
+        """Take the owner token a browser kept (its books from before a restart); False if it is not one."""
+        if isinstance(token, str) and OWNER_TOKEN.fullmatch(token):
+            self.owner = token
+            return True
+        return False
+
+    def __repr__(self) -> str:  # never leak settings (keys) or the owner token into logs
         return f"Session(id={self.id[:8]}, turns={len(self.ui.turns)}, custom={self.custom})"
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Session:

@@ -181,8 +181,9 @@ class AppContext:
         return self.store.add(Session(lang=self.default_lang))
 
     def owner_of(self, session: Session) -> str | None:
-        """Whose books a session sees and uploads: its own (with the shared ones) unless the library is shared."""
-        return None if self.shared_library else session.id
+        """Whose books a session sees and uploads: its owner token's (with the shared ones) unless the
+        library is shared. The token, not the session id: the browser keeps it across restarts."""
+        return None if self.shared_library else session.owner
 
     def library(self, session: Session) -> Library | None:
         """The book index as this session sees it."""

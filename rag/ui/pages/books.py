@@ -121,6 +121,63 @@ def private_copy(path: str | None) -> str | None:
         return None
 
 
+#: How long an upload stays in Gradio's cache after the last handler that read it: another visitor's
+#: identical upload (the same path) may still wait in the ingest queue. Gradio's hourly sweep
+#: (``rag.ui.serve.UPLOAD_CACHE_SECONDS``) takes whatever is left.
+UPLOAD_GRACE_SECONDS = 900.0
+
+
+class UploadLeases:
+    """Gradio's uploads that ingest handlers read. Gradio gives identical uploads one path and runs
+    the ingest handlers one after another, so a second visitor's handler may start only after the
+    first has finished: an upload is deleted only once no handler has held it for ``grace`` seconds
+    and Gradio has not written it again since (a new upload of the same file)."""
+
+    def __init__(self, grace: float = UPLOAD_GRACE_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
+        self.grace, self.clock = grace, clock
+        self._held: dict[str, int] = {}
+        self._released: dict[str, tuple[float, float]] = {}  # path -> (clock, wall time) of the last release
+        self._lock = threading.Lock()
+
+    def hold(self, path: str) -> None:
+        with self._lock:
+            self._held[path] = self._held.get(path, 0) + 1
+            self._released.pop(path, None)
+
+    def release(self, path: str) -> None:
+        with self._lock:
+            left = self._held.get(path, 1) - 1
+            if left > 0:
+                self._held[path] = left
+            else:
+                self._held.pop(path, None)
+                self._released[path] = (self.clock(), time.time())
+        self.sweep()
+
+    def sweep(self) -> None:
+        """Delete the uploads whose grace has passed."""
+        now = self.clock()
+        with self._lock:
+            due = [p for p, (at, _) in self._released.items() if now - at >= self.grace]
+            for path in due:
+                _, wall = self._released.pop(path)
+                try:
+                    rewritten = Path(path).stat().st_ctime > wall
+                except OSError:
+                    continue  # gone already
+                if rewritten:  # uploaded again since: its own handler is on the way
+                    self._released[path] = (now, time.time())
+                else:
+                    discard_upload(path)
+
+
+def owns(library: Any, book_id: str) -> bool:
+    """Whether the visitor whose view ``library`` is owns the book (uploaded it in an earlier
+    session, before a restart: their browser kept the owner token)."""
+    check = getattr(library, "owns", None)
+    return bool(callable(check) and check(book_id))
+
+
 def _failure(exc: Exception) -> Msg:
     """The book list's line for a failed ingest or delete: the error's own message, or (an
     unexpected error) its type and text."""
@@ -132,6 +189,7 @@ class BooksPage:
     def __init__(self, ctx: AppContext, layout: Layout) -> None:
         self.ctx, self.ui, self.shell = ctx, layout.books, layout.shell
         self.etas = EtaTracker()
+        self.uploads = UploadLeases()
 
     # ------------------------------------------------------------------ what the page shows
     def list_books(self, session: Session) -> list[BookInfo] | None:
@@ -182,17 +240,20 @@ class BooksPage:
     # ------------------------------------------------------------------ handlers
     def on_upload(self, session: Session | None, path: str | None, current_book: str | None,
                   progress: Any = None) -> dict[Any, Any]:
-        """Index an uploaded file; the upload itself is deleted afterwards, ingested or not. Gradio
-        keeps identical uploads at one path, so the file is indexed from a copy of this upload's own:
-        two visitors uploading one file at once both succeed."""
+        """Index an uploaded file, from a copy of this call's own. Gradio keeps identical uploads at
+        one path, and another visitor's handler for it may still be queued: the upload is deleted
+        later, once no handler has needed it for a while (``UploadLeases``), ingested or not."""
         session = self.ctx.ensure_session(session)  # kept (an output): the book may be this session's own
+        if path:
+            self.uploads.hold(path)
         copy = private_copy(path)
         try:
             return {self.shell.session: session, **self._ingest(session, copy or path, current_book, progress)}
         finally:
             if copy:
                 shutil.rmtree(Path(copy).parent, ignore_errors=True)
-            discard_upload(path)
+            if path:
+                self.uploads.release(path)
 
     def _ingest(self, session: Session, path: str | None, current_book: str | None, progress: Any) -> dict[Any, Any]:
         try:
@@ -296,7 +357,7 @@ class BooksPage:
         if index is None or not current_book or current_book == ALL_BOOKS:
             session.books_message = Msg.of("delete_none", level="warning")
             return {self.ui.delete_btn: reset_button, **self.outputs(session, current_book)}
-        if current_book not in session.uploaded:
+        if current_book not in session.uploaded and not owns(index, current_book):
             session.books_message = Msg.of("delete_not_allowed", level="warning")
             return {self.ui.delete_btn: reset_button, **self.outputs(session, current_book)}
         try:

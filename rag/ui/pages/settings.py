@@ -225,7 +225,8 @@ class SettingsPage:
         if not isinstance(session, Session):
             return gr.update()
         stored = stored if isinstance(stored, dict) else {}
-        value = {**stored, "sid": session.id, "lang": session.lang, "settings": dict(session.saved)}
+        value = {**stored, "sid": session.id, "owner": session.owner, "lang": session.lang,
+                 "settings": dict(session.saved)}
         if remember:
             value["remember_keys"] = True
             value["keys"] = {k: v for k, v in session.saved_keys.items() if v}

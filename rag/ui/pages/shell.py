@@ -34,9 +34,10 @@ def orphan_turn_ends(session: Session) -> None:
 
 
 def browser_value(session: Session, remember: bool | None = None, book: Any = None) -> dict[str, Any]:
-    """What the browser keeps of a session: its id, language, non-secret settings (keys if asked)
-    and the active book."""
-    value: dict[str, Any] = {"sid": session.id, "lang": session.lang, "settings": dict(session.saved),
+    """What the browser keeps of a session: its id, its owner token (its books, across restarts),
+    language, non-secret settings (keys if asked) and the active book."""
+    value: dict[str, Any] = {"sid": session.id, "owner": session.owner, "lang": session.lang,
+                             "settings": dict(session.saved),
                              "book": book if isinstance(book, str) and book else None}
     if remember:
         value["remember_keys"] = True
@@ -66,7 +67,7 @@ class ShellPage:
 
     def _find(self, session: Session | None, stored: dict[str, Any]) -> Session:
         """This page's session: the one it holds, the one the browser names, or a new one with
-        the settings the browser kept."""
+        the owner token and settings the browser kept (after a restart: the same books)."""
         if isinstance(session, Session):
             return session
         found = self.ctx.store.get(stored.get("sid"))
@@ -74,6 +75,7 @@ class ShellPage:
             orphan_turn_ends(found)
             return found
         session = self.ctx.ensure_session(None)
+        session.adopt_owner(stored.get("owner"))
         saved: dict[str, Any] = stored["settings"] if isinstance(stored.get("settings"), dict) else {}
         keys: dict[str, Any] = stored["keys"] if stored.get("remember_keys") and isinstance(stored.get("keys"), dict) else {}
         if saved or keys:
@@ -127,7 +129,8 @@ class ShellPage:
         stored = stored if isinstance(stored, dict) else {}
         if session.llm_unreachable:
             session.llm_unreachable = self.ctx.model_unreachable(session)
-        return merge({self.ui.session: session, self.ui.browser: {**stored, "sid": session.id, "lang": session.lang},
+        return merge({self.ui.session: session, self.ui.browser: {**stored, "sid": session.id, "owner": session.owner,
+                                                                       "lang": session.lang},
                       self.ui.banner: self.ctx.banner_html(session), **self.settings.status(session)},
                      self.chat.panels(session), self.books.outputs(session, current_book), self.labels(session.lang),
                      self.books.scope_line(session))
