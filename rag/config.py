@@ -84,7 +84,7 @@ class Settings(BaseSettings):
     chunk_size: int = 500
     chunk_overlap: int = 80
     max_book_mb: float = 50.0
-    # -- issue 24: embedding cost
+    # -- embedding cost: say before a long embedding starts, not after
     # A book whose embedding is estimated (pieces left over the index's measured rate, rag/index/cost.py)
     # to take longer than this says so when it is ingested, in the CLI and the books table; 0: never.
     embed_warn_minutes: float = Field(default=30.0, ge=0)
@@ -95,7 +95,7 @@ class Settings(BaseSettings):
     # With a model: rewrite the question into the book's language and keywords before searching (one
     # short model call per question, shown in the trace).
     query_rewrite: bool = True
-    # -- issue 23: turn profile
+    # -- turn profile: a small local model needs fewer, shorter calls
     # compact: fewer and shorter model calls for a small local model (rag.agent.profile): route by code
     # when the book-term check decides, no query rewrite, no judge few-shot, passages cut to a 4k
     # context, the answer written after the judge's prompt (llama.cpp's prefix cache). auto: compact
@@ -145,7 +145,7 @@ class Settings(BaseSettings):
     # names the service ("the model endpoint", "the book store"), never LLM_BASE_URL or Chroma's
     # directory; the server log keeps the detail (redacted).
     public_page: bool = Field(default=None, validate_default=True)  # type: ignore[assignment]
-    # --- MCP (issue 23) ---
+    # --- MCP: the script API for agents ---
     # Serve the script API's /ask and /ask_json as MCP tools at /gradio_api/mcp/ (and .../sse).
     mcp_server: bool = False
 

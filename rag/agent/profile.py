@@ -2,7 +2,7 @@
 
 - ``full``: every call as designed (router, query rewrite, the judge with its few-shot examples,
   passages up to ``MAX_PASSAGE_CHARS``, the answer writer's own prompt).
-- ``compact``, for a small model on a CPU (issue 23: the 1.5B spent 43-152 s on a route or a rewrite
+- ``compact``, for a small model on a CPU (measured: the 1.5B spent 43-152 s on a route or a rewrite
   call and 360-400 s judging): the router is called only when the book-term check does not decide,
   no query rewrite, no judge few-shot, passages cut so that the judge's prompt and the answer fit a
   4k context, and the answer is asked for after the judge's own prompt, so that llama.cpp reuses the

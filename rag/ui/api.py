@@ -17,7 +17,7 @@ from typing_extensions import TypedDict  # pydantic reads it on Python 3.11 (typ
 from rag.errors import RagError
 from rag.ui.translate import Turn, UiState, apply_event, start_turn, turn_result
 
-# -- ``/ask_json``'s result, typed (issue 25, item 9): the JSON ``rag.ui.translate.turn_result``
+# -- ``/ask_json``'s result, typed: the JSON ``rag.ui.translate.turn_result``
 # returns, field by field, so ``view_api()`` and MCP clients see its fields instead of "Any".
 # TypedDicts, not pydantic models: the result stays the plain dict it always was; its JSON schema
 # is ``pydantic.TypeAdapter(AskResult).json_schema()``.

@@ -103,7 +103,7 @@ def render_books(books: Sequence[Any] | None, lang: str, message: str = "", leve
         error = _book_field(book, "error", None)
         error_html = f'<div class="note error book-error">{esc(text(lang, error))}</div>' if error else ""
         notice = _book_field(book, "notice", None)
-        if notice and status in {"keyword_ready", "embedding"}:  # e.g. embedding will take long (issue 24)
+        if notice and status in {"keyword_ready", "embedding"}:  # e.g. embedding will take long: said before the wait
             error_html += f'<div class="note warning book-notice">{esc(text(lang, notice))}</div>'
         status_text = book_status_text(book, lang, (etas or {}).get(book_id))
         author = str(_book_field(book, "author", "") or "").strip()
