@@ -11,7 +11,7 @@ import pytest
 from conftest import make_settings
 
 from rag.agent.context import format_book_context, numbered_sentences
-from rag.agent.judge import NOT_FOUND_CHOICE, constrained_schema, judge, sources_of
+from rag.agent.judge import NOT_FOUND_CHOICE, JudgeConfig, constrained_schema, judge, sources_of
 from rag.checks import MIN_QUOTE_WEIGHT, content_weight, match_quote, normalize
 from rag.checks.choices import (
     CLAUSE_RUN_WEIGHT,
@@ -147,7 +147,8 @@ def _judge_through(stub: OpenAIStub, method: str, **kwargs: Any):
     settings = make_settings(llm_base_url=stub.base_url, llm_api_key="k", llm_model="stub-model",
                              llm_structured_method=method, llm_max_retries=0)
     llm = make_chat_model(settings)
-    return judge(llm, QUESTION, PASSAGES, context=format_book_context(PASSAGES), method=method, **kwargs)
+    return judge(llm, QUESTION, PASSAGES, context=format_book_context(PASSAGES),
+                 config=JudgeConfig(method=method, **kwargs))
 
 
 def _reply_from_enum(body: dict[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from rag.agent import prompts
 from rag.agent.context import format_sentence_context, neutralise, numbered_sentences
+from rag.agent.profile import chars_each
 from rag.checks import Source, question_left_out, verify_part
 from rag.checks.choices import (
     HOSTED_MAX_CHOICE_CHARS,
@@ -49,6 +50,27 @@ logger = logging.getLogger(__name__)
 
 EvidenceFormat = Literal["quote", "sentence"]
 JUDGE_MODES: tuple[JudgeMode, ...] = ("evidence", "guarded", "verdict")
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """How the judge is asked and checked, fixed for a turn (``rag.agent.turnconfig.TurnConfig.judge``)
+    or for an evaluation run (``rag.eval.runner``)."""
+
+    mode: JudgeMode = "evidence"
+    method: str = "function_calling"  # the structured-output method (``LLM_STRUCTURED_METHOD``)
+    few_shot: bool = True  # the worked examples before the real question
+    evidence: EvidenceFormat = "quote"  # quotes copied, or sentence ids cited ("sentence")
+    relevance: bool = False  # one more call per verified part: does the quote state the answer?
+    constrain: bool = True  # by json_schema, quotes may only be the sources' own text (``constrained_schema``)
+    max_passage_chars: int = 1200  # of each book passage, at most
+    # characters for all book passages together (the compact profile fits its context); None: no such budget
+    passage_budget: float | None = None
+
+    def passage_chars(self, n_passages: int) -> int:
+        """Characters of each of ``n_passages`` book passages in the judge's prompt (and in the sources
+        its quotes are checked against)."""
+        return chars_each(self.passage_budget, self.max_passage_chars, n_passages)
 
 
 # --------------------------------------------------------------------------- sources and prompts
@@ -214,23 +236,25 @@ def decide(claimed: EvidenceJudgement, parts: list[PartResult], mode: JudgeMode,
 
 
 def judge(judge_llm: Any, question: str, passages: Sequence[Passage], web_results: Sequence[SearchResult] = (),
-          *, context: str, mode: JudgeMode = "evidence", method: str = "function_calling", few_shot: bool = True,
-          web_query_rule: str = prompts.WEB_QUERY_RULE_FIRST, max_chars: int = 1200,
-          relevance: bool = False, evidence: EvidenceFormat = "quote", constrain: bool = True) -> Judged:
+          *, context: str, config: JudgeConfig | None = None,
+          web_query_rule: str = prompts.WEB_QUERY_RULE_FIRST) -> Judged:
     """Ask the model and, in evidence and guarded modes, check its evidence. Never raises for a bad
     reply: an invalid reply twice gives a conservative "not enough" (``invalid=True``).
-    ``evidence="sentence"``: the sources are shown with numbered sentences (instead of ``context``)
-    and the judge cites sentence ids instead of copying text. ``constrain``: when the call goes by
-    json_schema, its quotes may only be the sources' own text or sentence ids (``constrained_schema``)."""
-    sources = sources_of(passages, web_results, max_chars)
-    ids = numbered_sentences(sources) if evidence == "sentence" and mode != "verdict" else {}
+    ``config.evidence="sentence"``: the sources are shown with numbered sentences (instead of
+    ``context``) and the judge cites sentence ids instead of copying text. ``config.constrain``: when
+    the call goes by json_schema, its quotes may only be the sources' own text or sentence ids
+    (``constrained_schema``)."""
+    config = config or JudgeConfig()
+    mode, method = config.mode, config.method
+    sources = sources_of(passages, web_results, config.passage_chars(len(passages)))
+    ids = numbered_sentences(sources) if config.evidence == "sentence" and mode != "verdict" else {}
     if ids:
         context = format_sentence_context(sources)
-    messages = judge_messages(question, context, mode=mode, web_query_rule=web_query_rule, few_shot=few_shot,
-                              evidence=evidence)
+    messages = judge_messages(question, context, mode=mode, web_query_rule=web_query_rule,
+                              few_shot=config.few_shot, evidence=config.evidence)
     schema = Evaluation if mode == "verdict" else EvidenceJudgement
-    narrow = (constrained_schema(sources, ids, hosted=not self_hosted(judge_llm)) if constrain and mode != "verdict" and sources
-              and method in ("json_schema", "auto") else None)
+    narrow = (constrained_schema(sources, ids, hosted=not self_hosted(judge_llm))
+              if config.constrain and mode != "verdict" and sources and method in ("json_schema", "auto") else None)
     reply, errors = structured_with_retry(judge_llm, schema, messages, method, response_schema=narrow)
     if reply is None:
         return Judged(Evaluation(reason=f"The judge's output was invalid twice ({errors[-1]}); treating the "
@@ -240,7 +264,7 @@ def judge(judge_llm: Any, question: str, passages: Sequence[Passage], web_result
         return Judged(reply.model_copy(update={"mode": "verdict", "model_enough": reply.enough}), errors)
     claimed = [_resolve_ids(p, ids) for p in reply.parts] if ids else reply.parts
     parts = check_parts(claimed, sources, question)
-    if relevance:
+    if config.relevance:
         for i, p in enumerate(parts):
             if p.status == "verified":
                 try:

@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 from pydantic import SecretStr
 
-from rag.agent.judge import JUDGE_MODES
+from rag.agent.judge import JUDGE_MODES, JudgeConfig
 from rag.config import Settings
 from rag.errors import LLMError, RagError
 from rag.eval.cases import KINDS, load_cases, load_route_cases
@@ -223,10 +223,10 @@ def _cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None,
                 # the same prompt and reply as evidence mode (temperature 0): only the decision differs
                 outcomes = [as_guarded(o) for o in by_mode["evidence"]]
             else:
-                outcomes = run_judge(cases, llm, method=method, few_shot=few_shot,
-                                     max_chars=settings.max_passage_chars, web_rule=args.web_rule, mode=mode,
-                                     relevance=relevance, evidence=evidence,
-                                     constrain=not getattr(args, "free_quotes", False),
+                config = JudgeConfig(mode=mode, method=method, few_shot=few_shot, evidence=evidence,
+                                     relevance=relevance, constrain=not getattr(args, "free_quotes", False),
+                                     max_passage_chars=settings.max_passage_chars)
+                outcomes = run_judge(cases, llm, config, web_rule=args.web_rule,
                                      on_result=None if args.quiet else progress)
         except LLMError as exc:
             print(f"error: {exc}", file=err)

@@ -20,12 +20,12 @@ from typing import Any
 
 from rag.agent import prompts
 from rag.agent.context import format_book_context, route_messages
-from rag.agent.judge import judge, structured_with_retry
+from rag.agent.judge import JudgeConfig, judge, structured_with_retry
 from rag.errors import LLMError, LLMOutputError
 from rag.eval.cases import Case, RouteCase
 from rag.eval.metrics import binary_metrics, confusion, latency_summary, per_group, ratio, risk_coverage
 from rag.llm import judge_model, model_name
-from rag.schemas import Evaluation, JudgeMode, Passage, RouteDecision
+from rag.schemas import Evaluation, Passage, RouteDecision
 
 logger = logging.getLogger(__name__)
 
@@ -97,19 +97,17 @@ def _judge_stats(errors: list[LLMError], invalid: bool, latency: float) -> CallS
                      call_errors=len(errors) - bad, latency_s=latency, errors=[str(e) for e in errors])
 
 
-def judge_case(judge_llm: Any, case: Case, *, method: str, few_shot: bool, max_chars: int = 1200,
-               web_rule: str = "first", mode: JudgeMode = "evidence", relevance: bool = False,
-               evidence: str = "quote", constrain: bool = True) -> JudgeOutcome:
-    """One case through ``rag.agent.judge.judge``, exactly as the graph's evaluate node calls it."""
+def judge_case(judge_llm: Any, case: Case, config: JudgeConfig, *, web_rule: str = "first") -> JudgeOutcome:
+    """One case through ``rag.agent.judge.judge``, exactly as the graph's evaluate node calls it
+    (``config.max_passage_chars`` of each passage, no budget for them all)."""
     from langchain_core.callbacks import get_usage_metadata_callback
 
     passages = case.passages()
     started = time.perf_counter()
     with get_usage_metadata_callback() as usage:
-        judged = judge(judge_llm, case.question, passages, context=format_book_context(passages, max_chars),
-                       mode=mode, method=method, few_shot=few_shot, web_query_rule=WEB_RULES[web_rule],
-                       max_chars=max_chars, relevance=relevance, evidence=evidence,  # type: ignore[arg-type]
-                       constrain=constrain)
+        context = format_book_context(passages, config.passage_chars(len(passages)))
+        judged = judge(judge_llm, case.question, passages, context=context, config=config,
+                       web_query_rule=WEB_RULES[web_rule])
     stats = _judge_stats(judged.errors, judged.invalid, time.perf_counter() - started)
     tokens = sum(int(u.get("total_tokens", 0)) for u in usage.usage_metadata.values())
     return JudgeOutcome(case=case, predicted_enough=judged.evaluation.enough,
@@ -126,17 +124,13 @@ def as_guarded(outcome: JudgeOutcome) -> JudgeOutcome:
     return replace(outcome, predicted_enough=guarded.enough, evaluation=guarded)
 
 
-def run_judge(cases: Sequence[Case], llm: Any, *, method: str, few_shot: bool, max_chars: int = 1200,
-              web_rule: str = "first", mode: JudgeMode = "evidence", relevance: bool = False,
-              evidence: str = "quote", constrain: bool = True,
+def run_judge(cases: Sequence[Case], llm: Any, config: JudgeConfig, *, web_rule: str = "first",
               on_result: Callable[[int, JudgeOutcome], None] | None = None) -> list[JudgeOutcome]:
     """Judge every case. Raises LLMError when the very first call gets no reply at all."""
     judge_llm = judge_model(llm)
     outcomes: list[JudgeOutcome] = []
     for i, case in enumerate(cases):
-        outcome = judge_case(judge_llm, case, method=method, few_shot=few_shot, max_chars=max_chars,
-                             web_rule=web_rule, mode=mode, relevance=relevance, evidence=evidence,
-                             constrain=constrain)
+        outcome = judge_case(judge_llm, case, config, web_rule=web_rule)
         _check_reachable(i, outcome.stats)
         outcomes.append(outcome)
         if on_result:
