@@ -21,6 +21,7 @@ from rag.agent.names import ANSWER_NODES
 from rag.agent.state import RESET, Notice, WebRound, add_items, add_web_results, split_reset
 from rag.i18n import Msg
 from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult, SentenceResult
+from rag.scope import Scope
 
 logger = logging.getLogger(__name__)
 
@@ -272,13 +273,11 @@ def _time_limit(budget: float | None, running: list[str]) -> Msg:
     return Msg.of("turn.time_limit", level="error", seconds=f"{budget or 0:g}", waiting=waiting)
 
 
-def run_turn(graph: Any, question: str, *, thread_id: str, book_id: str | None = None,
-             chapters: tuple[int, int] | None = None, read_up_to: int | None = None,
-             allow_web_spoilers: bool = False, clock: Callable[[], float] = time.monotonic,
-             cancel: threading.Event | None = None) -> Iterator[Event]:
+def run_turn(graph: Any, question: str, *, thread_id: str, book_id: str | None = None, scope: Scope | None = None,
+             clock: Callable[[], float] = time.monotonic, cancel: threading.Event | None = None) -> Iterator[Event]:
     """Run one question through the compiled graph and yield events, ending with
-    ``TurnFinished`` or ``TurnFailed``. Never raises for a failing turn. ``chapters``: search only
-    chapters a..b; ``read_up_to``: spoiler limit (see ``rag.agent.state.InputState``).
+    ``TurnFinished`` or ``TurnFailed``. Never raises for a failing turn. ``scope`` (``rag.scope``):
+    the chapters to search, the spoiler limit, web spoilers allowed; None: the whole book.
 
     The turn runs under the graph's TURN_TIMEOUT (``rag.deadline``): model calls and searches end by
     then, and an answer still streaming is cut short. Should a step hang anyway, the turn fails at
@@ -290,9 +289,10 @@ def run_turn(graph: Any, question: str, *, thread_id: str, book_id: str | None =
     config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
     # Every key every time: a question without a book (or scope) searches every book (every chapter),
     # whatever the last question of the thread did.
+    scope = scope or Scope()
     inputs: dict[str, Any] = {"question": question, "book_id": book_id,
-                              "chapters": tuple(chapters) if chapters is not None else None,
-                              "read_up_to": read_up_to, "allow_web_spoilers": bool(allow_web_spoilers)}
+                              "chapters": tuple(scope.chapters) if scope.chapters is not None else None,
+                              "read_up_to": scope.read_up_to, "allow_web_spoilers": bool(scope.allow_web_spoilers)}
     budget = turn_deadline.budget_of(graph)
     deadline = turn_deadline.Deadline.after(budget) if budget else None
     values: dict[str, Any] = {}

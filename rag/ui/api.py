@@ -1,5 +1,5 @@
-"""The script API behind the page (``/ask`` and ``/ask_json``, see README "Script API"), and the
-one place that turns a question's scope into ``rag.agent.events.run_turn``'s keywords. No Gradio import.
+"""The script API behind the page (``/ask`` and ``/ask_json``, see README "Script API"); its scope
+fields become a ``rag.scope.Scope`` as the page's do. No Gradio import.
 
 Each call is a fresh conversation with its own graph and memory; the calls of one client address
 share a web-search budget (``api_visitor``). It runs the same graph and the same pure translation
@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeVar, cast
 from typing_extensions import TypedDict  # pydantic reads it on Python 3.11 (typing's is 3.12+)
 
 from rag.errors import RagError
+from rag.scope import Scope, chapter_range
 from rag.ui.translate import Turn, UiState, apply_event, start_turn, turn_result
 
 # -- ``/ask_json``'s result, typed: the JSON ``rag.ui.translate.turn_result``
@@ -146,33 +147,6 @@ def api_visitor(address: str | None) -> str:
     return "script-api-" + hashlib.sha256(address.encode("utf-8")).hexdigest()[:16]
 
 
-def scope_kwargs(*, chapters: tuple[int, int] | None = None, read_up_to: int | None = None,
-                 allow_web_spoilers: bool = False) -> dict[str, Any]:
-    """The scope keywords of ``run_turn`` that are set (the others keep its defaults): an inclusive
-    chapter range, the last chapter the reader has read (no spoilers past it), and whether web
-    results may spoil anyway."""
-    wanted: dict[str, Any] = {}
-    if chapters is not None:
-        wanted["chapters"] = chapters
-    if read_up_to is not None:
-        wanted["read_up_to"] = read_up_to
-    if allow_web_spoilers:
-        wanted["allow_web_spoilers"] = True
-    return wanted
-
-
-def chapter_range(first: float | int | None, last: float | int | None) -> tuple[int, int] | None:
-    """(first, last) from two optional chapter numbers (0 / empty = open end); None for all."""
-    a = int(first) if first else None
-    b = int(last) if last else None
-    if a is None and b is None:
-        return None
-    a, b = a or 1, b or 10**6
-    if a < 1 or b < 1:
-        raise ValueError("chapter numbers start at 1")
-    return (min(a, b), max(a, b))
-
-
 class ScriptApi:
     """``ask`` (the answer text as it grows) and ``ask_json`` (everything about the answer).
 
@@ -207,14 +181,13 @@ class ScriptApi:
         question = (question or "").strip()
         if not question:
             raise ValueError("the question is empty")
-        scope = scope_kwargs(chapters=chapter_range(chapter_from, chapter_to),
-                             read_up_to=int(read_up_to) if read_up_to else None,
-                             allow_web_spoilers=bool(allow_web_spoilers))
+        scope = Scope(chapters=chapter_range(chapter_from, chapter_to), read_up_to=int(read_up_to) if read_up_to else None,
+                      allow_web_spoilers=bool(allow_web_spoilers))
         owner = self.owner()
         book_id = self._book_id(book, self._library(owner))
         state = start_turn(UiState(), question)
         graph = self.make_graph(owner)
-        events = run_turn(graph, question, thread_id=f"api-{id(graph):x}", book_id=book_id, **scope)
+        events = run_turn(graph, question, thread_id=f"api-{id(graph):x}", book_id=book_id, scope=scope)
         try:
             for event in events:
                 state = apply_event(state, event)
