@@ -30,7 +30,7 @@ from rag.scope import Scope, chapter_range, parse_scope
 from rag.testing.fakes import FakeRetriever, ScriptedChatModel
 from rag.testing.openai_stub import OpenAIStub
 from rag.ui.pages.books import EtaTracker, eta_seconds, stage_text
-from rag.ui.pages.settings import apply_settings, probe_target
+from rag.ui.pages.settings import SettingsForm, apply_settings, probe_target
 from rag.ui.probe import ProbeCache, chat_models_first, display_url, probe_endpoint
 from rag.ui.render import book_status_text, find_urls, fmt_eta, how_found, link_citations, render_trace
 from rag.ui.session import Session, SessionStore
@@ -200,8 +200,7 @@ def test_messages_from_the_code_follow_the_language():
     assert t("zh", "index_failed", message=text("zh", empty)) == \
         "无法索引这本书：empty.txt：文件是空的（0 字节）。"
     with pytest.raises(ConfigError) as bad:
-        apply_settings(Deps(settings=make_settings()), None, None, base_url="ftp://x", model="", key="",
-                       provider="none", search_key="", searxng="", k=6, rounds=1)
+        apply_settings(Deps(settings=make_settings()), None, None, SettingsForm(base_url="ftp://x", k=6, rounds=1))
     assert bad.value.msg.code == "settings.base_url_scheme" and bad.value.msg.level == "error"
     assert str(bad.value) == "the LLM base URL must start with http:// or https://"
     assert t("zh", "settings_failed", message=bad.value.msg) == "设置无效：模型 Base URL 必须以 http:// 或 https:// 开头"
