@@ -7,6 +7,7 @@ graph's own reducers computed them (applied once, here), so no reader re-runs a 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -15,12 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessageChunk
+from pydantic import TypeAdapter
 
 from rag import deadline as turn_deadline
 from rag.agent.names import ANSWER_NODES
 from rag.agent.state import RESET, Notice, WebRound, add_items, add_web_results, split_reset
+from rag.checks import SentenceCheck
 from rag.i18n import Msg
-from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult, SentenceResult
+from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult
 from rag.scope import Scope
 
 logger = logging.getLogger(__name__)
@@ -36,15 +39,17 @@ def as_list(value: Any) -> list[Any]:
 
 
 def as_models(items: Iterable[Any], model: type[Any]) -> tuple[Any, ...]:
-    """``items`` as ``model`` instances (a dict is validated; anything else, or a malformed dict, is
-    skipped)."""
+    """``items`` as ``model`` instances (a pydantic model or a dataclass; a dict is validated;
+    anything else, or a malformed dict, is skipped)."""
     out = []
     for item in items:
+        if isinstance(item, model) and dataclasses.is_dataclass(item):
+            item = {f.name: getattr(item, f.name) for f in dataclasses.fields(item)}  # a checkpoint's lists made tuples
         if isinstance(item, model):
             out.append(item)
         elif isinstance(item, dict):
             try:
-                out.append(model.model_validate(item))
+                out.append(TypeAdapter(model).validate_python(item))
             except Exception:  # noqa: BLE001 - a malformed item is skipped, not fatal
                 logger.debug("skipped a malformed %s", model.__name__)
     return tuple(out)
@@ -83,7 +88,7 @@ class NodeUpdate(Mapping[str, Any]):
     resets: bool = False
     answer: str | None = None
     answer_mode: str | None = None
-    answer_checks: tuple[SentenceResult, ...] | None = None
+    answer_checks: tuple[SentenceCheck, ...] | None = None
     lists: QuestionLists = field(default_factory=QuestionLists)
     raw: Mapping[str, Any] = field(default_factory=dict)
 
@@ -121,7 +126,7 @@ class NodeUpdate(Mapping[str, Any]):
             resets=resets,
             answer=answer if isinstance(answer, str) else None,
             answer_mode=mode if isinstance(mode, str) and mode else None,
-            answer_checks=(as_models(as_list(raw["answer_checks"]), SentenceResult)
+            answer_checks=(as_models(as_list(raw["answer_checks"]), SentenceCheck)
                            if raw.get("answer_checks") is not None else None),
             lists=QuestionLists(**after),
             raw=raw,

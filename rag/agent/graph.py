@@ -42,8 +42,8 @@ CHECKPOINT_TYPES = [
     ("rag.schemas", "Evaluation"),
     ("rag.schemas", "Passage"),
     ("rag.schemas", "SearchResult"),
-    ("rag.schemas", "PartResult"),
-    ("rag.schemas", "SentenceResult"),
+    ("rag.checks.quotes", "PartCheck"),
+    ("rag.checks.sentences", "SentenceCheck"),
     ("rag.i18n.msg", "Msg"),  # notices and check details
     ("rag.agent.state", "Reset"),  # the reset marker, in the node writes a checkpoint keeps
 ]

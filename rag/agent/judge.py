@@ -17,7 +17,7 @@ import copy
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -25,7 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from rag.agent import prompts
 from rag.agent.context import format_sentence_context, neutralise, numbered_sentences
 from rag.agent.profile import chars_each
-from rag.checks import Source, question_left_out, verify_part
+from rag.checks import PartCheck, Source, question_left_out, verify_part
 from rag.checks.choices import (
     HOSTED_MAX_CHOICE_CHARS,
     HOSTED_MAX_CHOICES,
@@ -41,7 +41,6 @@ from rag.schemas import (
     Evaluation,
     EvidenceJudgement,
     JudgeMode,
-    PartResult,
     Passage,
     SearchResult,
 )
@@ -202,17 +201,13 @@ class Judged:
         return self.invalid and any(isinstance(e, LLMOutputError) for e in self.errors)
 
 
-def check_parts(parts: Sequence[ClaimedPart], sources: Sequence[Source], question: str = "") -> list[PartResult]:
-    results = []
-    for claimed in parts:
-        check = verify_part(claimed.part, claimed.answer, claimed.source, claimed.quote, sources, question=question)
-        results.append(PartResult(part=claimed.part, answer=claimed.answer, source=claimed.source,
-                                  quote=claimed.quote, status=check.status, detail=check.detail,
-                                  matched_source=check.matched_source, span=check.span, origin=check.origin))
-    return results
+def check_parts(parts: Sequence[ClaimedPart], sources: Sequence[Source], question: str = "") -> list[PartCheck]:
+    """Each claimed part as code checked it (``rag.checks.verify_part``)."""
+    return [verify_part(claimed.part, claimed.answer, claimed.source, claimed.quote, sources, question=question)
+            for claimed in parts]
 
 
-def decide(claimed: EvidenceJudgement, parts: list[PartResult], mode: JudgeMode, question: str = "") -> Evaluation:
+def decide(claimed: EvidenceJudgement, parts: list[PartCheck], mode: JudgeMode, question: str = "") -> Evaluation:
     """The verdict code stands behind: every part verified, the parts together the whole question
     (and, guarded, the model agreeing)."""
     verified = bool(parts) and all(p.status == "verified" for p in parts)
@@ -268,11 +263,10 @@ def judge(judge_llm: Any, question: str, passages: Sequence[Passage], web_result
         for i, p in enumerate(parts):
             if p.status == "verified":
                 try:
-                    ok = relevance_check(judge_llm, p.part, p.quote)
+                    ok = relevance_check(judge_llm, p.part, p.quote or "")
                 except Exception as exc:  # noqa: BLE001 - an optional check must not end the turn
                     logger.warning("relevance check failed: %s", exc)
                     continue
                 if not ok:
-                    parts[i] = p.model_copy(update={"status": "unverified",
-                                                    "detail": join([p.detail, Msg.of("check.relevance_no")])})
+                    parts[i] = replace(p, status="unverified", detail=join([p.detail, Msg.of("check.relevance_no")]))
     return Judged(decide(reply, parts, mode, question), errors)

@@ -311,7 +311,7 @@ class AnswerOutcome:
     latency_s: float
     error: str | None = None
     unsupported: list[str] = field(default_factory=list)  # numbers in the answer found in no source
-    checks: list[Any] = field(default_factory=list)  # the verify_answer node's SentenceResults
+    checks: list[Any] = field(default_factory=list)  # the verify_answer node's SentenceChecks
 
     @property
     def at_risk(self) -> bool:

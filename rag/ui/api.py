@@ -8,53 +8,38 @@ share a web-search budget (``api_visitor``). It runs the same graph and the same
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable, Iterator
-from typing import Any, Literal, TypeVar, cast
+from types import UnionType
+from typing import Any, Literal, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
-from typing_extensions import TypedDict  # pydantic reads it on Python 3.11 (typing's is 3.12+)
+from typing_extensions import TypedDict, is_typeddict  # pydantic reads it on Python 3.11 (typing's is 3.12+)
 
+from rag.checks import PartCheck, SentenceCheck
 from rag.errors import RagError
+from rag.i18n import Msg
 from rag.scope import Scope, chapter_range
 from rag.ui.translate import Turn, UiState, apply_event, start_turn, turn_result
 
 # -- ``/ask_json``'s result, typed: the JSON ``rag.ui.translate.turn_result``
 # returns, field by field, so ``view_api()`` and MCP clients see its fields instead of "Any".
 # TypedDicts, not pydantic models: the result stays the plain dict it always was; its JSON schema
-# is ``pydantic.TypeAdapter(AskResult).json_schema()``.
-
-
-class MessageJson(TypedDict):
-    """A check's note as a message code: its code, parameters and level."""
-
-    code: str
-    params: dict[str, Any]
-    level: str
-
-
-class PartJson(TypedDict):
-    """One part of the question as the judge claimed it and the code checked it."""
-
-    part: str
-    answer: str
-    source: int | None
-    quote: str
-    status: Literal["verified", "unverified", "not_found"]
-    detail: MessageJson | str
-    matched_source: int | None
-    span: list[int] | None
-    origin: Literal["book", "web"] | None
+# is ``pydantic.TypeAdapter(AskResult).json_schema()``. A checked part and a checked sentence are
+# the checks' own records (``rag.checks.PartCheck``, ``SentenceCheck``), serialised as they are.
 
 
 class EvaluationJson(TypedDict):
-    """One round's verdict: enough or not, what is missing, the web query, and the checked parts."""
+    """One round's verdict: enough or not, what is missing, the web query, and the checked parts
+    (``rag.schemas.Evaluation`` as JSON; typed here because that model's own JSON schema is the one
+    the judge is asked to fill, without the fields code sets)."""
 
     reason: str
     enough: bool
     missing: list[str]
     web_query: str | None
     confidence: float
-    parts: list[PartJson]
+    parts: list[PartCheck]
     model_enough: bool | None
     mode: Literal["evidence", "verdict", "guarded"]
 
@@ -81,18 +66,6 @@ class WebSourceJson(TypedDict):
     snippet: str
     site: str | None
     date: str | None
-
-
-class SentenceCheckJson(TypedDict):
-    """One sentence of the answer checked against the sources it cites."""
-
-    text: str
-    start: int
-    end: int
-    citations: list[int]
-    status: Literal["supported", "unsupported", "uncited", "no_claim"]
-    reason: MessageJson | str
-    origin: Literal["book", "web", "both"] | None
 
 
 class NoticeJson(TypedDict):
@@ -124,7 +97,7 @@ class AskResult(TypedDict):
     evaluations: list[EvaluationJson]
     passages: list[PassageJson]
     web_sources: list[WebSourceJson]
-    sentence_checks: list[SentenceCheckJson]
+    sentence_checks: list[SentenceCheck]
     notices: list[NoticeJson]
     trace: list[TraceJson]
 
@@ -132,10 +105,37 @@ class AskResult(TypedDict):
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class MessageJson(TypedDict):
+    """A check's note as a message code: its code, parameters and level (``rag.i18n.Msg`` as JSON)."""
+
+    code: str
+    params: dict[str, Any]
+    level: str
+
+
+def documented(hint: Any) -> Any:
+    """``hint`` as Gradio's API page can read it: a ``Msg`` as ``MessageJson`` (Gradio's schema
+    walker cannot follow a message's params, which may hold messages), a dataclass as a TypedDict of
+    its own fields, and lists, tuples, unions and TypedDicts rebuilt around their members. The
+    records keep their one definition; this only retypes them for the page."""
+    if hint is Msg:
+        return MessageJson
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (Union, UnionType):
+        return Union[tuple(documented(a) for a in args)]  # noqa: UP007 - built from a tuple of members
+    if origin in (list, tuple) and args:
+        return origin[tuple(a if a is ... else documented(a) for a in args)]
+    if is_typeddict(hint) or dataclasses.is_dataclass(hint):
+        fields = {name: documented(sub) for name, sub in get_type_hints(hint).items()}
+        return TypedDict(hint.__name__, fields)  # type: ignore[operator]
+    return hint
+
+
 def returning(fn: F, result: type) -> F:
-    """``fn`` with ``result`` as its return annotation: ``gr.api`` reads the annotation as written,
-    a string where annotations are postponed (PEP 563), and a string is "Any" to it."""
-    fn.__annotations__["return"] = result
+    """``fn`` with ``result`` (as ``documented``) as its return annotation: ``gr.api`` reads the
+    annotation as written, a string where annotations are postponed (PEP 563), and a string is
+    "Any" to it."""
+    fn.__annotations__["return"] = documented(result)
     return fn
 
 

@@ -4,6 +4,7 @@ its sources."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from rag.agent.context import verify_messages
@@ -11,9 +12,9 @@ from rag.agent.judge import sources_of
 from rag.agent.names import VERIFY
 from rag.agent.nodes.common import Env
 from rag.agent.state import GraphState, Notice
-from rag.checks import Source, check_answer
+from rag.checks import SentenceCheck, Source, check_answer
 from rag.i18n import Msg, join
-from rag.schemas import SentenceLabel, SentenceResult
+from rag.schemas import SentenceLabel
 
 
 def verify_answer(state: GraphState, env: Env) -> dict[str, Any]:
@@ -28,14 +29,13 @@ def verify_answer(state: GraphState, env: Env) -> dict[str, Any]:
         answer = answer[:raw_from]
         notices.append(env.n(VERIFY, "agent.verify_skipped_raw"))
     checked = check_answer(answer, sources)
-    results = [SentenceResult(text=c.text, start=c.start, end=c.end, citations=list(c.citations),
-                              status=c.status, reason=c.reason, origin=c.origin) for c in checked.sentences]
+    results = list(checked.sentences)
     if env.config.verify_answers == "llm":
         notices += _model_labels(env, results, sources)
     return {"answer_checks": results, "notices": notices}
 
 
-def _model_labels(env: Env, results: list[SentenceResult], sources: list[Source]) -> list[Notice]:
+def _model_labels(env: Env, results: list[SentenceCheck], sources: list[Source]) -> list[Notice]:
     """The model's label of every sentence code found supported (``results`` updated in place)."""
     by_number = {src.number: src for src in sources}
     for i, r in enumerate(results):
@@ -47,8 +47,8 @@ def _model_labels(env: Env, results: list[SentenceResult], sources: list[Source]
             return [env.n(VERIFY, "agent.verify_failed", "warning", error=env.error(errors[-1]))]
         if label.label in ("unsupported", "contradicted"):
             said = Msg.of("check.sentence_model_label", label=label.label, why=label.reason)
-            results[i] = r.model_copy(update={"status": "unsupported", "reason": said})
+            results[i] = replace(r, status="unsupported", reason=said)
         elif label.label == "partial":
             said = Msg.of("check.sentence_model_label", label="partly", why=label.reason)
-            results[i] = r.model_copy(update={"reason": join([r.reason, said])})
+            results[i] = replace(r, reason=join([r.reason, said]))
     return []
