@@ -15,7 +15,7 @@ from rag.errors import ConfigError
 from rag.i18n import Msg
 from rag.schemas import JudgeMode
 
-# "auto": json_schema where the endpoint supports it, else function_calling (rag.llm.resolve_method).
+# "auto": json_schema where the endpoint supports it, else function_calling (rag.llm.MethodCache).
 StructuredMethod = Literal["auto", "function_calling", "json_mode", "json_schema"]
 LLMProvider = Literal["auto", "openai", "ollama", "local", "none"]
 RetrievalMode = Literal["hybrid", "vector", "keyword"]

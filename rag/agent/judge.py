@@ -35,7 +35,7 @@ from rag.checks.choices import (
 )
 from rag.errors import LLMError, LLMOutputError
 from rag.i18n import Msg, join
-from rag.llm import self_hosted, structured_invoke
+from rag.llm import ChatModel, MethodCache, self_hosted, structured_invoke
 from rag.schemas import (
     ClaimedPart,
     Evaluation,
@@ -159,18 +159,20 @@ def _fields(schema: type) -> str:
     return ", ".join(schema.model_json_schema()["properties"])  # type: ignore[attr-defined]
 
 
-def structured_with_retry(judge_llm: Any, schema: type, messages: list[BaseMessage], method: str,
+def structured_with_retry(judge_llm: ChatModel, schema: type, messages: list[BaseMessage], method: str,
                           attempts: int = 2, *, response_schema: dict[str, Any] | None = None,
-                          ) -> tuple[Any | None, list[LLMError]]:
+                          methods: MethodCache | None = None) -> tuple[Any | None, list[LLMError]]:
     """A structured call, retried once. An invalid reply (``LLMOutputError``) is retried with the
     error named (at temperature 0 the same prompt would give the same reply); a failed call is
     simply repeated. ``response_schema``: the narrower JSON schema sent when the method is (or
-    "auto" resolves to) json_schema (``constrained_schema``). Returns (result or None, the errors met)."""
+    "auto" resolves to) json_schema (``constrained_schema``). ``methods``: what "auto" learnt of the
+    endpoint (``rag.llm.MethodCache``). Returns (result or None, the errors met)."""
     errors: list[LLMError] = []
     current = list(messages)
     for _attempt in range(attempts):
         try:
-            return structured_invoke(judge_llm, schema, current, method, response_schema=response_schema), errors
+            return structured_invoke(judge_llm, schema, current, method, response_schema=response_schema,
+                                     methods=methods), errors
         except LLMError as exc:
             logger.warning("%s call failed: %s", schema.__name__, exc)
             errors.append(exc)
@@ -180,7 +182,7 @@ def structured_with_retry(judge_llm: Any, schema: type, messages: list[BaseMessa
     return None, errors
 
 
-def relevance_check(judge_llm: Any, part: str, quote: str) -> bool:
+def relevance_check(judge_llm: ChatModel, part: str, quote: str) -> bool:
     """One short call: does this quote state the answer to this part? (``JUDGE_RELEVANCE_CHECK``)"""
     reply = judge_llm.invoke([SystemMessage(prompts.RELEVANCE_SYSTEM),
                               HumanMessage(prompts.RELEVANCE_USER.format(part=part, quote=quote))])
@@ -230,27 +232,39 @@ def decide(claimed: EvidenceJudgement, parts: list[PartCheck], mode: JudgeMode, 
                       confidence=claimed.confidence, parts=parts, model_enough=claimed.enough, mode=mode)
 
 
-def judge(judge_llm: Any, question: str, passages: Sequence[Passage], web_results: Sequence[SearchResult] = (),
-          *, context: str, config: JudgeConfig | None = None,
-          web_query_rule: str = prompts.WEB_QUERY_RULE_FIRST) -> Judged:
+@dataclass(frozen=True)
+class JudgeRequest:
+    """What one evaluation judges: the question, the book passages and web results found so far,
+    the context as the prompt shows them (``labelled_context``), and the web-query rule of this round."""
+
+    question: str
+    passages: Sequence[Passage]
+    web_results: Sequence[SearchResult] = ()
+    context: str = ""
+    web_query_rule: str = prompts.WEB_QUERY_RULE_FIRST
+
+
+def judge(judge_llm: ChatModel, request: JudgeRequest, config: JudgeConfig | None = None, *,
+          methods: MethodCache | None = None) -> Judged:
     """Ask the model and, in evidence and guarded modes, check its evidence. Never raises for a bad
     reply: an invalid reply twice gives a conservative "not enough" (``invalid=True``).
     ``config.evidence="sentence"``: the sources are shown with numbered sentences (instead of
-    ``context``) and the judge cites sentence ids instead of copying text. ``config.constrain``: when
-    the call goes by json_schema, its quotes may only be the sources' own text or sentence ids
-    (``constrained_schema``)."""
+    ``request.context``) and the judge cites sentence ids instead of copying text. ``config.constrain``:
+    when the call goes by json_schema, its quotes may only be the sources' own text or sentence ids
+    (``constrained_schema``). ``methods``: what "auto" learnt of the endpoint (``rag.llm.MethodCache``)."""
     config = config or JudgeConfig()
     mode, method = config.mode, config.method
-    sources = sources_of(passages, web_results, config.passage_chars(len(passages)))
+    question, passages, context = request.question, request.passages, request.context
+    sources = sources_of(passages, request.web_results, config.passage_chars(len(passages)))
     ids = numbered_sentences(sources) if config.evidence == "sentence" and mode != "verdict" else {}
     if ids:
         context = format_sentence_context(sources)
-    messages = judge_messages(question, context, mode=mode, web_query_rule=web_query_rule,
+    messages = judge_messages(question, context, mode=mode, web_query_rule=request.web_query_rule,
                               few_shot=config.few_shot, evidence=config.evidence)
     schema = Evaluation if mode == "verdict" else EvidenceJudgement
     narrow = (constrained_schema(sources, ids, hosted=not self_hosted(judge_llm))
               if config.constrain and mode != "verdict" and sources and method in ("json_schema", "auto") else None)
-    reply, errors = structured_with_retry(judge_llm, schema, messages, method, response_schema=narrow)
+    reply, errors = structured_with_retry(judge_llm, schema, messages, method, response_schema=narrow, methods=methods)
     if reply is None:
         return Judged(Evaluation(reason=f"The judge's output was invalid twice ({errors[-1]}); treating the "
                                  "context as not enough.", enough=False, missing=[], web_query=None,

@@ -329,11 +329,11 @@ class PartCheck:
     page and the script API's JSON (its fields in this order)."""
 
     part: str
-    answer: str | None
-    source: int | None  # the number the judge cited
-    quote: str | None
-    status: PartStatus
-    detail: Msg | str  # why (codes ``check.*``; ``str(detail)`` is the English text; plain text from old reports)
+    answer: str | None = ""
+    source: int | None = None  # the number the judge cited
+    quote: str | None = ""
+    status: PartStatus = "not_found"  # (the defaults: a part a reply or an old report names without a check)
+    detail: Msg | str = ""  # why (codes ``check.*``; ``str(detail)`` is the English text; plain text from old reports)
     matched_source: int | None = None  # where the quote was actually found (may differ from ``source``)
     span: tuple[int, int] | None = None  # the quote's span in that source's text (for highlighting)
     origin: Literal["book", "web"] | None = None

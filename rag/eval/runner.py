@@ -20,11 +20,11 @@ from typing import Any
 
 from rag.agent import prompts
 from rag.agent.context import format_book_context, route_messages
-from rag.agent.judge import JudgeConfig, judge, structured_with_retry
+from rag.agent.judge import JudgeConfig, JudgeRequest, judge, structured_with_retry
 from rag.errors import LLMError, LLMOutputError
 from rag.eval.cases import Case, RouteCase
 from rag.eval.metrics import binary_metrics, confusion, latency_summary, per_group, ratio, risk_coverage
-from rag.llm import judge_model, model_name
+from rag.llm import MethodCache, judge_model, model_name
 from rag.schemas import Evaluation, Passage, RouteDecision
 
 logger = logging.getLogger(__name__)
@@ -97,7 +97,8 @@ def _judge_stats(errors: list[LLMError], invalid: bool, latency: float) -> CallS
                      call_errors=len(errors) - bad, latency_s=latency, errors=[str(e) for e in errors])
 
 
-def judge_case(judge_llm: Any, case: Case, config: JudgeConfig, *, web_rule: str = "first") -> JudgeOutcome:
+def judge_case(judge_llm: Any, case: Case, config: JudgeConfig, *, web_rule: str = "first",
+               methods: MethodCache | None = None) -> JudgeOutcome:
     """One case through ``rag.agent.judge.judge``, exactly as the graph's evaluate node calls it
     (``config.max_passage_chars`` of each passage, no budget for them all)."""
     from langchain_core.callbacks import get_usage_metadata_callback
@@ -106,8 +107,8 @@ def judge_case(judge_llm: Any, case: Case, config: JudgeConfig, *, web_rule: str
     started = time.perf_counter()
     with get_usage_metadata_callback() as usage:
         context = format_book_context(passages, config.passage_chars(len(passages)))
-        judged = judge(judge_llm, case.question, passages, context=context, config=config,
-                       web_query_rule=WEB_RULES[web_rule])
+        request = JudgeRequest(case.question, passages, context=context, web_query_rule=WEB_RULES[web_rule])
+        judged = judge(judge_llm, request, config, methods=methods)
     stats = _judge_stats(judged.errors, judged.invalid, time.perf_counter() - started)
     tokens = sum(int(u.get("total_tokens", 0)) for u in usage.usage_metadata.values())
     return JudgeOutcome(case=case, predicted_enough=judged.evaluation.enough,
@@ -125,12 +126,15 @@ def as_guarded(outcome: JudgeOutcome) -> JudgeOutcome:
 
 
 def run_judge(cases: Sequence[Case], llm: Any, config: JudgeConfig, *, web_rule: str = "first",
-              on_result: Callable[[int, JudgeOutcome], None] | None = None) -> list[JudgeOutcome]:
-    """Judge every case. Raises LLMError when the very first call gets no reply at all."""
+              on_result: Callable[[int, JudgeOutcome], None] | None = None,
+              methods: MethodCache | None = None) -> list[JudgeOutcome]:
+    """Judge every case (``methods``: what "auto" learns of the endpoint, kept across the cases).
+    Raises LLMError when the very first call gets no reply at all."""
     judge_llm = judge_model(llm)
+    methods = methods if methods is not None else MethodCache()
     outcomes: list[JudgeOutcome] = []
     for i, case in enumerate(cases):
-        outcome = judge_case(judge_llm, case, config, web_rule=web_rule)
+        outcome = judge_case(judge_llm, case, config, web_rule=web_rule, methods=methods)
         _check_reachable(i, outcome.stats)
         outcomes.append(outcome)
         if on_result:

@@ -59,7 +59,7 @@ def findings(evaluation: Evaluation | None) -> str:
 
 def _stream_answer(env: Env, messages: list[BaseMessage]) -> Streamed:
     """The answer as it streams, within the turn's deadline and ``STREAM_IDLE_TIMEOUT``."""
-    return stream_text(env.deps.llm, messages, idle=env.config.stream_idle_timeout)
+    return stream_text(env.answer_model, messages, idle=env.config.stream_idle_timeout)
 
 
 def _unfinished(env: Env, node: str, streamed: Streamed, lang: str) -> tuple[str, Notice] | None:

@@ -20,7 +20,7 @@ from rag.agent.turnconfig import TurnConfig, turn_config
 from rag.deadline import DeadlineExceeded
 from rag.errors import LLMError, RagError
 from rag.i18n import Level, Msg
-from rag.llm import DeadlineBound, judge_model
+from rag.llm import ChatModel, DeadlineBound, judge_model
 from rag.logs import redact
 from rag.schemas import Retriever, WebSearch
 from rag.scope import limit_chapters
@@ -76,12 +76,26 @@ class Env:
 
     deps: Deps
     config: TurnConfig
-    judge_llm: Any | None
+    judge_llm: ChatModel | None
 
     @classmethod
     def of(cls, deps: Deps) -> Env:
         judge_llm = DeadlineBound(judge_model(deps.llm)) if deps.llm is not None else None
         return cls(deps=deps, config=turn_config(deps), judge_llm=judge_llm)
+
+    @property
+    def judge_model(self) -> ChatModel:
+        """The judge's model; only the nodes the graph wires with a model ask for it."""
+        if self.judge_llm is None:
+            raise RuntimeError("no model: the graph wires the model's nodes only with one")
+        return self.judge_llm
+
+    @property
+    def answer_model(self) -> ChatModel:
+        """The model that writes answers (at its own temperature)."""
+        if self.deps.llm is None:
+            raise RuntimeError("no model: the graph wires the model's nodes only with one")
+        return self.deps.llm
 
     @property
     def retriever(self) -> Retriever | None:
@@ -116,7 +130,8 @@ class Env:
 
     def structured(self, schema: type, messages: list[BaseMessage]) -> tuple[Any | None, list[LLMError]]:
         """The judge's model's structured reply (retried once), and the errors met."""
-        return structured_with_retry(self.judge_llm, schema, messages, self.config.judge.method)
+        return structured_with_retry(self.judge_model, schema, messages, self.config.judge.method,
+                                     methods=self.deps.methods)
 
     def book_field(self, state: GraphState, name: str) -> str | None:
         """A field of the loaded book (``title``, ``lang``), when the question is scoped to one book."""

@@ -8,7 +8,7 @@ import logging
 import time
 from typing import Any
 
-from rag.agent.judge import judge
+from rag.agent.judge import JudgeRequest, judge
 from rag.agent.names import EVALUATE, FALLBACK, GENERATE, WEB_SEARCH
 from rag.agent.nodes.common import Env, current_question, judge_context, web_allowed, web_query_rule
 from rag.agent.state import GraphState, Notice
@@ -72,8 +72,8 @@ def _judge(state: GraphState, env: Env, question: str) -> tuple[Evaluation, bool
     passages = state.get("passages") or []
     web_results = state.get("web_results") or []
     rule = web_query_rule(state, env.config, len(state.get("web_rounds") or []))
-    judged = judge(env.judge_llm, question, passages, web_results, context=judge_context(state),
-                   config=env.config.judge, web_query_rule=rule)
+    request = JudgeRequest(question, passages, web_results, context=judge_context(state), web_query_rule=rule)
+    judged = judge(env.judge_model, request, env.config.judge, methods=env.deps.methods)
     errors = [env.error(e) for e in judged.errors]
     evaluation = judged.evaluation.model_copy(update={"reason": redact(judged.evaluation.reason, env.deps.secrets)})
     notices: list[Notice] = []
@@ -104,7 +104,7 @@ def _log_evaluation(state: GraphState, env: Env, evaluation: Evaluation, *, late
     searched = None if last is None else {"query": last["query"], "provider": last["provider"],
                                           "results": len(last["results"]),
                                           "error": None if last["error"] is None else str(last["error"])}
-    record = eval_record(question=current_question(state), model=model_name(env.deps.llm), round_no=round_no,
+    record = eval_record(question=current_question(state), model=model_name(env.answer_model), round_no=round_no,
                          evaluation=evaluation, latency=latency, searched=searched, invalid=invalid)
     try:
         env.deps.eval_log(record)
