@@ -40,13 +40,14 @@ def turn_config(deps: Deps) -> TurnConfig:
     settings = deps.settings
     profile = turn_profile(settings, deps.llm)
     traits = PROFILES[profile]
-    judge = JudgeConfig(mode=settings.judge_mode, method=settings.llm_structured_method,
-                        few_shot=deps.few_shot and traits.few_shot, evidence=settings.judge_evidence,
-                        relevance=settings.judge_relevance_check, max_passage_chars=settings.max_passage_chars,
+    judging, retrieval, web, limits = settings.judge, settings.retrieval, settings.web, settings.limits
+    judge = JudgeConfig(mode=judging.judge_mode, method=settings.llm.llm_structured_method,
+                        few_shot=deps.few_shot and traits.few_shot, evidence=judging.judge_evidence,
+                        relevance=judging.judge_relevance_check, max_passage_chars=retrieval.max_passage_chars,
                         passage_budget=passage_budget(settings) if traits.fit_passages else None)
     return TurnConfig(profile=profile, judge=judge, route_by_code_first=traits.route_by_code_first,
                       rewrite_query=traits.rewrite_query, answer_after_judge=traits.answer_after_judge,
-                      web_enabled=deps.web_enabled, max_web_rounds=settings.max_web_rounds,
-                      retrieval_k=settings.retrieval_k, search_count=settings.search_count,
-                      turn_timeout=settings.turn_timeout, stream_idle_timeout=settings.stream_idle_timeout,
-                      verify_answers=settings.verify_answers)
+                      web_enabled=deps.web_enabled, max_web_rounds=web.max_web_rounds,
+                      retrieval_k=retrieval.retrieval_k, search_count=web.search_count,
+                      turn_timeout=limits.turn_timeout, stream_idle_timeout=limits.stream_idle_timeout,
+                      verify_answers=judging.verify_answers)
