@@ -202,7 +202,7 @@ def _books_tab(lang: str, has_index: bool) -> BooksView:
                               label=t(lang, "active_book"), elem_id="rag-active-book", interactive=True)
     with gr.Accordion(t(lang, "scope_title"), open=False, elem_id="rag-scope") as scope_acc:
         scope_note = gr.Markdown(t(lang, "scope_note"))
-        # text fields: empty is empty (the whole book), never a hidden 0 (rag.ui.pages.scope)
+        # text fields: empty is empty (the whole book), never a hidden 0 (rag.scope)
         with gr.Row():
             chapter_from = gr.Textbox("", label=t(lang, "chapter_from"), placeholder=t(lang, "scope_placeholder"),
                                       max_lines=1, elem_id="rag-ch-from")
