@@ -12,36 +12,25 @@ import dataclasses
 import hashlib
 from collections.abc import Callable, Iterator
 from types import UnionType
-from typing import Any, Literal, TypeVar, Union, cast, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
+from pydantic import BaseModel
 from typing_extensions import TypedDict, is_typeddict  # pydantic reads it on Python 3.11 (typing's is 3.12+)
 
-from rag.checks import PartCheck, SentenceCheck
+from rag.checks import SentenceCheck
 from rag.errors import RagError
 from rag.i18n import Msg
+from rag.schemas import Evaluation
 from rag.scope import Scope, chapter_range
 from rag.ui.translate import Turn, UiState, apply_event, start_turn, turn_result
 
 # -- ``/ask_json``'s result, typed: the JSON ``rag.ui.translate.turn_result``
 # returns, field by field, so ``view_api()`` and MCP clients see its fields instead of "Any".
 # TypedDicts, not pydantic models: the result stays the plain dict it always was; its JSON schema
-# is ``pydantic.TypeAdapter(AskResult).json_schema()``. A checked part and a checked sentence are
-# the checks' own records (``rag.checks.PartCheck``, ``SentenceCheck``), serialised as they are.
-
-
-class EvaluationJson(TypedDict):
-    """One round's verdict: enough or not, what is missing, the web query, and the checked parts
-    (``rag.schemas.Evaluation`` as JSON; typed here because that model's own JSON schema is the one
-    the judge is asked to fill, without the fields code sets)."""
-
-    reason: str
-    enough: bool
-    missing: list[str]
-    web_query: str | None
-    confidence: float
-    parts: list[PartCheck]
-    model_enough: bool | None
-    mode: Literal["evidence", "verdict", "guarded"]
+# is ``pydantic.TypeAdapter(AskResult).json_schema()``. An evaluation, a checked part and a checked
+# sentence are the records the turn keeps (``rag.schemas.Evaluation``, ``rag.checks.PartCheck``,
+# ``SentenceCheck``), serialised as they are; a passage and a web source are shown numbered, as
+# cited, under names of their own (``n``, ``label``, ``retriever``, ``site``).
 
 
 class PassageJson(TypedDict):
@@ -94,7 +83,7 @@ class AskResult(TypedDict):
     error: str | None
     total_s: float | None
     standalone_question: str | None
-    evaluations: list[EvaluationJson]
+    evaluations: list[Evaluation]
     passages: list[PassageJson]
     web_sources: list[WebSourceJson]
     sentence_checks: list[SentenceCheck]
@@ -121,6 +110,11 @@ def documented(hint: Any) -> Any:
     if hint is Msg:
         return MessageJson
     origin, args = get_origin(hint), get_args(hint)
+    if origin is Annotated:  # a constrained type: its JSON is the type's
+        return documented(args[0])
+    if isinstance(hint, type) and issubclass(hint, BaseModel):  # every field, those code sets too
+        fields = {name: documented(field.annotation) for name, field in hint.model_fields.items()}
+        return TypedDict(hint.__name__, fields)  # type: ignore[operator]
     if origin in (Union, UnionType):
         return Union[tuple(documented(a) for a in args)]  # noqa: UP007 - built from a tuple of members
     if origin in (list, tuple) and args:
