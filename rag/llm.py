@@ -1,4 +1,5 @@
-"""The chat model: any OpenAI-compatible endpoint, plus defensive structured output."""
+"""The chat model: any OpenAI-compatible endpoint (found by ``rag.chat_providers``), plus defensive
+structured output."""
 
 from __future__ import annotations
 
@@ -8,14 +9,15 @@ import logging
 import re
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from rag import deadline as turn_deadline
+from rag.chat_providers import Provider, resolve_endpoint
 from rag.config import Settings
 from rag.deadline import DeadlineExceeded
 from rag.errors import ConfigError, LLMError, LLMOutputError, LLMUnavailable
@@ -26,78 +28,20 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
 
-OPENAI_DEFAULT_MODEL = "gpt-4o-mini"
-_EMBEDDING_HINTS = ("embed", "bge", "e5", "minilm", "nomic", "rerank")
 
+@runtime_checkable
+class ChatModel(Protocol):
+    """What the app calls on a chat model (a LangChain ``BaseChatModel`` such as ``ChatOpenAI``, the
+    scripted fake, or ``DeadlineBound`` around one): a call, a stream, and the two ways a structured
+    call binds its schema. Anything else (its name, endpoint, metadata) is read defensively."""
 
-def _pick_chat_model(names: list[str]) -> str | None:
-    for name in names:
-        if not any(hint in name.lower() for hint in _EMBEDDING_HINTS):
-            return name
-    return None
+    def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any: ...  # noqa: A002 - LangChain's name
 
+    def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]: ...  # noqa: A002
 
-def detect_ollama(url: str, timeout: float = 0.6) -> list[str]:
-    """Model names served by an Ollama server at ``url``; [] when none answers."""
-    try:
-        resp = httpx.get(f"{url.rstrip('/')}/api/tags", timeout=timeout)
-        resp.raise_for_status()
-        return [m.get("name", "") for m in resp.json().get("models", []) if m.get("name")]
-    except (httpx.HTTPError, ValueError, AttributeError):
-        return []
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any: ...
 
-
-def list_openai_models(base_url: str, api_key: str | None, timeout: float = 3.0) -> list[str]:
-    """Model ids from ``GET {base_url}/models`` (vLLM, llama.cpp, Ollama...); [] on failure."""
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    try:
-        resp = httpx.get(f"{base_url.rstrip('/')}/models", headers=headers, timeout=timeout)
-        resp.raise_for_status()
-        return [m.get("id", "") for m in resp.json().get("data", []) if m.get("id")]
-    except (httpx.HTTPError, ValueError, AttributeError):
-        return []
-
-
-Provider = Literal["openai", "ollama", "local", "none"]
-
-
-def resolve_endpoint(settings: Settings) -> tuple[str | None, str, str] | None:
-    """(base_url, api_key, model) of a remote endpoint, or None (the embedded model or none).
-
-    - LLM_BASE_URL and/or LLM_API_KEY set: that endpoint (OpenAI when no base URL).
-    - Neither set: an Ollama server on localhost, if one answers (first chat model or LLM_MODEL),
-      unless LLM_PROVIDER says otherwise (local, none; openai without a key is a ConfigError).
-    """
-    provider = settings.llm_provider
-    if provider in ("none", "local"):
-        return None
-    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-    base = settings.llm_base_url
-    if (base or key) and provider in ("auto", "openai"):
-        model = settings.llm_model
-        if not model:
-            model = _pick_chat_model(list_openai_models(base, key)) if base else OPENAI_DEFAULT_MODEL
-        if not model:
-            raise ConfigError(
-                f"LLM_MODEL is not set and the endpoint {base} lists no chat model: set LLM_MODEL."
-            )
-        # Local servers (vLLM, llama.cpp, Ollama) accept any key; the client insists on one.
-        return base, key or "not-needed", model
-    if provider == "openai":
-        raise ConfigError("LLM_PROVIDER=openai needs LLM_API_KEY (and LLM_BASE_URL for another endpoint than OpenAI).")
-    if settings.ollama_autodetect or provider == "ollama":
-        names = detect_ollama(settings.ollama_url)
-        if names:
-            model = settings.llm_model if settings.llm_model in names else _pick_chat_model(names)
-            if settings.llm_model and settings.llm_model not in names:
-                logger.warning("LLM_MODEL %s is not served by Ollama; using %s", settings.llm_model, model)
-            if model:
-                logger.info("using Ollama at %s with model %s", settings.ollama_url, model)
-                return f"{settings.ollama_url.rstrip('/')}/v1", "ollama", model
-        if provider == "ollama":
-            logger.warning("LLM_PROVIDER=ollama but no Ollama answers at %s: retrieval-only", settings.ollama_url)
-    return None
-
+    def bind(self, **kwargs: Any) -> Any: ...
 
 def provider_of(settings: Settings) -> Provider:
     """Which model these settings use: a remote endpoint ("openai", also any OpenAI-compatible
@@ -108,11 +52,11 @@ def provider_of(settings: Settings) -> Provider:
         return provider
     endpoint = resolve_endpoint(settings)
     if endpoint is not None:
-        return "ollama" if endpoint[1] == "ollama" else "openai"
+        return "ollama" if endpoint.api_key == "ollama" else "openai"
     return "none" if provider == "ollama" else "local"
 
 
-def make_chat_model(settings: Settings, local: Any | None = None) -> Any | None:
+def make_chat_model(settings: Settings, local: Any | None = None) -> ChatModel | None:
     """A ``ChatOpenAI`` for the configured endpoint, or None (retrieval-only mode). With the
     embedded model (``provider_of`` "local"), ``local`` (a ``rag.local.LocalModel``) gives it once
     it is ready; before that, and without ``local``, None."""
@@ -125,7 +69,7 @@ def make_chat_model(settings: Settings, local: Any | None = None) -> Any | None:
     return chat_openai(settings, base, key, model)
 
 
-def chat_openai(settings: Settings, base: str | None, key: str, model: str, *, local: bool = False) -> Any:
+def chat_openai(settings: Settings, base: str | None, key: str, model: str, *, local: bool = False) -> ChatModel:
     """A ``ChatOpenAI`` with the app's options (``local``: the embedded model, said in its metadata)."""
     from langchain_openai import ChatOpenAI
 
@@ -151,7 +95,7 @@ def chat_openai(settings: Settings, base: str | None, key: str, model: str, *, l
     return ChatOpenAI(**options)
 
 
-def is_local_model(llm: Any) -> bool:
+def is_local_model(llm: ChatModel) -> bool:
     """Whether ``llm`` is the embedded model (``chat_openai(..., local=True)``)."""
     return bool((getattr(llm, "metadata", None) or {}).get(LOCAL_MODEL))
 
@@ -160,7 +104,7 @@ def _is_openai(base_url: str | None) -> bool:
     return base_url is None or "api.openai.com" in base_url
 
 
-def judge_model(llm: Any) -> Any:
+def judge_model(llm: ChatModel) -> ChatModel:
     """A copy of ``llm`` for route, rewrite and evaluate: temperature 0, and no streaming (the
     structured reply is needed whole; some servers stream tool calls badly)."""
     update: dict[str, Any] = {}
@@ -170,7 +114,8 @@ def judge_model(llm: Any) -> Any:
     if "disable_streaming" in fields and not is_local_model(llm):  # the embedded model's are streamed
         update["disable_streaming"] = True
     try:
-        return llm.model_copy(update=update) if update else llm
+        copied: ChatModel = llm.model_copy(update=update) if update else llm  # type: ignore[attr-defined]
+        return copied
     except (AttributeError, TypeError, ValueError):
         return llm
 
@@ -181,12 +126,12 @@ def judge_model(llm: Any) -> Any:
 DEADLINE_SLACK_S = 0.5
 
 
-def _takes_timeout(model: Any) -> bool:
+def _takes_timeout(model: ChatModel) -> bool:
     """Whether calls to ``model`` accept a per-request ``timeout`` (langchain-openai's ChatOpenAI)."""
     return "request_timeout" in getattr(type(model), "model_fields", {})
 
 
-def _request_timeout(model: Any, deadline: turn_deadline.Deadline) -> float:
+def _request_timeout(model: ChatModel, deadline: turn_deadline.Deadline) -> float:
     configured = getattr(model, "request_timeout", None)
     left = deadline.remaining() + DEADLINE_SLACK_S
     return min(float(configured), left) if isinstance(configured, (int, float)) and configured > 0 else left
@@ -199,7 +144,7 @@ class DeadlineBound:
     its request timeout (its own timeout and retries would otherwise multiply the wait). Without a
     deadline, calls go straight through. Every other attribute is the model's."""
 
-    def __init__(self, model: Any, *, base: Any | None = None) -> None:
+    def __init__(self, model: ChatModel, *, base: ChatModel | None = None) -> None:
         self._model = model
         self._base = model if base is None else base  # the chat model itself (its timeout)
 
@@ -237,7 +182,7 @@ def _chunk_text(chunk: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _texts(llm: Any, messages: list[Any], kwargs: dict[str, Any]) -> Iterator[str]:
+def _texts(llm: ChatModel, messages: list[Any], kwargs: dict[str, Any]) -> Iterator[str]:
     """The non-empty text pieces of ``llm``'s stream (the stream is closed when this ends)."""
     stream: Iterator[Any] = llm.stream(messages, **kwargs)
     try:
@@ -251,7 +196,7 @@ def _texts(llm: Any, messages: list[Any], kwargs: dict[str, Any]) -> Iterator[st
             close()
 
 
-def stream_text(llm: Any, messages: list[Any], *, idle: float | None = None) -> Streamed:
+def stream_text(llm: ChatModel, messages: list[Any], *, idle: float | None = None) -> Streamed:
     """Stream ``llm``'s reply to ``messages`` (tokens reach LangGraph's stream as they come) within
     the current turn's deadline and, once text has started, with at most ``idle`` seconds between
     two pieces. Cut short, it returns the text so far with the reason; a failing model raises as
@@ -277,7 +222,7 @@ def stream_text(llm: Any, messages: list[Any], *, idle: float | None = None) -> 
     return Streamed("".join(parts))
 
 
-def model_name(llm: Any) -> str:
+def model_name(llm: ChatModel) -> str:
     return str(getattr(llm, "model_name", None) or getattr(llm, "model", None) or type(llm).__name__)
 
 
@@ -334,7 +279,7 @@ FailureKind = Literal["transport", "invalid_output"]
 _TRANSPORT_ERRORS = {"APIConnectionError", "APITimeoutError", "APIStatusError", "ConnectError", "ConnectTimeout"}
 
 
-def endpoint_of(llm: Any) -> str:
+def endpoint_of(llm: ChatModel) -> str:
     """The endpoint a chat model talks to, without credentials (the model's class for fakes)."""
     base = getattr(llm, "openai_api_base", None)
     if not base:
@@ -347,7 +292,7 @@ def endpoint_of(llm: Any) -> str:
         return "the configured LLM_BASE_URL"
 
 
-def _secrets_of_llm(llm: Any) -> list[str]:
+def _secrets_of_llm(llm: ChatModel) -> list[str]:
     key = getattr(llm, "openai_api_key", None)
     value = key.get_secret_value() if isinstance(key, SecretStr) else (key if isinstance(key, str) else "")
     return [v for v in [value, *url_secrets(str(getattr(llm, "openai_api_base", "") or ""))] if len(v) >= 4]
@@ -375,7 +320,7 @@ def _what_failed(exc: BaseException) -> Msg:
     return Msg.of("text", value=type(exc).__name__)
 
 
-def unavailable(llm: Any, exc: BaseException) -> LLMUnavailable:
+def unavailable(llm: ChatModel, exc: BaseException) -> LLMUnavailable:
     """An ``LLMUnavailable`` for a failed call: what went wrong and where, never the key. On a
     public page (``PUBLIC_PAGE``) it names "the model endpoint" and gives no detail (an address or
     path may be in it); the server log keeps both, redacted."""
@@ -407,15 +352,13 @@ def failure_kind(error: BaseException) -> FailureKind:
 
 
 # --------------------------------------------------------------------------- choosing the method
-#: Methods a caller may name; "auto" is resolved per endpoint by ``resolve_method``.
+#: Methods a caller may name; "auto" is resolved per endpoint by ``MethodCache.resolve``.
 METHODS = ("auto", "function_calling", "json_mode", "json_schema")
 #: The chat model's metadata key that pins the structured method for it (e.g. the embedded runtime).
 STRUCTURED_METHOD = "rag_structured_method"
 # Cloud endpoints known to accept ``response_format`` json_schema; other named hosts get function_calling.
 _SCHEMA_HOSTS = ("api.openai.com", ".openai.azure.com")
 _SCHEMA_HOST_HINTS = ("vllm", "llama", "llamacpp", "sglang")  # hosts named after a self-hosted server
-_methods: dict[tuple[str, str], str] = {}  # (endpoint, model) -> method, decided once
-_methods_lock = threading.Lock()
 
 
 def _local_host(host: str) -> bool:
@@ -429,7 +372,7 @@ def _local_host(host: str) -> bool:
     return address.is_loopback or address.is_private or address.is_link_local
 
 
-def _host(llm: Any) -> str | None:
+def _host(llm: ChatModel) -> str | None:
     """The host of an OpenAI-compatible client's base URL ("" for the OpenAI API itself, which has
     none set); None for a chat model that is not such a client, or an unreadable URL."""
     if not hasattr(llm, "openai_api_base"):
@@ -443,7 +386,7 @@ def _host(llm: Any) -> str | None:
         return None
 
 
-def self_hosted(llm: Any) -> bool:
+def self_hosted(llm: ChatModel) -> bool:
     """Whether ``llm`` talks to a self-hosted server (loopback, private or single-label host: llama.cpp,
     the embedded runtime, vLLM, Ollama) rather than a hosted API; False for models that are not an
     OpenAI-compatible client."""
@@ -451,7 +394,7 @@ def self_hosted(llm: Any) -> bool:
     return bool(host) and _local_host(host or "")
 
 
-def method_for_endpoint(llm: Any) -> str:
+def method_for_endpoint(llm: ChatModel) -> str:
     """The method ``auto`` starts with for ``llm``'s endpoint, by its base URL's shape (no call):
     json_schema for OpenAI and self-hosted servers (llama.cpp's server and the embedded runtime,
     vLLM, SGLang, Ollama: loopback, private or single-label hosts), function_calling for other hosted
@@ -470,37 +413,38 @@ def method_for_endpoint(llm: Any) -> str:
     return "function_calling"
 
 
-def _method_key(llm: Any) -> tuple[str, str]:
-    return endpoint_of(llm), model_name(llm)
+@dataclass
+class MethodCache:
+    """The structured-output method ``auto`` settled on for each endpoint and model, decided once
+    (``method_for_endpoint``) and changed once when the endpoint refuses json_schema. Injected
+    (``rag.agent.deps.Deps.methods``): one per app or session, none kept by this module."""
 
+    _methods: dict[tuple[str, str], str] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
-def resolve_method(llm: Any, method: str) -> str:
-    """The method a structured call to ``llm`` uses: ``method`` itself unless it is "auto"; for
-    "auto" the endpoint's method, decided once (``method_for_endpoint``) and remembered, including a
-    fallback after the endpoint refused json_schema (``remember_refusal``)."""
-    if method != "auto":
-        return method
-    key = _method_key(llm)
-    with _methods_lock:
-        chosen = _methods.get(key)
-        if chosen is None:
-            chosen = _methods[key] = method_for_endpoint(llm)
-    return chosen
+    @staticmethod
+    def _key(llm: ChatModel) -> tuple[str, str]:
+        return endpoint_of(llm), model_name(llm)
 
+    def resolve(self, llm: ChatModel, method: str) -> str:
+        """The method a structured call to ``llm`` uses: ``method`` itself unless it is "auto"; for
+        "auto" the endpoint's method, remembered (with a fallback after a refusal)."""
+        if method != "auto":
+            return method
+        key = self._key(llm)
+        with self._lock:
+            chosen = self._methods.get(key)
+            if chosen is None:
+                chosen = self._methods[key] = method_for_endpoint(llm)
+        return chosen
 
-def remember_refusal(llm: Any) -> None:
-    """The endpoint refused json_schema: "auto" uses function_calling for it from now on."""
-    with _methods_lock:
-        _methods[_method_key(llm)] = "function_calling"
-    # the endpoint's address stays out of the log (it may name a private server)
-    logger.info("the model endpoint refused response_format json_schema; structured calls use function calling "
-                "from now on")
-
-
-def forget_methods() -> None:
-    """Forget every endpoint's decided method (tests; a changed endpoint decides again anyway)."""
-    with _methods_lock:
-        _methods.clear()
+    def remember_refusal(self, llm: ChatModel) -> None:
+        """The endpoint refused json_schema: "auto" uses function_calling for it from now on."""
+        with self._lock:
+            self._methods[self._key(llm)] = "function_calling"
+        # the endpoint's address stays out of the log (it may name a private server)
+        logger.info("the model endpoint refused response_format json_schema; structured calls use function "
+                    "calling from now on")
 
 
 _REFUSAL_WORDS = ("response_format", "json_schema", "response format", "json schema")
@@ -521,24 +465,25 @@ def json_schema_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
 
 
-def structured_invoke(llm: Any, schema: type[T], messages: list[Any], method: str, *,
-                      response_schema: dict[str, Any] | None = None) -> T:
-    """One structured call with the chosen method ("auto": see ``resolve_method``). Raises
+def structured_invoke(llm: ChatModel, schema: type[T], messages: list[Any], method: str, *,
+                      response_schema: dict[str, Any] | None = None, methods: MethodCache | None = None) -> T:
+    """One structured call with the chosen method ("auto": see ``MethodCache.resolve``). Raises
     ``LLMUnavailable`` when the call fails (refused connection, timeout, HTTP error status) and
     ``LLMOutputError`` when the reply is not valid JSON for ``schema``; both are ``LLMError``.
     ``response_schema``: the JSON schema sent with json_schema instead of ``schema``'s own (a
     narrower one, e.g. the judge's quotes constrained to the sources' text); the reply is still
     validated by ``schema``. With "auto", an endpoint that refuses json_schema is asked again at once
-    with function calling, and remembered."""
+    with function calling, and remembered in ``methods`` (without one, for this call only)."""
     name = schema.__name__
-    chosen = resolve_method(llm, method)
+    methods = methods if methods is not None else MethodCache()
+    chosen = methods.resolve(llm, method)
     try:
         try:
             message = _call(llm, _bind(llm, schema, chosen, response_schema), chosen, messages)
         except Exception as exc:
             if not (method == "auto" and chosen == "json_schema" and refuses_json_schema(exc)):
                 raise
-            remember_refusal(llm)
+            methods.remember_refusal(llm)
             message = _bind(llm, schema, "function_calling", None).invoke(messages)
     except ConfigError:
         raise
@@ -551,7 +496,7 @@ def structured_invoke(llm: Any, schema: type[T], messages: list[Any], method: st
                                     detail=redact(_short(exc), _secrets_of_llm(llm)))) from exc
 
 
-def _call(llm: Any, runnable: Any, method: str, messages: list[Any]) -> Any:
+def _call(llm: ChatModel, runnable: Any, method: str, messages: list[Any]) -> Any:
     """The structured call. The embedded model's JSON-schema replies are streamed: llama.cpp stops
     generating only when a streamed reply's connection closes, so a call that the turn's deadline
     (or Stop) ends must be one (a plain request would keep the model busy to ``max_tokens``, and
@@ -567,7 +512,7 @@ def _call(llm: Any, runnable: Any, method: str, messages: list[Any]) -> Any:
     return AIMessage(content=streamed.text)
 
 
-def _bind(llm: Any, schema: type[BaseModel], method: str, response_schema: dict[str, Any] | None) -> Any:
+def _bind(llm: ChatModel, schema: type[BaseModel], method: str, response_schema: dict[str, Any] | None) -> Any:
     name = schema.__name__
     if method == "function_calling":
         return llm.bind_tools([schema], tool_choice=name)

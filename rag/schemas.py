@@ -8,18 +8,15 @@ from typing import Annotated, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, BeforeValidator, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from rag.checks.quotes import PartCheck
 from rag.i18n import Msg
 
 MAX_MISSING = 6
 MAX_PARTS = 6
 MAX_FIELD_CHARS = 400  # any one string the judge writes (bounded: a looping model cannot grow it)
 JudgeMode = Literal["evidence", "verdict", "guarded"]
-PartStatus = Literal["verified", "unverified", "not_found"]
 
 
-# Why a check decided what it did: a ``Msg`` from ``rag.checks`` (codes ``check.*``; ``str()`` is its
-# English text). Plain text is still taken, as written: a stored report, a producer not yet on codes.
-CheckNote = Msg | str
 
 
 def _clip(value: object, limit: int = MAX_FIELD_CHARS) -> object:
@@ -74,33 +71,6 @@ class RouteDecision(BaseModel):
     )
 
 
-class PartResult(BaseModel):
-    """A claimed part after code checked it: verified (quote found in a source and the answer stated
-    in what it matched), unverified, or not found by the judge."""
-
-    part: str
-    answer: str = ""
-    source: int | None = None  # the number the judge cited
-    quote: str = ""
-    status: PartStatus = "not_found"
-    detail: CheckNote = ""
-    matched_source: int | None = None  # where the quote really is (may differ from ``source``)
-    span: tuple[int, int] | None = None  # the quote's span in that source's text, for highlighting
-    origin: Literal["book", "web"] | None = None
-
-
-class SentenceResult(BaseModel):
-    """One sentence of the answer checked against the sources it cites."""
-
-    text: str
-    start: int
-    end: int
-    citations: list[int] = Field(default_factory=list)
-    status: Literal["supported", "unsupported", "uncited", "no_claim"]
-    reason: CheckNote = ""
-    origin: Literal["book", "web", "both"] | None = None
-
-
 class SentenceLabel(BaseModel):
     """The model's label for one answer sentence given only its cited sources (``VERIFY_ANSWERS=llm``)."""
 
@@ -130,7 +100,7 @@ class Evaluation(BaseModel):
     confidence: Confidence = Field(default=0.5, description="Confidence in this judgement, 0..1.")
     # Set by code, never asked of the model (evidence and guarded modes): each part of the question
     # with the code's check of its quote, the model's own verdict, and the mode that decided ``enough``.
-    parts: SkipJsonSchema[list[PartResult]] = Field(default_factory=list, max_length=MAX_PARTS)
+    parts: SkipJsonSchema[list[PartCheck]] = Field(default_factory=list, max_length=MAX_PARTS)
     model_enough: SkipJsonSchema[bool | None] = None
     mode: SkipJsonSchema[JudgeMode] = "verdict"
 

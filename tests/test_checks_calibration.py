@@ -147,11 +147,12 @@ def test_seeded_errors_in_a_faithful_sentence_are_flagged() -> None:
 
 
 def test_the_trace_says_what_verified_means() -> None:
-    from rag.schemas import Evaluation, PartResult
+    from rag.checks import PartCheck
+    from rag.schemas import Evaluation
     from rag.ui.render import evaluation_html
 
-    part = PartResult(part="他用什么打的", answer="柳条", source=1, quote="攀下柳条", status="verified",
-                      detail=Msg.of("check.quote_verbatim"))
+    part = PartCheck(part="他用什么打的", answer="柳条", source=1, quote="攀下柳条", status="verified",
+                     detail=Msg.of("check.quote_verbatim"))
     ev = Evaluation(reason="r", enough=True, missing=[], web_query=None, confidence=0.9, mode="evidence",
                     model_enough=True, parts=[part])
     assert "不是对事实本身的担保" in evaluation_html(ev, 1, "zh")

@@ -55,3 +55,49 @@ def test_importing_the_package_does_no_io_and_creates_no_clients():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+def test_every_setting_is_defined_in_exactly_one_group_and_read_under_its_own_name(monkeypatch):
+    from rag.config import (
+        IndexSettings,
+        JudgeSettings,
+        LimitsSettings,
+        LlmSettings,
+        RetrievalSettings,
+        UiSettings,
+        WebSettings,
+    )
+
+    groups = {"llm": LlmSettings, "judge": JudgeSettings, "retrieval": RetrievalSettings, "index": IndexSettings,
+              "web": WebSettings, "limits": LimitsSettings, "ui": UiSettings}
+    names = [name for group in groups.values() for name in group.model_fields]
+    assert len(names) == len(set(names)) and set(names) == set(Settings.model_fields)  # none outside a group
+    monkeypatch.setenv("RETRIEVAL_K", "4")
+    monkeypatch.setenv("SEARCH_PROVIDER", "duckduckgo")
+    monkeypatch.setenv("RERANK_BASE_URL", " ")
+    settings = Settings(_env_file=None, turn_timeout=7)
+    for attr, group in groups.items():
+        view = getattr(settings, attr)
+        assert type(view) is group and view.model_dump() == {n: getattr(settings, n) for n in group.model_fields}
+    assert settings.retrieval.retrieval_k == 4 and settings.web.search_provider == "duckduckgo"
+    assert settings.limits.turn_timeout == 7 and settings.retrieval.rerank_base_url is None
+
+
+def test_the_index_config_takes_its_settings_defaults_from_the_settings():
+    from rag.index.config import IndexConfig
+
+    default, settings = IndexConfig(), make_settings()
+    assert (default.embed_batch, default.context_chars, default.rerank_candidates) == (
+        settings.embedding_batch_size, settings.max_passage_chars, settings.rerank_candidates)
+    custom = IndexConfig.from_settings(make_settings(embedding_batch_size=4, max_passage_chars=600, rerank_candidates=9))
+    assert (custom.embed_batch, custom.context_chars, custom.rerank_candidates) == (4, 600, 9)
+
+
+def test_a_setting_unset_depends_on_where_the_app_runs(monkeypatch):
+    monkeypatch.delenv("SPACE_ID", raising=False)
+    local = Settings(_env_file=None)
+    assert local.ui.public_page is False and local.shared_library and local.allow_session_endpoints
+    monkeypatch.setenv("SPACE_ID", "someone/space")
+    space = Settings(_env_file=None, shared_library=" ")
+    assert space.public_page and not space.shared_library and not space.allow_session_endpoints
+    assert Settings(_env_file=None, public_page=False).public_page is False

@@ -11,7 +11,7 @@ import pytest
 from conftest import make_settings
 
 from rag.agent.context import format_book_context, numbered_sentences
-from rag.agent.judge import NOT_FOUND_CHOICE, constrained_schema, judge, sources_of
+from rag.agent.judge import NOT_FOUND_CHOICE, JudgeConfig, JudgeRequest, constrained_schema, judge, sources_of
 from rag.checks import MIN_QUOTE_WEIGHT, content_weight, match_quote, normalize
 from rag.checks.choices import (
     CLAUSE_RUN_WEIGHT,
@@ -24,7 +24,7 @@ from rag.checks.choices import (
 )
 from rag.checks.quotes import MAX_QUOTE_WEIGHT, Source
 from rag.checks.sentences import split_sentences
-from rag.llm import forget_methods, make_chat_model
+from rag.llm import MethodCache, make_chat_model
 from rag.schemas import Passage, SearchResult
 from rag.testing.openai_stub import OpenAIStub, request_kind
 
@@ -39,13 +39,6 @@ PASSAGES = [
 ]
 WEB = [SearchResult(title="TV guide", url="https://tv.example.net/x", snippet="The 1986 series shows it in episode 9.")]
 QUESTION = "谁传授悟空筋斗云？一个筋斗能翻多远？"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_methods():
-    forget_methods()
-    yield
-    forget_methods()
 
 
 def _weight(text: str) -> float:
@@ -143,11 +136,13 @@ def test_sentence_ids_are_constrained_to_the_ids_that_exist() -> None:
 
 
 # --------------------------------------------------------------------------- over HTTP
-def _judge_through(stub: OpenAIStub, method: str, **kwargs: Any):
+def _judge_through(stub: OpenAIStub, method: str, methods: MethodCache | None = None, **kwargs: Any):
     settings = make_settings(llm_base_url=stub.base_url, llm_api_key="k", llm_model="stub-model",
                              llm_structured_method=method, llm_max_retries=0)
     llm = make_chat_model(settings)
-    return judge(llm, QUESTION, PASSAGES, context=format_book_context(PASSAGES), method=method, **kwargs)
+    assert llm is not None
+    return judge(llm, JudgeRequest(QUESTION, PASSAGES, context=format_book_context(PASSAGES)),
+                 JudgeConfig(method=method, **kwargs), methods=methods)
 
 
 def _reply_from_enum(body: dict[str, Any]) -> dict[str, Any]:
@@ -193,9 +188,10 @@ def test_auto_on_a_server_that_refuses_json_schema_falls_back_to_tools_once() ->
         return {"reason": "r", "enough": False, "web_query": None, "confidence": 0.5,
                 "parts": [{"part": "多远", "answer": "not found", "source": None, "quote": "not found"}]}
 
+    methods = MethodCache()  # what the endpoint's refusal taught, kept for the next call
     with OpenAIStub(respond) as stub:
-        first = _judge_through(stub, "auto")
-        second = _judge_through(stub, "auto")
+        first = _judge_through(stub, "auto", methods)
+        second = _judge_through(stub, "auto", methods)
     assert not first.errors and not second.errors  # the refusal cost no error and no retry prompt
     shapes = ["json_schema" if r.get("response_format") else ("tools" if r.get("tools") else "text")
               for r in stub.requests]

@@ -247,16 +247,21 @@ def test_a_parts_detail_names_each_source_it_tried() -> None:
 
 
 def test_a_checked_part_keeps_its_detail_through_json() -> None:
+    from pydantic import TypeAdapter
+
+    from rag.checks import PartCheck, SentenceCheck
     from rag.eval.runner import evaluation_record
-    from rag.schemas import Evaluation, PartResult, SentenceResult
+    from rag.schemas import Evaluation
 
     check = verify_part("谁传授筋斗云", "须菩提祖师", 1, "须菩提祖师半夜传授悟空长生之道", [src(1, BATTLE), src(2, GUIDE)])
-    part = PartResult(part=check.part, status=check.status, detail=check.detail)
-    again = PartResult.model_validate_json(part.model_dump_json())
-    assert again.detail == check.detail and codes(again.detail) == codes(check.detail)
-    ev = Evaluation(reason="r", enough=True, parts=[part, PartResult(part="old", detail="quote verbatim")])
+    as_part = TypeAdapter(PartCheck)
+    again = as_part.validate_json(as_part.dump_json(check))
+    assert again == check and again.detail == check.detail and codes(again.detail) == codes(check.detail)
+    old = PartCheck(part="old", answer="", source=None, quote="", status="not_found", detail="quote verbatim")
+    ev = Evaluation(reason="r", enough=True, parts=[check, old])
     assert [p["detail"] for p in evaluation_record(ev)["parts"]] == [str(check.detail), "quote verbatim"]
-    sentence = SentenceResult(text="x", start=0, end=1, status="no_claim",
-                              reason=check_answer("结论如下：", SOURCES).sentences[0].reason)
-    assert SentenceResult.model_validate_json(sentence.model_dump_json()).reason == sentence.reason
+    sentence = SentenceCheck(text="x", start=0, end=1, citations=(), status="no_claim",
+                             reason=check_answer("结论如下：", SOURCES).sentences[0].reason)
+    as_sentence = TypeAdapter(SentenceCheck)
+    assert as_sentence.validate_json(as_sentence.dump_json(sentence)) == sentence
     assert codes("plain text") == set()

@@ -71,9 +71,11 @@ def test_a_simple_question_naming_what_the_book_uses_goes_to_the_book():
 
 def test_without_a_web_query_the_web_search_asks_for_the_parts_not_covered():
     from rag.agent.nodes.web import web_query_for
-    from rag.schemas import Evaluation, PartResult
+    from rag.checks import PartCheck
+    from rag.schemas import Evaluation
 
-    parts = [PartResult(part="三打白骨精是第几回", status="verified"), PartResult(part="电视剧第几集", status="not_found")]
+    parts = [PartCheck("三打白骨精是第几回", "第二十七回", 1, "第二十七回", "verified", "quote verbatim"),
+             PartCheck("电视剧第几集", "not found", None, "not found", "not_found", "no evidence")]
     evaluation = Evaluation(reason="r", enough=False, parts=parts, missing=["电视剧第几集 (not found)"], mode="evidence")
     assert web_query_for({"question": QUESTION, "evaluations": [evaluation]}) == "电视剧第几集"
     verdict = Evaluation(reason="r", enough=False, missing=["集数"])

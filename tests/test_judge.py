@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from rag.agent import prompts
 from rag.agent.context import format_book_context
-from rag.agent.judge import judge, judge_messages, sources_of
+from rag.agent.judge import JudgeConfig, JudgeRequest, judge, judge_messages, sources_of
 from rag.i18n import Msg, codes, text
 from rag.schemas import Passage, SearchResult
 from rag.testing.fakes import ScriptedChatModel
@@ -37,9 +37,9 @@ GOOD = [part("谁传授", "须菩提祖师", 1, "须菩提祖师半夜传授悟�
 
 def run(replies: list[Any], mode: str = "evidence", **kwargs: Any):
     model = ScriptedChatModel(replies=replies)
-    result = judge(model, kwargs.pop("question", QUESTION), PASSAGES, kwargs.pop("web", []),
-                   context=format_book_context(PASSAGES),
-                   mode=mode, **kwargs)  # type: ignore[arg-type]
+    request = JudgeRequest(kwargs.pop("question", QUESTION), PASSAGES, kwargs.pop("web", []),
+                           context=format_book_context(PASSAGES))
+    result = judge(model, request, JudgeConfig(mode=mode, **kwargs))  # type: ignore[arg-type]
     return result, model
 
 
@@ -157,7 +157,7 @@ def test_prompts_name_every_field() -> None:
 def test_sentence_ids_are_resolved_to_the_sentences_they_name() -> None:
     model = ScriptedChatModel(replies=[evidence(True, part("谁传授", "须菩提祖师", 1, "1.1"),
                                                 part("多远", "十万八千里", None, "1.1, 1.2"))])
-    result = judge(model, QUESTION, PASSAGES, context="unused", evidence="sentence")
+    result = judge(model, JudgeRequest(QUESTION, PASSAGES, context="unused"), JudgeConfig(evidence="sentence"))
     ev = result.evaluation
     assert ev.enough and [p.status for p in ev.parts] == ["verified", "verified"]
     assert ev.parts[0].quote == "须菩提祖师半夜传授悟空长生之道。" and ev.parts[1].source == 1
@@ -169,5 +169,5 @@ def test_sentence_ids_are_resolved_to_the_sentences_they_name() -> None:
 def test_a_wrong_sentence_id_or_an_answer_not_in_the_sentence_does_not_verify() -> None:
     model = ScriptedChatModel(replies=[evidence(True, part("谁传授", "须菩提祖师", 1, "1.9"),
                                                 part("多远", "十万八千里", 2, "2.1"))])
-    ev = judge(model, QUESTION, PASSAGES, context="", evidence="sentence").evaluation
+    ev = judge(model, JudgeRequest(QUESTION, PASSAGES), JudgeConfig(evidence="sentence")).evaluation
     assert not ev.enough and [p.status for p in ev.parts] == ["unverified", "unverified"]

@@ -220,9 +220,6 @@ def test_auto_leaves_fakes_on_tools_and_obeys_a_pinned_method():
 
 
 def test_the_default_is_auto_and_a_loopback_server_gets_json_schema_for_route_and_judge():
-    from rag.llm import forget_methods
-
-    forget_methods()
     with OpenAIStub(scripted([ev(True)])) as stub:
         settings = make_settings(llm_base_url=stub.base_url, llm_api_key=SECRET, llm_model="stub-model")
         assert settings.llm_structured_method == "auto"
@@ -243,9 +240,9 @@ def test_the_default_is_auto_and_a_loopback_server_gets_json_schema_for_route_an
 
 
 def test_auto_falls_back_to_tools_on_the_first_refusal_and_remembers_it(caplog):
-    from rag.llm import forget_methods
+    from rag.llm import MethodCache
 
-    forget_methods()
+    methods = MethodCache()
     replies = iter([(400, "Unsupported response_format type: json_schema"),
                     {"reason": "book", "strategy": "complex"}, {"reason": "book", "strategy": "complex"}])
     with OpenAIStub(lambda body: next(replies)) as stub:
@@ -255,8 +252,8 @@ def test_auto_falls_back_to_tools_on_the_first_refusal_and_remembers_it(caplog):
 
         llm = make_chat_model(settings)
         with caplog.at_level("INFO", logger="rag.llm"):
-            first = structured_invoke(llm, RouteDecision, [("user", "q")], "auto")
-            second = structured_invoke(llm, RouteDecision, [("user", "q")], "auto")
+            first = structured_invoke(llm, RouteDecision, [("user", "q")], "auto", methods=methods)
+            second = structured_invoke(llm, RouteDecision, [("user", "q")], "auto", methods=methods)
     assert first.strategy == second.strategy == "complex"
     assert ["response_format" in r for r in stub.requests] == [True, False, False]
     assert all(r["tools"][0]["function"]["name"] == "RouteDecision" for r in stub.requests[1:])
@@ -266,13 +263,13 @@ def test_auto_falls_back_to_tools_on_the_first_refusal_and_remembers_it(caplog):
 
 def test_auto_does_not_take_another_bad_request_for_a_refusal():
     from rag.errors import LLMUnavailable
-    from rag.llm import forget_methods, resolve_method, structured_invoke
+    from rag.llm import MethodCache, structured_invoke
     from rag.schemas import RouteDecision
 
-    forget_methods()
+    methods = MethodCache()
     with OpenAIStub(lambda body: (400, "This model's maximum context length is 8192 tokens")) as stub:
         llm = make_chat_model(make_settings(llm_base_url=stub.base_url, llm_api_key=SECRET, llm_model="m",
                                             llm_max_retries=0))
         with pytest.raises(LLMUnavailable):
-            structured_invoke(llm, RouteDecision, [("user", "q")], "auto")
-    assert len(stub.requests) == 1 and resolve_method(llm, "auto") == "json_schema"
+            structured_invoke(llm, RouteDecision, [("user", "q")], "auto", methods=methods)
+    assert len(stub.requests) == 1 and methods.resolve(llm, "auto") == "json_schema"

@@ -18,7 +18,7 @@ from rag.i18n import Msg, t
 from rag.llm import is_local_model, make_chat_model, provider_of
 from rag.local import DownloadError, LocalModel, LocalModelError, ModelSpec
 from rag.ui.pages.base import AppContext
-from rag.ui.render import render_banner
+from rag.ui.render import Banner, render_banner
 from rag.ui.session import Session
 
 
@@ -139,17 +139,17 @@ def _state(phase: str, **kw: Any) -> Any:
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_the_banner_shows_each_state_of_the_embedded_model(lang):
-    common = {"web_provider": None, "custom": False, "lang": lang}
-    down = render_banner(llm_model=None, llm_connected=False, local=_state("downloading", done=300 << 20,
-                                                                             total=1065 << 20), **common)
+    common = {"web_provider": None, "custom": False}
+    down = render_banner(Banner(llm_model=None, llm_connected=False, **common,
+                                local=_state("downloading", done=300 << 20, total=1065 << 20)), lang)
     assert "mode-local-downloading" in down and "28%" in down and "300" in down and "1065" in down
-    assert "mode-local-loading" in render_banner(llm_model=None, llm_connected=False, local=_state("loading"), **common)
-    failed = render_banner(llm_model=None, llm_connected=False, **common,
-                           local=_state("failed", error=Msg.of("local.offline", level="error")))
+    assert "mode-local-loading" in render_banner(Banner(llm_model=None, llm_connected=False, local=_state("loading"), **common), lang)
+    failed = render_banner(Banner(llm_model=None, llm_connected=False, **common,
+                                  local=_state("failed", error=Msg.of("local.offline", level="error"))), lang)
     assert "mode-retrieval-only" in failed and "HF_ENDPOINT" in failed
-    ready = render_banner(llm_model="local", llm_connected=True, local=_state("ready"), **common)
+    ready = render_banner(Banner(llm_model="local", llm_connected=True, local=_state("ready"), **common), lang)
     assert "mode-local" in ready and "qwen-tiny" in ready
-    slow = render_banner(llm_model="m", llm_connected=True, llm_slow="the server's endpoint", **common)
+    slow = render_banner(Banner(llm_model="m", llm_connected=True, llm_slow="the server's endpoint", **common), lang)
     assert "mode-model-slow" in slow and "mode-model-unreachable" not in slow
     assert t(lang, "banner_model_slow", model="m", where="the server's endpoint") in slow.replace("&#x27;", "'")
 

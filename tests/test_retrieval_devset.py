@@ -18,7 +18,7 @@ from rag.agent.graph import build_graph
 from rag.eval.cases import CaseError, Corpus, span_sha
 from rag.eval.retrieval_cases import check_cases, load_cases
 from rag.index import BookIndex
-from rag.scope import limit_chapters
+from rag.scope import Scope, limit_chapters
 
 DEV_SET = REPO / "assets" / "eval" / "retrieval" / "xiyouji.jsonl"
 HELD_OUT = REPO / "assets" / "eval" / "retrieval" / "sanguo_heldout.jsonl"  # 三国演义, never tuned on
@@ -107,7 +107,8 @@ def test_no_passage_beyond_the_spoiler_limit_on_any_dev_question(xiyouji) -> Non
         for mode in ("hybrid", "keyword", "vector"):
             found = index.search(c.question, k=10, book_id=info.id, mode=mode, chapters=limit_chapters(None, limit))
             assert all(p.chapter_num is not None and p.chapter_num <= limit for p in found.passages), (c.id, mode)
-        *_, last = run_turn(graph, c.question, thread_id=str(uuid.uuid4()), book_id=info.id, read_up_to=limit)
+        *_, last = run_turn(graph, c.question, thread_id=str(uuid.uuid4()), book_id=info.id,
+                               scope=Scope(read_up_to=limit))
         passages = last.values["passages"]
         assert all(p.chapter_num <= limit for p in passages), c.id
         unlimited = index.retrieve(c.question, k=10, book_id=info.id)

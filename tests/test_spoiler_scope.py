@@ -20,7 +20,7 @@ from rag.agent.graph import build_graph
 from rag.agent.rewrite import QueryRewriter, parse_queries
 from rag.index import BookIndex, IndexConfig, open_index
 from rag.schemas import Passage, SearchResult
-from rag.scope import limit_chapters, parse_chapter_range
+from rag.scope import Scope, limit_chapters, parse_chapter_range
 from rag.testing.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 
 PASSAGES = [Passage(id=f"p{n}", text=f"第{n}回的段落，孙悟空在这里做了第{n}件事。", book_id="b1", book_title="西游记",
@@ -37,7 +37,7 @@ class IgnoresScope(FakeRetriever):
 
 
 def turn(graph, question="孙悟空后来怎样了？", **scope):
-    events = list(run_turn(graph, question, thread_id=str(uuid.uuid4()), book_id="b1", **scope))
+    events = list(run_turn(graph, question, thread_id=str(uuid.uuid4()), book_id="b1", scope=Scope(**scope)))
     assert isinstance(events[-1], TurnFinished), events[-1]
     return events, events[-1].values
 
@@ -71,7 +71,7 @@ def test_run_turn_passes_scope_and_limit_every_time() -> None:
     assert {p.chapter_num for p in values["passages"]} == {2, 3, 4}
     # the next question of the same thread without a scope searches everything again
     thread = str(uuid.uuid4())
-    list(run_turn(graph, "一", thread_id=thread, chapters=(2, 4), read_up_to=3))
+    list(run_turn(graph, "一", thread_id=thread, scope=Scope(chapters=(2, 4), read_up_to=3)))
     *_, last = run_turn(graph, "二", thread_id=thread)
     assert last.values["chapters"] is None and last.values["read_up_to"] is None
     assert retriever.calls[-1]["chapters"] is None
@@ -203,7 +203,8 @@ def test_no_passage_beyond_the_limit_on_the_sample_guide(guide_index, limit: int
         for mode in ("hybrid", "keyword", "vector"):
             found = index.search(question, k=10, book_id=info.id, mode=mode, chapters=limit_chapters(None, limit))
             assert all(p.chapter_num is not None and p.chapter_num <= limit for p in found.passages), (question, mode)
-        *_, last = run_turn(graph, question, thread_id=str(uuid.uuid4()), book_id=info.id, read_up_to=limit)
+        *_, last = run_turn(graph, question, thread_id=str(uuid.uuid4()), book_id=info.id,
+                               scope=Scope(read_up_to=limit))
         assert last.values["passages"], question
         assert max(p.chapter_num for p in last.values["passages"]) <= limit
     unlimited = index.search("唐僧师徒最后成了什么？", k=10, book_id=info.id)

@@ -75,9 +75,9 @@ def test_the_scope_reaches_run_turn_when_it_takes_it(live, monkeypatch):
     seen: list[dict] = []
     original = rag.agent.events.run_turn
 
-    def run_turn(graph, question, *, thread_id, book_id=None, chapters=None, read_up_to=None,
-                 allow_web_spoilers=False):
-        seen.append({"chapters": chapters, "read_up_to": read_up_to, "allow_web_spoilers": allow_web_spoilers})
+    def run_turn(graph, question, *, thread_id, book_id=None, scope=None):
+        seen.append({"chapters": scope.chapters, "read_up_to": scope.read_up_to,
+                     "allow_web_spoilers": scope.allow_web_spoilers})
         return original(graph, question, thread_id=thread_id, book_id=book_id)
 
     monkeypatch.setattr(rag.agent.events, "run_turn", run_turn)

@@ -19,7 +19,7 @@ from rag.errors import ConfigError
 from rag.testing.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 from rag.ui.blocks import Session, build_app
 from rag.ui.pages.base import mode_of, per_session_deps
-from rag.ui.pages.settings import apply_settings
+from rag.ui.pages.settings import SettingsForm, apply_settings
 from rag.ui.serve import server_host, start_sample_ingest
 
 SERVER_KEY = "sk-server-secret-123"
@@ -47,7 +47,7 @@ def apply(deps, make_deps=None, **fields):
               "provider": deps.settings.search_provider, "search_key": "", "searxng": "",
               "k": deps.settings.retrieval_k, "rounds": deps.settings.max_web_rounds}
     values.update(fields)
-    return apply_settings(deps, None, make_deps, **values)
+    return apply_settings(deps, None, make_deps, SettingsForm(**values))
 
 
 def test_unchanged_settings_keep_the_server_deps():

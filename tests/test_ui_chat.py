@@ -1,7 +1,7 @@
 """The chat as people use it (issue 13), the parts below the browser: one turn at a time and Stop
 (rag.ui.session, rag.ui.translate.stop_turn), sessions a reload finds again, links that end where
 the URL ends, scores as ranks, upload progress and time left, messages in one language, the
-scope keywords passed to run_turn only when it takes them, the endpoint check on Apply, and the
+scope parsed into the one Scope that run_turn takes, the endpoint check on Apply, and the
 router's notice for a model that cannot be reached."""
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from rag.deadline import END, TIMEOUT, Pump
 from rag.errors import ConfigError
 from rag.i18n import Msg, t, text
 from rag.schemas import Passage
+from rag.scope import Scope, chapter_range, parse_scope
 from rag.testing.fakes import FakeRetriever, ScriptedChatModel
 from rag.testing.openai_stub import OpenAIStub
-from rag.ui.api import chapter_range, scope_kwargs
 from rag.ui.pages.books import EtaTracker, eta_seconds, stage_text
-from rag.ui.pages.settings import apply_settings, probe_target
+from rag.ui.pages.settings import SettingsForm, apply_settings, probe_target
 from rag.ui.probe import ProbeCache, chat_models_first, display_url, probe_endpoint
 from rag.ui.render import book_status_text, find_urls, fmt_eta, how_found, link_citations, render_trace
 from rag.ui.session import Session, SessionStore
@@ -200,8 +200,7 @@ def test_messages_from_the_code_follow_the_language():
     assert t("zh", "index_failed", message=text("zh", empty)) == \
         "无法索引这本书：empty.txt：文件是空的（0 字节）。"
     with pytest.raises(ConfigError) as bad:
-        apply_settings(Deps(settings=make_settings()), None, None, base_url="ftp://x", model="", key="",
-                       provider="none", search_key="", searxng="", k=6, rounds=1)
+        apply_settings(Deps(settings=make_settings()), None, None, SettingsForm(base_url="ftp://x", k=6, rounds=1))
     assert bad.value.msg.code == "settings.base_url_scheme" and bad.value.msg.level == "error"
     assert str(bad.value) == "the LLM base URL must start with http:// or https://"
     assert t("zh", "settings_failed", message=bad.value.msg) == "设置无效：模型 Base URL 必须以 http:// 或 https:// 开头"
@@ -227,12 +226,11 @@ def test_strategy_is_translated_in_the_chat_thought():
 # --------------------------------------------------------------------------- the graph's scope keywords
 
 
-def test_scope_keywords_only_when_set():
-    assert scope_kwargs() == {}
-    assert scope_kwargs(chapters=(1, 5), read_up_to=3, allow_web_spoilers=True) == {
-        "chapters": (1, 5), "read_up_to": 3, "allow_web_spoilers": True}
-    assert scope_kwargs(chapters=(2, 3)) == {"chapters": (2, 3)}
-    run_turn(object(), "q", thread_id="t", **scope_kwargs(chapters=(1, 2), read_up_to=1, allow_web_spoilers=True))
+def test_a_scope_is_parsed_applied_and_taken_by_run_turn():
+    assert parse_scope("", None, "") == Scope() and Scope().whole_book and Scope().searched is None
+    assert parse_scope("5", "1", "三", allow_web_spoilers=True) == Scope((1, 5), 3, True)
+    assert Scope((1, 5), 3).searched == (1, 3) and Scope(read_up_to=4).searched == (0, 4)
+    run_turn(object(), "q", thread_id="t", scope=Scope(chapters=(1, 2), read_up_to=1, allow_web_spoilers=True))
     assert chapter_range(None, None) is None and chapter_range(5, 2) == (2, 5) and chapter_range(3, 0) == (3, 10**6)
     with pytest.raises(ValueError):
         chapter_range(-1, 2)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import re
 import uuid
+from typing import Any
 
 from conftest import ev, make_settings, responder
 from fixtures_ui.turn import CHECKS, PASSAGES, QUESTION, WEB, scripted_turn
@@ -17,8 +18,9 @@ from rag.agent.deps import Deps
 from rag.agent.events import NodeFinished, NodeStarted, run_turn
 from rag.agent.graph import build_graph
 from rag.agent.judge import sources_of
+from rag.checks import PartCheck, SentenceCheck
 from rag.i18n import Msg, join
-from rag.schemas import Evaluation, PartResult, SearchResult, SentenceResult
+from rag.schemas import Evaluation, SearchResult
 from rag.testing.fakes import FakeRetriever, FakeWebSearch, ScriptedChatModel
 from rag.ui.render import (
     answer_summary,
@@ -38,14 +40,19 @@ from rag.ui.translate import Turn, UiState, apply_event, apply_events, start_tur
 ANSWER = "第二十七回[1]。第一百回[1]。书里还说他去了花果山。- 另见：\n结论如下："
 
 
-def sentence(answer: str, text: str, status: str, reason: str = "r", origin: str | None = None) -> SentenceResult:
+def sentence(answer: str, text: str, status: str, reason: str = "r", origin: str | None = None) -> SentenceCheck:
     start = answer.index(text)
     cites = [int(n) for n in re.findall(r"\[(\d+)\]", text)]
-    return SentenceResult(text=text, start=start, end=start + len(text), citations=cites, status=status,  # type: ignore[arg-type]
-                          reason=reason, origin=origin)  # type: ignore[arg-type]
+    return SentenceCheck(text=text, start=start, end=start + len(text), citations=tuple(cites), status=status,  # type: ignore[arg-type]
+                         reason=reason, origin=origin)  # type: ignore[arg-type]
 
 
-def checks_for(answer: str = ANSWER) -> list[SentenceResult]:
+def checked_part(part: str, status: str, **found: Any) -> PartCheck:
+    """A checked part with only what a test needs (no answer, source or quote)."""
+    return PartCheck(part=part, answer="", source=None, quote="", status=status, detail="", **found)  # type: ignore[arg-type]
+
+
+def checks_for(answer: str = ANSWER) -> list[SentenceCheck]:
     return [
         sentence(answer, "第二十七回[1]。", "supported", "its facts are in the cited sources", "book"),
         sentence(answer, "第一百回[1]。", "unsupported", "not in the cited sources: 100", "book"),
@@ -109,14 +116,14 @@ def test_sentence_marks_keep_markdown_structure_and_need_matching_text():
     checks = [sentence(answer, "- 第二十七回[1]。", "supported", "ok", "book")]
     md = link_citations(answer, 0, PASSAGES, [], checks, "en")
     assert md.startswith('- <span class="sent sent-supported')  # the list marker stays outside
-    stale = [SentenceResult(text="other", start=0, end=5, status="supported")]
+    stale = [SentenceCheck(text="other", start=0, end=5, citations=(), status="supported", reason="")]
     assert usable_checks(answer, stale) == [] and "sent-" not in link_citations(answer, 0, PASSAGES, [], stale)
 
 
 def test_summary_line_counts_sentences_that_claim_something():
-    six = [SentenceResult(text="x", start=i, end=i + 1, status="supported") for i in range(5)]
-    six.append(SentenceResult(text="y", start=5, end=6, status="unsupported"))
-    six.append(SentenceResult(text="z", start=6, end=7, status="no_claim"))
+    six = [SentenceCheck(text="x", start=i, end=i + 1, citations=(), status="supported", reason="") for i in range(5)]
+    six.append(SentenceCheck(text="y", start=5, end=6, citations=(), status="unsupported", reason=""))
+    six.append(SentenceCheck(text="z", start=6, end=7, citations=(), status="no_claim", reason=""))
     text, kind = answer_summary(six, "en")
     assert text.startswith("5 of 6 sentences supported by their sources") and kind == "some"
     assert answer_summary(six, "zh")[0].startswith("6 句中 5 句有来源支持")
@@ -134,7 +141,7 @@ def test_chat_answer_carries_the_marks_and_the_summary_in_the_session_language()
 
 
 def test_sentence_tip_in_chinese_translates_code_reasons():
-    check = SentenceResult(text="x", start=0, end=1, status="unsupported", reason=Msg.of("check.sentence_few_words", share=0.3))
+    check = SentenceCheck(text="x", start=0, end=1, citations=(), status="unsupported", reason=Msg.of("check.sentence_few_words", share=0.3))
     assert sentence_tip(check, "zh") == "来源不支持：只有 30% 的词语出现在所引来源中"
 
 
@@ -145,14 +152,14 @@ def evidence_eval() -> Evaluation:
     return Evaluation(
         reason="r", enough=False, missing=["b (unverified)", "c (not found)"], mode="evidence", model_enough=True,
         parts=[
-            PartResult(part="which chapter", answer="第二十七回", source=2, quote="白骨夫人三次变化", status="verified",
-                       detail=join([Msg.of("check.quote_verbatim"), Msg.of("check.found_elsewhere", cited="2", found=1,
-                                                                            detail=Msg.of("check.answer_in_quote"))]),
-                       matched_source=1, span=(0, 8), origin="book"),
-            PartResult(part="which episode", answer="11", source=3, quote="第十二集", status="unverified",
-                       detail=Msg.of("check.quote_not_found")),
-            PartResult(part="who directed", answer="not found", quote="not found", status="not_found",
-                       detail=Msg.of("check.no_evidence")),
+            PartCheck(part="which chapter", answer="第二十七回", source=2, quote="白骨夫人三次变化", status="verified",
+                      detail=join([Msg.of("check.quote_verbatim"), Msg.of("check.found_elsewhere", cited="2", found=1,
+                                                                           detail=Msg.of("check.answer_in_quote"))]),
+                      matched_source=1, span=(0, 8), origin="book"),
+            PartCheck(part="which episode", answer="11", source=3, quote="第十二集", status="unverified",
+                      detail=Msg.of("check.quote_not_found")),
+            PartCheck(part="who directed", answer="not found", source=None, quote="not found", status="not_found",
+                      detail=Msg.of("check.no_evidence")),
         ])
 
 
@@ -189,9 +196,9 @@ def test_verified_quote_is_highlighted_in_its_book_passage_and_web_source():
     web_text = sources[2].text  # "T<script>\nalpha <img>beta</img> gamma"
     start = web_text.index("<img>beta")
     evaluation = Evaluation(reason="r", enough=True, mode="evidence", parts=[
-        PartResult(part="p1", status="verified", matched_source=1, span=(0, 6), origin="book"),
-        PartResult(part="p2", status="verified", matched_source=3, span=(start, start + 15), origin="web"),
-        PartResult(part="p3", status="unverified", matched_source=None, span=None),
+        checked_part("p1", "verified", matched_source=1, span=(0, 6), origin="book"),
+        checked_part("p2", "verified", matched_source=3, span=(start, start + 15), origin="web"),
+        checked_part("p3", "unverified", matched_source=None, span=None),
     ])
     turn = Turn(question="q", passages=tuple(PASSAGES), web_results=tuple(web), evaluations=(evaluation,))
     assert verified_spans(turn) == {1: [(0, 6, "p1")], 3: [(start, start + 15, "p2")]}

@@ -15,6 +15,7 @@ from fixtures_ui.pages import last, make_pages, new_session, scripted_deps, valu
 
 import rag.ui.pages.chat as chat_module
 from rag.agent.deps import Deps
+from rag.scope import Scope
 from rag.testing.fakes import FakeRetriever
 
 
@@ -121,10 +122,9 @@ def test_the_scope_reaches_the_graph(pages, monkeypatch):
     scopes: list = []
     original = chat_module.run_turn
 
-    def run_turn(graph, question, *, thread_id, book_id=None, chapters=None, read_up_to=None,
-                 allow_web_spoilers=False):
-        scopes.append({"book_id": book_id, "chapters": chapters, "read_up_to": read_up_to,
-                       "allow_web_spoilers": allow_web_spoilers})
+    def run_turn(graph, question, *, thread_id, book_id=None, scope=None):
+        scopes.append({"book_id": book_id, "chapters": scope.chapters, "read_up_to": scope.read_up_to,
+                       "allow_web_spoilers": scope.allow_web_spoilers})
         return original(graph, question, thread_id=thread_id, book_id=book_id)
 
     monkeypatch.setattr(chat_module, "run_turn", run_turn)
@@ -187,7 +187,7 @@ def test_empty_scope_fields_mean_the_whole_book(pages, monkeypatch):
     scopes: list = []
     original = chat_module.run_turn
 
-    def run_turn(graph, question, *, thread_id, book_id=None, **scope):
+    def run_turn(graph, question, *, thread_id, book_id=None, scope=None):
         scopes.append(scope)
         return original(graph, question, thread_id=thread_id, book_id=book_id)
 
@@ -195,7 +195,7 @@ def test_empty_scope_fields_mean_the_whole_book(pages, monkeypatch):
     session = new_session(pages)
     ask(pages, session, QUESTION, "", "", "", False)
     ask(pages, session, QUESTION, "3", "", "二十七", False)
-    assert scopes == [{}, {"chapters": (3, 10**6), "read_up_to": 27}]
+    assert scopes == [Scope(), Scope(chapters=(3, 10**6), read_up_to=27)]
 
 
 def test_an_ask_event_that_fails_before_its_handler_ends_the_turn(pages):

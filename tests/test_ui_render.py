@@ -13,6 +13,7 @@ from rag.agent.events import NodeStarted, TurnFailed
 from rag.i18n import pick_language, t
 from rag.schemas import SearchResult
 from rag.ui.render import (
+    Banner,
     chat_messages,
     esc,
     evaluations_json,
@@ -147,9 +148,9 @@ def test_evaluations_json_lists_rounds():
 
 
 def test_banner_states_mode():
-    on = render_banner(llm_model="qwen<1>", llm_connected=True, web_provider="bocha", custom=False, lang="en")
+    on = render_banner(Banner(llm_model="qwen<1>", llm_connected=True, web_provider="bocha"), "en")
     assert "mode-model" in on and "qwen&lt;1&gt;" in on and "mode-web" in on and "bocha" in on
-    off = render_banner(llm_model=None, llm_connected=False, web_provider=None, custom=True, lang="zh")
+    off = render_banner(Banner(llm_model=None, llm_connected=False, web_provider=None, custom=True), "zh")
     assert "mode-retrieval-only" in off and "mode-web-off" in off and t("zh", "banner_custom") in off
 
 

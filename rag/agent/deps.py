@@ -9,6 +9,7 @@ from typing import Any
 
 from rag.agent.rewrite import QueryRewriter
 from rag.config import Settings, web_enabled
+from rag.llm import ChatModel, MethodCache
 from rag.schemas import (
     Passage,
     PassageSource,
@@ -23,7 +24,7 @@ from rag.schemas import (
 @dataclass
 class Deps:
     settings: Settings
-    llm: Any | None = None  # a LangChain BaseChatModel; None means retrieval-only mode
+    llm: ChatModel | None = None  # a LangChain chat model; None means retrieval-only mode
     retriever: Retriever | PassageSource | None = None  # see ``as_retriever``
     web_search: WebSearch | None = None  # None means the web is disabled (see ``as_web_search``)
     eval_log: Callable[[dict[str, Any]], None] | None = None  # receives one record per evaluation
@@ -32,6 +33,8 @@ class Deps:
     # Rewrites the question into the book's language and search keywords before retrieve_local
     # searches (rag.agent.rewrite.QueryRewriter); None: the question is searched as it is.
     rewriter: QueryRewriter | None = None
+    # What structured calls learnt of the endpoint ("auto": json_schema, or tools after a refusal).
+    methods: MethodCache = field(default_factory=MethodCache)
 
     @property
     def web_enabled(self) -> bool:

@@ -7,6 +7,7 @@ graph's own reducers computed them (applied once, here), so no reader re-runs a 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -15,12 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessageChunk
+from pydantic import TypeAdapter
 
 from rag import deadline as turn_deadline
 from rag.agent.names import ANSWER_NODES
 from rag.agent.state import RESET, Notice, WebRound, add_items, add_web_results, split_reset
+from rag.checks import SentenceCheck
 from rag.i18n import Msg
-from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult, SentenceResult
+from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult
+from rag.scope import Scope
 
 logger = logging.getLogger(__name__)
 
@@ -35,15 +39,17 @@ def as_list(value: Any) -> list[Any]:
 
 
 def as_models(items: Iterable[Any], model: type[Any]) -> tuple[Any, ...]:
-    """``items`` as ``model`` instances (a dict is validated; anything else, or a malformed dict, is
-    skipped)."""
+    """``items`` as ``model`` instances (a pydantic model or a dataclass; a dict is validated;
+    anything else, or a malformed dict, is skipped)."""
     out = []
     for item in items:
+        if isinstance(item, model) and dataclasses.is_dataclass(item):
+            item = {f.name: getattr(item, f.name) for f in dataclasses.fields(item)}  # a checkpoint's lists made tuples
         if isinstance(item, model):
             out.append(item)
         elif isinstance(item, dict):
             try:
-                out.append(model.model_validate(item))
+                out.append(TypeAdapter(model).validate_python(item))
             except Exception:  # noqa: BLE001 - a malformed item is skipped, not fatal
                 logger.debug("skipped a malformed %s", model.__name__)
     return tuple(out)
@@ -82,7 +88,7 @@ class NodeUpdate(Mapping[str, Any]):
     resets: bool = False
     answer: str | None = None
     answer_mode: str | None = None
-    answer_checks: tuple[SentenceResult, ...] | None = None
+    answer_checks: tuple[SentenceCheck, ...] | None = None
     lists: QuestionLists = field(default_factory=QuestionLists)
     raw: Mapping[str, Any] = field(default_factory=dict)
 
@@ -120,7 +126,7 @@ class NodeUpdate(Mapping[str, Any]):
             resets=resets,
             answer=answer if isinstance(answer, str) else None,
             answer_mode=mode if isinstance(mode, str) and mode else None,
-            answer_checks=(as_models(as_list(raw["answer_checks"]), SentenceResult)
+            answer_checks=(as_models(as_list(raw["answer_checks"]), SentenceCheck)
                            if raw.get("answer_checks") is not None else None),
             lists=QuestionLists(**after),
             raw=raw,
@@ -272,13 +278,11 @@ def _time_limit(budget: float | None, running: list[str]) -> Msg:
     return Msg.of("turn.time_limit", level="error", seconds=f"{budget or 0:g}", waiting=waiting)
 
 
-def run_turn(graph: Any, question: str, *, thread_id: str, book_id: str | None = None,
-             chapters: tuple[int, int] | None = None, read_up_to: int | None = None,
-             allow_web_spoilers: bool = False, clock: Callable[[], float] = time.monotonic,
-             cancel: threading.Event | None = None) -> Iterator[Event]:
+def run_turn(graph: Any, question: str, *, thread_id: str, book_id: str | None = None, scope: Scope | None = None,
+             clock: Callable[[], float] = time.monotonic, cancel: threading.Event | None = None) -> Iterator[Event]:
     """Run one question through the compiled graph and yield events, ending with
-    ``TurnFinished`` or ``TurnFailed``. Never raises for a failing turn. ``chapters``: search only
-    chapters a..b; ``read_up_to``: spoiler limit (see ``rag.agent.state.InputState``).
+    ``TurnFinished`` or ``TurnFailed``. Never raises for a failing turn. ``scope`` (``rag.scope``):
+    the chapters to search, the spoiler limit, web spoilers allowed; None: the whole book.
 
     The turn runs under the graph's TURN_TIMEOUT (``rag.deadline``): model calls and searches end by
     then, and an answer still streaming is cut short. Should a step hang anyway, the turn fails at
@@ -290,9 +294,10 @@ def run_turn(graph: Any, question: str, *, thread_id: str, book_id: str | None =
     config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
     # Every key every time: a question without a book (or scope) searches every book (every chapter),
     # whatever the last question of the thread did.
+    scope = scope or Scope()
     inputs: dict[str, Any] = {"question": question, "book_id": book_id,
-                              "chapters": tuple(chapters) if chapters is not None else None,
-                              "read_up_to": read_up_to, "allow_web_spoilers": bool(allow_web_spoilers)}
+                              "chapters": tuple(scope.chapters) if scope.chapters is not None else None,
+                              "read_up_to": scope.read_up_to, "allow_web_spoilers": bool(scope.allow_web_spoilers)}
     budget = turn_deadline.budget_of(graph)
     deadline = turn_deadline.Deadline.after(budget) if budget else None
     values: dict[str, Any] = {}

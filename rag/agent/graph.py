@@ -12,12 +12,14 @@ other key given to ``invoke``/``stream`` is ignored.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import END, START, StateGraph
 
+from rag.agent import nodes
 from rag.agent.deps import Deps
 from rag.agent.names import (
     DIRECT_ANSWER,
@@ -30,7 +32,7 @@ from rag.agent.names import (
     VERIFY,
     WEB_SEARCH,
 )
-from rag.agent.nodes import Nodes, after_evaluate
+from rag.agent.nodes import Env, after_evaluate
 from rag.agent.state import GraphState, InputState
 from rag.deadline import CONFIG_KEY
 
@@ -40,11 +42,17 @@ CHECKPOINT_TYPES = [
     ("rag.schemas", "Evaluation"),
     ("rag.schemas", "Passage"),
     ("rag.schemas", "SearchResult"),
-    ("rag.schemas", "PartResult"),
-    ("rag.schemas", "SentenceResult"),
+    ("rag.checks.quotes", "PartCheck"),
+    ("rag.checks.sentences", "SentenceCheck"),
     ("rag.i18n.msg", "Msg"),  # notices and check details
     ("rag.agent.state", "Reset"),  # the reset marker, in the node writes a checkpoint keeps
 ]
+
+
+class _Node(Protocol):
+    """A node as LangGraph calls it: the state in, what the node adds to it out."""
+
+    def __call__(self, state: GraphState) -> dict[str, Any]: ...
 
 
 def make_checkpointer() -> InMemorySaver:
@@ -54,22 +62,30 @@ def make_checkpointer() -> InMemorySaver:
 def build_graph(deps: Deps, *, checkpointer: Any | None = None) -> Any:
     """A compiled graph. Conversation memory per ``thread_id`` lives in ``checkpointer``
     (an in-memory saver by default)."""
-    nodes = Nodes(deps)
+    env = Env.of(deps)  # the turn's configuration, fixed for every turn of this graph
+
+    def bind(node: Callable[[GraphState, Env], dict[str, Any]]) -> _Node:
+        def run(state: GraphState) -> dict[str, Any]:
+            return node(state, env)
+
+        run.__name__ = node.__name__
+        return run
+
     graph = StateGraph(GraphState, input_schema=InputState)
     if deps.llm is None:
-        graph.add_node(RETRIEVAL_ONLY, nodes.retrieval_only)
+        graph.add_node(RETRIEVAL_ONLY, bind(nodes.retrieval_only))
         graph.add_edge(START, RETRIEVAL_ONLY)
         graph.add_edge(RETRIEVAL_ONLY, END)
         return _compile(graph, deps, checkpointer)
 
-    graph.add_node(ROUTE, nodes.route_question)
-    graph.add_node(DIRECT_ANSWER, nodes.direct_answer)
-    graph.add_node(RETRIEVE, nodes.retrieve_local)
-    graph.add_node(EVALUATE, nodes.evaluate)
-    graph.add_node(WEB_SEARCH, nodes.web_search)
-    graph.add_node(GENERATE, nodes.generate)
-    graph.add_node(VERIFY, nodes.verify_answer)
-    graph.add_node(FALLBACK, nodes.fallback)
+    graph.add_node(ROUTE, bind(nodes.route_question))
+    graph.add_node(DIRECT_ANSWER, bind(nodes.direct_answer))
+    graph.add_node(RETRIEVE, bind(nodes.retrieve_local))
+    graph.add_node(EVALUATE, bind(nodes.evaluate))
+    graph.add_node(WEB_SEARCH, bind(nodes.web_search))
+    graph.add_node(GENERATE, bind(nodes.generate))
+    graph.add_node(VERIFY, bind(nodes.verify_answer))
+    graph.add_node(FALLBACK, bind(nodes.fallback))
 
     graph.add_edge(START, ROUTE)
     graph.add_conditional_edges(
@@ -80,7 +96,7 @@ def build_graph(deps: Deps, *, checkpointer: Any | None = None) -> Any:
     graph.add_edge(RETRIEVE, EVALUATE)
     graph.add_conditional_edges(
         EVALUATE,
-        lambda s: after_evaluate(s, web_enabled=deps.web_enabled, max_web_rounds=deps.settings.max_web_rounds),
+        lambda s: after_evaluate(s, web_enabled=env.config.web_enabled, max_web_rounds=env.config.max_web_rounds),
         [GENERATE, WEB_SEARCH, FALLBACK],
     )
     graph.add_edge(WEB_SEARCH, EVALUATE)

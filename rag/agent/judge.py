@@ -17,14 +17,15 @@ import copy
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from rag.agent import prompts
 from rag.agent.context import format_sentence_context, neutralise, numbered_sentences
-from rag.checks import Source, question_left_out, verify_part
+from rag.agent.profile import chars_each
+from rag.checks import PartCheck, Source, question_left_out, verify_part
 from rag.checks.choices import (
     HOSTED_MAX_CHOICE_CHARS,
     HOSTED_MAX_CHOICES,
@@ -34,13 +35,12 @@ from rag.checks.choices import (
 )
 from rag.errors import LLMError, LLMOutputError
 from rag.i18n import Msg, join
-from rag.llm import self_hosted, structured_invoke
+from rag.llm import ChatModel, MethodCache, self_hosted, structured_invoke
 from rag.schemas import (
     ClaimedPart,
     Evaluation,
     EvidenceJudgement,
     JudgeMode,
-    PartResult,
     Passage,
     SearchResult,
 )
@@ -49,6 +49,27 @@ logger = logging.getLogger(__name__)
 
 EvidenceFormat = Literal["quote", "sentence"]
 JUDGE_MODES: tuple[JudgeMode, ...] = ("evidence", "guarded", "verdict")
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """How the judge is asked and checked, fixed for a turn (``rag.agent.turnconfig.TurnConfig.judge``)
+    or for an evaluation run (``rag.eval.runner``)."""
+
+    mode: JudgeMode = "evidence"
+    method: str = "function_calling"  # the structured-output method (``LLM_STRUCTURED_METHOD``)
+    few_shot: bool = True  # the worked examples before the real question
+    evidence: EvidenceFormat = "quote"  # quotes copied, or sentence ids cited ("sentence")
+    relevance: bool = False  # one more call per verified part: does the quote state the answer?
+    constrain: bool = True  # by json_schema, quotes may only be the sources' own text (``constrained_schema``)
+    max_passage_chars: int = 1200  # of each book passage, at most
+    # characters for all book passages together (the compact profile fits its context); None: no such budget
+    passage_budget: float | None = None
+
+    def passage_chars(self, n_passages: int) -> int:
+        """Characters of each of ``n_passages`` book passages in the judge's prompt (and in the sources
+        its quotes are checked against)."""
+        return chars_each(self.passage_budget, self.max_passage_chars, n_passages)
 
 
 # --------------------------------------------------------------------------- sources and prompts
@@ -138,18 +159,20 @@ def _fields(schema: type) -> str:
     return ", ".join(schema.model_json_schema()["properties"])  # type: ignore[attr-defined]
 
 
-def structured_with_retry(judge_llm: Any, schema: type, messages: list[BaseMessage], method: str,
+def structured_with_retry(judge_llm: ChatModel, schema: type, messages: list[BaseMessage], method: str,
                           attempts: int = 2, *, response_schema: dict[str, Any] | None = None,
-                          ) -> tuple[Any | None, list[LLMError]]:
+                          methods: MethodCache | None = None) -> tuple[Any | None, list[LLMError]]:
     """A structured call, retried once. An invalid reply (``LLMOutputError``) is retried with the
     error named (at temperature 0 the same prompt would give the same reply); a failed call is
     simply repeated. ``response_schema``: the narrower JSON schema sent when the method is (or
-    "auto" resolves to) json_schema (``constrained_schema``). Returns (result or None, the errors met)."""
+    "auto" resolves to) json_schema (``constrained_schema``). ``methods``: what "auto" learnt of the
+    endpoint (``rag.llm.MethodCache``). Returns (result or None, the errors met)."""
     errors: list[LLMError] = []
     current = list(messages)
     for _attempt in range(attempts):
         try:
-            return structured_invoke(judge_llm, schema, current, method, response_schema=response_schema), errors
+            return structured_invoke(judge_llm, schema, current, method, response_schema=response_schema,
+                                     methods=methods), errors
         except LLMError as exc:
             logger.warning("%s call failed: %s", schema.__name__, exc)
             errors.append(exc)
@@ -159,7 +182,7 @@ def structured_with_retry(judge_llm: Any, schema: type, messages: list[BaseMessa
     return None, errors
 
 
-def relevance_check(judge_llm: Any, part: str, quote: str) -> bool:
+def relevance_check(judge_llm: ChatModel, part: str, quote: str) -> bool:
     """One short call: does this quote state the answer to this part? (``JUDGE_RELEVANCE_CHECK``)"""
     reply = judge_llm.invoke([SystemMessage(prompts.RELEVANCE_SYSTEM),
                               HumanMessage(prompts.RELEVANCE_USER.format(part=part, quote=quote))])
@@ -180,17 +203,13 @@ class Judged:
         return self.invalid and any(isinstance(e, LLMOutputError) for e in self.errors)
 
 
-def check_parts(parts: Sequence[ClaimedPart], sources: Sequence[Source], question: str = "") -> list[PartResult]:
-    results = []
-    for claimed in parts:
-        check = verify_part(claimed.part, claimed.answer, claimed.source, claimed.quote, sources, question=question)
-        results.append(PartResult(part=claimed.part, answer=claimed.answer, source=claimed.source,
-                                  quote=claimed.quote, status=check.status, detail=check.detail,
-                                  matched_source=check.matched_source, span=check.span, origin=check.origin))
-    return results
+def check_parts(parts: Sequence[ClaimedPart], sources: Sequence[Source], question: str = "") -> list[PartCheck]:
+    """Each claimed part as code checked it (``rag.checks.verify_part``)."""
+    return [verify_part(claimed.part, claimed.answer, claimed.source, claimed.quote, sources, question=question)
+            for claimed in parts]
 
 
-def decide(claimed: EvidenceJudgement, parts: list[PartResult], mode: JudgeMode, question: str = "") -> Evaluation:
+def decide(claimed: EvidenceJudgement, parts: list[PartCheck], mode: JudgeMode, question: str = "") -> Evaluation:
     """The verdict code stands behind: every part verified, the parts together the whole question
     (and, guarded, the model agreeing)."""
     verified = bool(parts) and all(p.status == "verified" for p in parts)
@@ -213,25 +232,39 @@ def decide(claimed: EvidenceJudgement, parts: list[PartResult], mode: JudgeMode,
                       confidence=claimed.confidence, parts=parts, model_enough=claimed.enough, mode=mode)
 
 
-def judge(judge_llm: Any, question: str, passages: Sequence[Passage], web_results: Sequence[SearchResult] = (),
-          *, context: str, mode: JudgeMode = "evidence", method: str = "function_calling", few_shot: bool = True,
-          web_query_rule: str = prompts.WEB_QUERY_RULE_FIRST, max_chars: int = 1200,
-          relevance: bool = False, evidence: EvidenceFormat = "quote", constrain: bool = True) -> Judged:
+@dataclass(frozen=True)
+class JudgeRequest:
+    """What one evaluation judges: the question, the book passages and web results found so far,
+    the context as the prompt shows them (``labelled_context``), and the web-query rule of this round."""
+
+    question: str
+    passages: Sequence[Passage]
+    web_results: Sequence[SearchResult] = ()
+    context: str = ""
+    web_query_rule: str = prompts.WEB_QUERY_RULE_FIRST
+
+
+def judge(judge_llm: ChatModel, request: JudgeRequest, config: JudgeConfig | None = None, *,
+          methods: MethodCache | None = None) -> Judged:
     """Ask the model and, in evidence and guarded modes, check its evidence. Never raises for a bad
     reply: an invalid reply twice gives a conservative "not enough" (``invalid=True``).
-    ``evidence="sentence"``: the sources are shown with numbered sentences (instead of ``context``)
-    and the judge cites sentence ids instead of copying text. ``constrain``: when the call goes by
-    json_schema, its quotes may only be the sources' own text or sentence ids (``constrained_schema``)."""
-    sources = sources_of(passages, web_results, max_chars)
-    ids = numbered_sentences(sources) if evidence == "sentence" and mode != "verdict" else {}
+    ``config.evidence="sentence"``: the sources are shown with numbered sentences (instead of
+    ``request.context``) and the judge cites sentence ids instead of copying text. ``config.constrain``:
+    when the call goes by json_schema, its quotes may only be the sources' own text or sentence ids
+    (``constrained_schema``). ``methods``: what "auto" learnt of the endpoint (``rag.llm.MethodCache``)."""
+    config = config or JudgeConfig()
+    mode, method = config.mode, config.method
+    question, passages, context = request.question, request.passages, request.context
+    sources = sources_of(passages, request.web_results, config.passage_chars(len(passages)))
+    ids = numbered_sentences(sources) if config.evidence == "sentence" and mode != "verdict" else {}
     if ids:
         context = format_sentence_context(sources)
-    messages = judge_messages(question, context, mode=mode, web_query_rule=web_query_rule, few_shot=few_shot,
-                              evidence=evidence)
+    messages = judge_messages(question, context, mode=mode, web_query_rule=request.web_query_rule,
+                              few_shot=config.few_shot, evidence=config.evidence)
     schema = Evaluation if mode == "verdict" else EvidenceJudgement
-    narrow = (constrained_schema(sources, ids, hosted=not self_hosted(judge_llm)) if constrain and mode != "verdict" and sources
-              and method in ("json_schema", "auto") else None)
-    reply, errors = structured_with_retry(judge_llm, schema, messages, method, response_schema=narrow)
+    narrow = (constrained_schema(sources, ids, hosted=not self_hosted(judge_llm))
+              if config.constrain and mode != "verdict" and sources and method in ("json_schema", "auto") else None)
+    reply, errors = structured_with_retry(judge_llm, schema, messages, method, response_schema=narrow, methods=methods)
     if reply is None:
         return Judged(Evaluation(reason=f"The judge's output was invalid twice ({errors[-1]}); treating the "
                                  "context as not enough.", enough=False, missing=[], web_query=None,
@@ -240,15 +273,14 @@ def judge(judge_llm: Any, question: str, passages: Sequence[Passage], web_result
         return Judged(reply.model_copy(update={"mode": "verdict", "model_enough": reply.enough}), errors)
     claimed = [_resolve_ids(p, ids) for p in reply.parts] if ids else reply.parts
     parts = check_parts(claimed, sources, question)
-    if relevance:
+    if config.relevance:
         for i, p in enumerate(parts):
             if p.status == "verified":
                 try:
-                    ok = relevance_check(judge_llm, p.part, p.quote)
+                    ok = relevance_check(judge_llm, p.part, p.quote or "")
                 except Exception as exc:  # noqa: BLE001 - an optional check must not end the turn
                     logger.warning("relevance check failed: %s", exc)
                     continue
                 if not ok:
-                    parts[i] = p.model_copy(update={"status": "unverified",
-                                                    "detail": join([p.detail, Msg.of("check.relevance_no")])})
+                    parts[i] = replace(p, status="unverified", detail=join([p.detail, Msg.of("check.relevance_no")]))
     return Judged(decide(reply, parts, mode, question), errors)

@@ -2,7 +2,7 @@
 
 - ``full``: every call as designed (router, query rewrite, the judge with its few-shot examples,
   passages up to ``MAX_PASSAGE_CHARS``, the answer writer's own prompt).
-- ``compact``, for a small model on a CPU (issue 23: the 1.5B spent 43-152 s on a route or a rewrite
+- ``compact``, for a small model on a CPU (measured: the 1.5B spent 43-152 s on a route or a rewrite
   call and 360-400 s judging): the router is called only when the book-term check does not decide,
   no query rewrite, no judge few-shot, passages cut so that the judge's prompt and the answer fit a
   4k context, and the answer is asked for after the judge's own prompt, so that llama.cpp reuses the
@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from rag.config import Settings
@@ -57,15 +58,47 @@ def turn_profile(settings: Settings, llm: Any | None) -> Profile:
     return "compact" if is_small(model_name(llm)) else "full"
 
 
+@dataclass(frozen=True)
+class ProfileTraits:
+    """What a profile changes in a turn, as data (``PROFILES``): the nodes read these, never the
+    profile's name."""
+
+    route_by_code_first: bool  # the book-term check before the router: a question naming the book's terms skips it
+    rewrite_query: bool  # the query rewrite before the book search
+    few_shot: bool  # the judge's few-shot examples (when the setting allows them)
+    fit_passages: bool  # passages cut so that the judge's prompt and the answer fit ``context_tokens``
+    answer_after_judge: bool  # the answer asked for after the judge's own prompt (llama.cpp's cached prefix)
+
+
+PROFILES: dict[Profile, ProfileTraits] = {
+    "full": ProfileTraits(route_by_code_first=False, rewrite_query=True, few_shot=True, fit_passages=False,
+                          answer_after_judge=False),
+    "compact": ProfileTraits(route_by_code_first=True, rewrite_query=False, few_shot=False, fit_passages=True,
+                             answer_after_judge=True),
+}
+
+
 def context_tokens(settings: Settings) -> int:
     """The context the compact profile fits: 4096 tokens, or ``LOCAL_CTX`` when that is smaller
     (a longer prompt costs a small model on a CPU more time than it gains)."""
     return max(512, min(int(settings.local_ctx), COMPACT_CTX))
 
 
+def passage_budget(settings: Settings) -> float:
+    """Characters the compact prompt holds for all book passages together."""
+    return max(0, context_tokens(settings) - COMPACT_RESERVED_TOKENS) / TOKENS_PER_CHAR
+
+
+def chars_each(budget: float | None, max_chars: int, n_passages: int) -> int:
+    """Characters of each of ``n_passages`` book passages: ``max_chars``, or with a ``budget`` for all
+    of them together their share of it (at most ``max_chars``, at least ``MIN_PASSAGE_CHARS``)."""
+    if budget is None:
+        return max_chars
+    per = int(budget // max(1, n_passages))
+    return max(MIN_PASSAGE_CHARS, min(max_chars, per))
+
+
 def passage_chars(settings: Settings, n_passages: int) -> int:
     """Characters of each of ``n_passages`` book passages the compact prompt can hold (at most
     ``MAX_PASSAGE_CHARS``, at least ``MIN_PASSAGE_CHARS``)."""
-    budget = max(0, context_tokens(settings) - COMPACT_RESERVED_TOKENS) / TOKENS_PER_CHAR
-    per = int(budget // max(1, n_passages))
-    return max(MIN_PASSAGE_CHARS, min(settings.max_passage_chars, per))
+    return chars_each(passage_budget(settings), settings.max_passage_chars, n_passages)

@@ -16,8 +16,9 @@ from typing import Annotated, Any, Literal, TypedDict, TypeVar
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
+from rag.checks import SentenceCheck
 from rag.i18n import Msg
-from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult, SentenceResult
+from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult
 
 AnswerMode = Literal["direct", "full", "partial", "fallback", "retrieval_only"]
 T = TypeVar("T")
@@ -125,7 +126,7 @@ class GraphState(TypedDict, total=False):
     notices: Annotated[list[Notice], add_items]
     answer_mode: AnswerMode
     answer: str
-    answer_checks: list[SentenceResult]  # every answer sentence checked against its citations
+    answer_checks: list[SentenceCheck]  # every answer sentence checked against its citations
     # Where the sources listed unprocessed begin in ``answer`` (the model failed or was cut short:
     # "以下是检索到的资料，未经模型整理"); None when the whole answer is the model's. verify_answer
     # checks only what comes before it.

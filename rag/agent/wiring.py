@@ -31,7 +31,7 @@ def make_deps(settings: Settings, *, index: Any | None = None, llm: Any | None =
     gives the embedded model when the settings use it and it is ready. Raises ConfigError on bad
     settings."""
     llm = llm if llm is not None else make_chat_model(settings, local=local)
-    if is_local_model(llm):
+    if llm is not None and is_local_model(llm):
         settings = for_local_model(settings)
     return Deps(
         settings=settings,

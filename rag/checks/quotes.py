@@ -324,14 +324,16 @@ def part_of_question(part: str, question: str) -> bool:
 
 @dataclass(frozen=True)
 class PartCheck:
-    """The code's verdict on one part of the question the judge claimed to cover."""
+    """The code's verdict on one part of the question the judge claimed to cover: the one record of a
+    checked part, kept in the evaluation (``rag.schemas.Evaluation.parts``), the graph's state, the
+    page and the script API's JSON (its fields in this order)."""
 
     part: str
-    answer: str | None
-    source: int | None  # the number the judge cited
-    quote: str | None
-    status: PartStatus
-    detail: Msg  # why (codes ``check.*``; ``str(detail)`` is the English text)
+    answer: str | None = ""
+    source: int | None = None  # the number the judge cited
+    quote: str | None = ""
+    status: PartStatus = "not_found"  # (the defaults: a part a reply or an old report names without a check)
+    detail: Msg | str = ""  # why (codes ``check.*``; ``str(detail)`` is the English text; plain text from old reports)
     matched_source: int | None = None  # where the quote was actually found (may differ from ``source``)
     span: tuple[int, int] | None = None  # the quote's span in that source's text (for highlighting)
     origin: Literal["book", "web"] | None = None

@@ -52,12 +52,16 @@ NOVEL_RUN = 4  # this many adjacent content characters, none in the cited source
 
 @dataclass(frozen=True)
 class SentenceCheck:
+    """One sentence of the answer checked against the sources it cites: the one record of a checked
+    sentence, kept in the graph's state, shown by the page and returned by the script API (its
+    fields in this order)."""
+
     text: str  # the sentence as written (citations included)
     start: int  # offset in the answer
     end: int
     citations: tuple[int, ...]  # its own, or those of the citation that closes its run
     status: SentenceStatus
-    reason: Msg  # why (codes ``check.sentence_*``; ``str(reason)`` is the English text)
+    reason: Msg | str  # why (codes ``check.sentence_*``; ``str(reason)`` is the English text; plain text from old reports)
     origin: Literal["book", "web", "both"] | None = None  # where its support is
 
 

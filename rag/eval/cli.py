@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 from pydantic import SecretStr
 
-from rag.agent.judge import JUDGE_MODES
+from rag.agent.judge import JUDGE_MODES, JudgeConfig
 from rag.config import Settings
 from rag.errors import LLMError, RagError
 from rag.eval.cases import KINDS, load_cases, load_route_cases
@@ -41,6 +41,7 @@ from rag.eval.runner import (
     summarize_route,
 )
 from rag.index.resolve import BOOK_HELP
+from rag.llm import MethodCache
 
 METHODS = ("auto", "function_calling", "json_mode", "json_schema")
 
@@ -215,6 +216,7 @@ def _cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None,
               f"{o.stats.latency_s:6.2f}s", file=err, flush=True)
 
     model = model_label(llm)
+    methods = MethodCache()  # what "auto" learns of the endpoint, kept across the modes
     rows = []
     by_mode: dict[str, list[JudgeOutcome]] = {}
     for mode in modes:
@@ -223,19 +225,19 @@ def _cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None,
                 # the same prompt and reply as evidence mode (temperature 0): only the decision differs
                 outcomes = [as_guarded(o) for o in by_mode["evidence"]]
             else:
-                outcomes = run_judge(cases, llm, method=method, few_shot=few_shot,
-                                     max_chars=settings.max_passage_chars, web_rule=args.web_rule, mode=mode,
-                                     relevance=relevance, evidence=evidence,
-                                     constrain=not getattr(args, "free_quotes", False),
-                                     on_result=None if args.quiet else progress)
+                config = JudgeConfig(mode=mode, method=method, few_shot=few_shot, evidence=evidence,
+                                     relevance=relevance, constrain=not getattr(args, "free_quotes", False),
+                                     max_passage_chars=settings.max_passage_chars)
+                outcomes = run_judge(cases, llm, config, web_rule=args.web_rule,
+                                     on_result=None if args.quiet else progress, methods=methods)
         except LLMError as exc:
             print(f"error: {exc}", file=err)
             return 2
         by_mode[mode] = outcomes
         report = {"command": "judge", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
-                  "model": model, "method": _method_used(method, llm), "mode": mode, "relevance_check": relevance,
+                  "model": model, "method": _method_used(method, llm, methods), "mode": mode, "relevance_check": relevance,
                   "evidence": evidence, "constrained_quotes": not getattr(args, "free_quotes", False)
-                  and _method_used(method, llm) == "json_schema" and mode != "verdict",
+                  and _method_used(method, llm, methods) == "json_schema" and mode != "verdict",
                   "few_shot": few_shot, "web_rule": args.web_rule,
                   "limit": args.limit, "per_kind": args.per_kind, "kinds": _kinds(args),
                   "summary": summarize_judge(outcomes),
@@ -254,11 +256,9 @@ def _cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None,
     return 0
 
 
-def _method_used(method: str, llm: Any) -> str:
-    """The method the calls went by ("auto" resolved for this endpoint)."""
-    from rag.llm import resolve_method
-
-    return resolve_method(llm, method)
+def _method_used(method: str, llm: Any, methods: Any) -> str:
+    """The method the calls went by ("auto" resolved for this endpoint, as ``methods`` learnt it)."""
+    return str(methods.resolve(llm, method))
 
 
 def format_evidence_line(summary: dict[str, Any]) -> str:

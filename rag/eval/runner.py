@@ -20,12 +20,12 @@ from typing import Any
 
 from rag.agent import prompts
 from rag.agent.context import format_book_context, route_messages
-from rag.agent.judge import judge, structured_with_retry
+from rag.agent.judge import JudgeConfig, JudgeRequest, judge, structured_with_retry
 from rag.errors import LLMError, LLMOutputError
 from rag.eval.cases import Case, RouteCase
 from rag.eval.metrics import binary_metrics, confusion, latency_summary, per_group, ratio, risk_coverage
-from rag.llm import judge_model, model_name
-from rag.schemas import Evaluation, JudgeMode, Passage, RouteDecision
+from rag.llm import MethodCache, judge_model, model_name
+from rag.schemas import Evaluation, Passage, RouteDecision
 
 logger = logging.getLogger(__name__)
 
@@ -97,19 +97,18 @@ def _judge_stats(errors: list[LLMError], invalid: bool, latency: float) -> CallS
                      call_errors=len(errors) - bad, latency_s=latency, errors=[str(e) for e in errors])
 
 
-def judge_case(judge_llm: Any, case: Case, *, method: str, few_shot: bool, max_chars: int = 1200,
-               web_rule: str = "first", mode: JudgeMode = "evidence", relevance: bool = False,
-               evidence: str = "quote", constrain: bool = True) -> JudgeOutcome:
-    """One case through ``rag.agent.judge.judge``, exactly as the graph's evaluate node calls it."""
+def judge_case(judge_llm: Any, case: Case, config: JudgeConfig, *, web_rule: str = "first",
+               methods: MethodCache | None = None) -> JudgeOutcome:
+    """One case through ``rag.agent.judge.judge``, exactly as the graph's evaluate node calls it
+    (``config.max_passage_chars`` of each passage, no budget for them all)."""
     from langchain_core.callbacks import get_usage_metadata_callback
 
     passages = case.passages()
     started = time.perf_counter()
     with get_usage_metadata_callback() as usage:
-        judged = judge(judge_llm, case.question, passages, context=format_book_context(passages, max_chars),
-                       mode=mode, method=method, few_shot=few_shot, web_query_rule=WEB_RULES[web_rule],
-                       max_chars=max_chars, relevance=relevance, evidence=evidence,  # type: ignore[arg-type]
-                       constrain=constrain)
+        context = format_book_context(passages, config.passage_chars(len(passages)))
+        request = JudgeRequest(case.question, passages, context=context, web_query_rule=WEB_RULES[web_rule])
+        judged = judge(judge_llm, request, config, methods=methods)
     stats = _judge_stats(judged.errors, judged.invalid, time.perf_counter() - started)
     tokens = sum(int(u.get("total_tokens", 0)) for u in usage.usage_metadata.values())
     return JudgeOutcome(case=case, predicted_enough=judged.evaluation.enough,
@@ -126,17 +125,16 @@ def as_guarded(outcome: JudgeOutcome) -> JudgeOutcome:
     return replace(outcome, predicted_enough=guarded.enough, evaluation=guarded)
 
 
-def run_judge(cases: Sequence[Case], llm: Any, *, method: str, few_shot: bool, max_chars: int = 1200,
-              web_rule: str = "first", mode: JudgeMode = "evidence", relevance: bool = False,
-              evidence: str = "quote", constrain: bool = True,
-              on_result: Callable[[int, JudgeOutcome], None] | None = None) -> list[JudgeOutcome]:
-    """Judge every case. Raises LLMError when the very first call gets no reply at all."""
+def run_judge(cases: Sequence[Case], llm: Any, config: JudgeConfig, *, web_rule: str = "first",
+              on_result: Callable[[int, JudgeOutcome], None] | None = None,
+              methods: MethodCache | None = None) -> list[JudgeOutcome]:
+    """Judge every case (``methods``: what "auto" learns of the endpoint, kept across the cases).
+    Raises LLMError when the very first call gets no reply at all."""
     judge_llm = judge_model(llm)
+    methods = methods if methods is not None else MethodCache()
     outcomes: list[JudgeOutcome] = []
     for i, case in enumerate(cases):
-        outcome = judge_case(judge_llm, case, method=method, few_shot=few_shot, max_chars=max_chars,
-                             web_rule=web_rule, mode=mode, relevance=relevance, evidence=evidence,
-                             constrain=constrain)
+        outcome = judge_case(judge_llm, case, config, web_rule=web_rule, methods=methods)
         _check_reachable(i, outcome.stats)
         outcomes.append(outcome)
         if on_result:
@@ -317,7 +315,7 @@ class AnswerOutcome:
     latency_s: float
     error: str | None = None
     unsupported: list[str] = field(default_factory=list)  # numbers in the answer found in no source
-    checks: list[Any] = field(default_factory=list)  # the verify_answer node's SentenceResults
+    checks: list[Any] = field(default_factory=list)  # the verify_answer node's SentenceChecks
 
     @property
     def at_risk(self) -> bool:

@@ -187,7 +187,7 @@ LABELS: dict[str, str] = {
     "chapter_n": "Chapter {n}",
 
 
-    # -- the page (issue 25)
+    # -- the page
     "scope_placeholder": "empty: the whole book",
     "scope_no_limit": "empty: no limit",
     "scope_apply": "Apply",
@@ -199,7 +199,7 @@ LABELS: dict[str, str] = {
     "scope_applied": "Questions search {parts}.",
     "turn_failed": "This question could not be answered (the page's request failed). Please ask again.",
 
-    # -- issue 23: the embedded model and a slow model
+    # -- the embedded model and a slow model
     "banner_model_slow": "Model {model} answers too slowly ({where}): the last question ran out of time. Raise LLM_TIMEOUT / TURN_TIMEOUT, or use a faster model",
     "banner_local_ready": "Local model: {model} (runs on this machine)",
     "banner_local_downloading": "Downloading the local model {model}: {pct}% ({done} of {total} MB). Retrieval-only until it is ready",
@@ -276,12 +276,12 @@ BOOKS: dict[str, str] = {
     "index.reranker_failed": "reranker {endpoint}: {detail}",
 
 
-    # -- books as they come (issue 24)
+    # -- books as they come
     "book.epub_entities": ("{name}: {member} declares XML entities, which no EPUB needs (a file built to exhaust "
                            "memory); the book was not read."),
     "book.epub_bad_path": "{name}: the EPUB names a file outside itself ({member}); the book was not read.",
 
-    # -- the CLI's book lookup (issue 25)
+    # -- the CLI's book lookup
     "cli.book_not_found": ("no book matches '{book}': it is neither an indexed book's id, id prefix, title or file "
                            "name, nor a file (see: python -m rag books)"),
     "cli.book_keyword_first": ("'{title}' is keyword-searchable; its vectors are being embedded in the background "
@@ -291,7 +291,7 @@ BOOKS: dict[str, str] = {
     "cli.found_by": "found by {sources}",
     "cli.score": "{mode} score {score}",
 
-    # -- visitors and faults (issue 22)
+    # -- visitors and faults
     "index.store_read_only": "the book store is read-only: books already embedded keep their vector search, new vectors cannot be stored.",
     "index.store_unopenable_public": "the book store could not be opened ({kind}); the server's log has the details.",
     "index.disk_full": "the server is out of disk space; nothing stored before was lost, and it works again once space has been freed.",
@@ -302,7 +302,7 @@ BOOKS: dict[str, str] = {
     "released": "Removed “{title}” from your books (other visitors who uploaded it keep it).",
 
 
-    # -- issue 24: memory, embedding cost, author, front matter
+    # -- memory, embedding cost, author, front matter
     "book.front_matter": "Front matter",
     "index.embed_slow": ("embedding “{title}” will take about {minutes} min ({pieces} pieces at about {rate} a second), "
                          "more than EMBED_WARN_MINUTES ({limit} min); keyword search works meanwhile."),
@@ -369,13 +369,13 @@ AGENT: dict[str, str] = {
     "turn.unexpected": "{name}: {detail}",
 
 
-    # -- visitors and faults (issue 22)
+    # -- visitors and faults
     "llm.call_failed_public": "the model endpoint could not be used ({what}; {kind}); the server's log has the details",
 
-    # -- issue 23: MCP
+    # -- MCP
     "api.failed": "the question could not be answered: the server ran into an error (its log has the details)",
 
-    # -- issue 23: the embedded local runtime (rag.local)
+    # -- the embedded local runtime (rag.local)
     "local.model_missing": "the local model file {name} was not found (LOCAL_MODEL_PATH)",
     "local.unreadable": "the local model file {name} cannot be read: {reason}",
     "local.not_gguf": "{name} is not a GGUF model file",
@@ -385,7 +385,7 @@ AGENT: dict[str, str] = {
     "local.silent_after_load": "the local model {name} was loaded but did not answer within {seconds} s",
 
 
-    # -- issue 23: turn profile
+    # -- turn profile
     "agent.routed_by_code": "the book uses {names}: searching the book (compact turn: the router was not asked)",
     "agent.rewrite_skipped_compact": "the question is searched as asked (compact turn: no query rewrite)",
     "agent.rewrite_refused": "the query rewrite stated an answer instead of a search query, so the question is searched alone; refused: {lines}",
@@ -493,7 +493,7 @@ SEARCH: dict[str, str] = {
     "search.not_configured": "web search is not configured",
 
 
-    # -- visitors and faults (issue 22)
+    # -- visitors and faults
     "search.server_budget_used_up": "{provider}: this server's web searches for the hour are used up ({budget} an hour); answering from the book alone",
 
 }
@@ -510,12 +510,12 @@ SETTINGS: dict[str, str] = {
     "settings.invalid": "invalid values for {names}",
 
 
-    # -- the page (issue 25)
+    # -- the page
 
-    # -- visitors and faults (issue 22)
+    # -- visitors and faults
     "endpoint_hidden": "(address not shown)",
 
-    # -- issue 23: the embedded model's file and start
+    # -- the embedded model's file and start
     "local.bad_model": "LOCAL_MODEL {value} is not a Hugging Face repo and GGUF file (owner/repo/file.gguf, optionally @revision and #sha256).",
     "local.offline": "the model file could not be downloaded (no connection to Hugging Face; set HF_ENDPOINT for a mirror, or LOCAL_MODEL_PATH for a file you have).",
     "local.http_status": "the model file could not be downloaded (HTTP {status}).",

@@ -186,7 +186,7 @@ LABELS: dict[str, str] = {
     "chapter_n": "第{n}章",
 
 
-    # -- the page (issue 25)
+    # -- the page
     "scope_placeholder": "留空：整本书",
     "scope_no_limit": "留空：不限制",
     "scope_apply": "应用",
@@ -198,7 +198,7 @@ LABELS: dict[str, str] = {
     "scope_applied": "提问将检索：{parts}。",
     "turn_failed": "这个问题没能回答（页面请求失败），请重新提问。",
 
-    # -- issue 23: the embedded model and a slow model
+    # -- the embedded model and a slow model
     "banner_model_slow": "模型 {model} 响应太慢（{where}）：上一个问题超时。可调大 LLM_TIMEOUT / TURN_TIMEOUT，或换更快的模型",
     "banner_local_ready": "本地模型：{model}（在本机运行）",
     "banner_local_downloading": "正在下载本地模型 {model}：{pct}%（{done} / {total} MB）。准备好之前为仅检索模式",
@@ -268,11 +268,11 @@ BOOKS: dict[str, str] = {
     "index.reranker_failed": "重排序服务 {endpoint}：{detail}",
 
 
-    # -- books as they come (issue 24)
+    # -- books as they come
     "book.epub_entities": "{name}：{member} 声明了 XML 实体，正常的 EPUB 用不到（这是耗尽内存的文件）；未读取这本书。",
     "book.epub_bad_path": "{name}：EPUB 指向它自身以外的文件（{member}）；未读取这本书。",
 
-    # -- the CLI's book lookup (issue 25)
+    # -- the CLI's book lookup
     "cli.book_not_found": "没有与 '{book}' 匹配的书：它既不是已索引书籍的 id、id 前缀、书名或文件名，也不是文件（见：python -m rag books）",
     "cli.book_keyword_first": "《{title}》已可关键词检索；向量正在后台生成（{embedded}/{chunks} 段），暂由关键词检索作答",
     "cli.book_ambiguous": "'{book}' 匹配到 {count} 本书：{candidates}。请给出 id（见：python -m rag books）",
@@ -280,7 +280,7 @@ BOOKS: dict[str, str] = {
     "cli.found_by": "检索来源：{sources}",
     "cli.score": "{mode} 分数 {score}",
 
-    # -- visitors and faults (issue 22)
+    # -- visitors and faults
     "index.store_read_only": "书库是只读的：已完成向量化的书仍可向量检索，新的向量无法保存。",
     "index.store_unopenable_public": "无法打开书库（{kind}）；详情见服务器日志。",
     "index.disk_full": "服务器磁盘空间不足；此前保存的内容没有丢失，腾出空间后即可恢复。",
@@ -291,7 +291,7 @@ BOOKS: dict[str, str] = {
     "released": "已从你的书中移除《{title}》（上传过它的其他访客仍保留）。",
 
 
-    # -- issue 24: memory, embedding cost, author, front matter
+    # -- memory, embedding cost, author, front matter
     "book.front_matter": "前言",
     "index.embed_slow": ("《{title}》的向量计算预计要约 {minutes} 分钟（{pieces} 段，每秒约 {rate} 段），"
                          "超过 EMBED_WARN_MINUTES（{limit} 分钟）；这期间可以按关键词搜索。"),
@@ -358,13 +358,13 @@ AGENT: dict[str, str] = {
     "turn.unexpected": "意外错误 {name}：{detail}",
 
 
-    # -- visitors and faults (issue 22)
+    # -- visitors and faults
     "llm.call_failed_public": "无法使用模型服务（{what}；{kind}）；详情见服务器日志",
 
-    # -- issue 23: MCP
+    # -- MCP
     "api.failed": "无法回答这个问题：服务器出错了（详情见服务器日志）",
 
-    # -- issue 23: the embedded local runtime (rag.local)
+    # -- the embedded local runtime (rag.local)
     "local.model_missing": "找不到本地模型文件 {name}（LOCAL_MODEL_PATH）",
     "local.unreadable": "无法读取本地模型文件 {name}：{reason}",
     "local.not_gguf": "{name} 不是 GGUF 模型文件",
@@ -374,7 +374,7 @@ AGENT: dict[str, str] = {
     "local.silent_after_load": "本地模型 {name} 已载入，但 {seconds} 秒内没有响应",
 
 
-    # -- issue 23: turn profile
+    # -- turn profile
     "agent.routed_by_code": "书中用到了 {names}：直接查书（精简流程：未调用路由模型）",
     "agent.rewrite_skipped_compact": "按原问题检索（精简流程：不改写查询）",
     "agent.rewrite_refused": "改写的查询陈述了答案而不是检索词，已改为只用原问题检索；被拒绝的改写：{lines}",
@@ -482,7 +482,7 @@ SEARCH: dict[str, str] = {
     "search.not_configured": "未配置网络搜索",
 
 
-    # -- visitors and faults (issue 22)
+    # -- visitors and faults
     "search.server_budget_used_up": "{provider}：本服务器这一小时的网页搜索次数已用完（每小时 {budget} 次），只用书中内容回答",
 
 }
@@ -499,12 +499,12 @@ SETTINGS: dict[str, str] = {
     "settings.invalid": "以下设置的值无效：{names}",
 
 
-    # -- the page (issue 25)
+    # -- the page
 
-    # -- visitors and faults (issue 22)
+    # -- visitors and faults
     "endpoint_hidden": "（地址不显示）",
 
-    # -- issue 23: the embedded model's file and start
+    # -- the embedded model's file and start
     "local.bad_model": "LOCAL_MODEL {value} 不是 Hugging Face 仓库加 GGUF 文件（owner/repo/file.gguf，可加 @revision 和 #sha256）。",
     "local.offline": "无法下载模型文件（连不上 Hugging Face；可设置 HF_ENDPOINT 使用镜像，或用 LOCAL_MODEL_PATH 指定已有文件）。",
     "local.http_status": "无法下载模型文件（HTTP {status}）。",

@@ -1,7 +1,7 @@
 """A book as chapters, whatever file it came from: ``Chapter`` and ``LoadedBook``, the chapter
 headings ("第二十七回 ...", "Chapter 12") and their numbers, and the clean-up every reader shares.
-The one numeral parser is ``rag.checks.text.cn_to_int``; ``parse_number`` adds Arabic and Roman
-numerals to it."""
+The one numeral parser is ``rag.checks.text.cn_to_int``; ``rag.scope.parse_number`` adds Arabic and
+Roman numerals to it (a chapter number as a heading or a reader writes it)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from rag.checks.text import cn_to_int
+from rag.scope import parse_number  # a chapter number as a heading writes it
 
 SUPPORTED = ".epub, .txt, .md"  # the formats a book may come in, as messages name them
 
@@ -18,7 +18,6 @@ NUMBER = r"[0-9０-９零〇一二三四五六七八九十百千两]+"
 # "第二十七回 ...", optionally after a short prefix such as "《》目录 " (seen in real files).
 CN_HEADING = re.compile(rf"^(?:\S{{0,8}}\s+)?(第\s*({NUMBER})\s*[回章节卷部篇集](?:[\s:：、.·—-].*)?)$")
 EN_HEADING = re.compile(r"^((?:chapter|book|part)\s+([0-9]+|[ivxlcdm]+)\b.*)$", re.IGNORECASE)
-_ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
 
 
 @dataclass
@@ -39,23 +38,6 @@ class LoadedBook:
     @property
     def chars(self) -> int:
         return sum(len(c.text) for c in self.chapters)
-
-
-def parse_number(token: str) -> int | None:
-    """'二十七' -> 27, '一百零八' and '一零八' -> 108, '27' -> 27, 'xii' -> 12; None when it is not
-    a number. Chinese numerals are read by ``rag.checks.text.cn_to_int``."""
-    token = unicodedata.normalize("NFKC", token.strip()).lower()
-    if not token:
-        return None
-    if token.isdigit():
-        return int(token)
-    if re.fullmatch(r"[ivxlcdm]+", token):
-        total = 0
-        for i, ch in enumerate(token):
-            v = _ROMAN[ch]
-            total += -v if i + 1 < len(token) and _ROMAN[token[i + 1]] > v else v
-        return total
-    return cn_to_int(token)
 
 
 def heading_number(title: str) -> int | None:

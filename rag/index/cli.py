@@ -28,7 +28,7 @@ _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 def terminal_safe(value: object) -> str:
     """``value`` as text that prints as itself on one line: each control, bidi or other format
     character written as an escape (``\\n``, ``\\u202e``), so a file name cannot break a table or
-    reorder it (issue 22, item 6)."""
+    reorder it."""
     return "".join(
         (_ESCAPES.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"))
         if unicodedata.category(ch) in _UNSAFE_CATEGORIES else ch
@@ -174,7 +174,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings, out: TextIO = sys.s
 def score_label(passage: Any, mode: str, lang: str = "en") -> str:
     """How a result was found and what its score is, named by the retriever that gave the score:
     in hybrid mode every score is the fused one, also for a passage only keyword search found, so
-    "found by keyword; hybrid score 0.0164" after "hybrid score 0.0300" is no sorting bug (issue 25)."""
+    "found by keyword; hybrid score 0.0164" after "hybrid score 0.0300" is no sorting bug."""
     found = t(lang, "cli.found_by", sources=" + ".join(SOURCES.get(passage.source, [passage.source or mode])))
     return f"{found}; {t(lang, 'cli.score', mode=mode, score=f'{passage.score:.4f}')}"
 

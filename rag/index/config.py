@@ -1,8 +1,9 @@
 """``IndexConfig``: how the book index chunks, embeds and fuses, in one value passed to ``BookIndex``.
 
-The defaults were chosen with the benchmarks (``bench/ingest.py``, ``bench/retrieval.py``); only the
-embedding batch comes from ``Settings`` (``EMBEDDING_BATCH_SIZE``). Tests build their own config
-instead of patching module globals.
+The defaults were chosen with the benchmarks (``bench/ingest.py``, ``bench/retrieval.py``); the three
+that are also settings (``EMBEDDING_BATCH_SIZE``, ``MAX_PASSAGE_CHARS``, ``RERANK_CANDIDATES``) take
+their defaults and, in ``from_settings``, their values from the settings' index and retrieval
+groups, so each has one default. Tests build their own config instead of patching module globals.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rag.config import Settings
+from rag.config import IndexSettings, RetrievalSettings, Settings
 from rag.index import fusion
 from rag.index.embeddings import LOCAL_EMBEDDER_KEYS
 
@@ -18,7 +19,7 @@ from rag.index.embeddings import LOCAL_EMBEDDER_KEYS
 @dataclass(frozen=True)
 class IndexConfig:
     piece_chars: int = 256  # embedding unit (see chunking.py and bench/ingest.py)
-    embed_batch: int = 32  # pieces per embedder call (EMBEDDING_BATCH_SIZE)
+    embed_batch: int = IndexSettings.model_fields["embedding_batch_size"].default  # pieces per embedder call
     local_embed_batch: int = 8  # cap for the local models: throughput is flat, small batches stop fast
     # Embed pieces without punctuation (bench/retrieval.py --variants: 18% fewer characters, ~27% less
     # embedding time, recall@5 unchanged). Switching it off is another vector space ("<key>_punct").
@@ -39,7 +40,7 @@ class IndexConfig:
     # Small-to-big: a hit's passage takes up to this many neighbouring chunks on each side (same
     # chapter) while its text stays within context_chars.
     neighbours: int = 1
-    context_chars: int = 1200
+    context_chars: int = RetrievalSettings.model_fields["max_passage_chars"].default  # MAX_PASSAGE_CHARS
     chapter_hint: bool = True  # a question naming a chapter ("第二十七回", "chapter 27") searches it first
     # Weight of the keyword search of the question with the other names the book gives its people
     # (诸葛亮 -> 孔明, from "姓诸葛，名亮，字孔明"; rag.aliases). 0: off.
@@ -47,7 +48,8 @@ class IndexConfig:
     # An English question on a Chinese book is also searched with the book's words for it: pinyin names
     # matched in the book, other words by CC-CEDICT gloss (rag.crosslingual).
     crosslingual: bool = True
-    rerank_candidates: int = 30  # hits a configured reranker reorders (at least k; RERANK_CANDIDATES)
+    # hits a configured reranker reorders (at least k; RERANK_CANDIDATES)
+    rerank_candidates: int = RetrievalSettings.model_fields["rerank_candidates"].default
     stale_tmp_seconds: float = 600.0  # leftover temporary book directories older than this are removed
     heartbeat_seconds: float = 5.0  # a running embedding rewrites its heartbeat at least this often...
     heartbeat_stale_seconds: float = 120.0  # ...and is taken for dead (resumable) when it is older than this
@@ -61,8 +63,9 @@ class IndexConfig:
     @classmethod
     def from_settings(cls, settings: Settings, **overrides: Any) -> IndexConfig:
         # a passage longer than MAX_PASSAGE_CHARS would be cut in the prompts: neighbours fill up to it
-        return cls(**{"embed_batch": settings.embedding_batch_size, "context_chars": settings.max_passage_chars,
-                      "rerank_candidates": settings.rerank_candidates, **overrides})
+        index, retrieval = settings.index, settings.retrieval
+        return cls(**{"embed_batch": index.embedding_batch_size, "context_chars": retrieval.max_passage_chars,
+                      "rerank_candidates": retrieval.rerank_candidates, **overrides})
 
     def batch_for(self, embedder_key: str) -> int:
         batch = max(1, self.embed_batch)

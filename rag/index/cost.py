@@ -1,4 +1,5 @@
-"""What embedding a book will cost in time, before it starts (issue 24, item 4).
+"""What embedding a book will cost in time, before it starts, so a
+visitor can choose keyword-only search instead of waiting.
 
 The estimate is the book's pieces still to embed over the index's rate in pieces per second: the
 rate this index measured while embedding (``EmbedRates``, kept per vector space in

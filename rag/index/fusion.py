@@ -7,7 +7,7 @@ best first, where ``sources`` says which retrievers found the key.
 (vector and keyword, for the question and for each rewritten or translated query and other names),
 with rrf_k = 10 and a guaranteed place in the first 5 for each retriever's best hit over all its
 rankings. Equal-weight RRF with rrf_k = 60 pushes a hit that only one retriever found, even at rank
-1 or 2, below every hit several rankings found at middling ranks (issue 24: a keyword rank 3 fell to
+1 or 2, below every hit several rankings found at middling ranks (measured: a keyword rank 3 fell to
 16, an English question's vector rank 2 to 13); bench/retrieval.py --sweep compares the settings.
 """
 
@@ -90,7 +90,7 @@ class Ranking(NamedTuple):
 
 
 # rrf_many's defaults, chosen with bench/retrieval.py --sweep on the two dev sets (xiyouji, sanguo_aliases):
-# hybrid chunk@5 0.683 / 0.909 against 0.633 / 0.818 with (0, False, 60), the index before issue 24
+# hybrid chunk@5 0.683 / 0.909 against 0.633 / 0.818 with (0, False, 60), plain equal-weight RRF
 PER_SIDE = 1  # guaranteed hits of each retriever
 RRF_K_MANY = 10  # rrf_many's constant: smaller than 60 lets a single ranking's first places count more
 BY_SIDE = False  # fuse each retriever's rankings first, then the retrievers (one vote each)
@@ -135,7 +135,7 @@ def rrf_many(rankings: Sequence[Ranking], n: int, k: int | None = None, rrf_k: i
     at middling ranks (an English question's keyword rank 3 fell to 16 by RRF alone):
 
     - ``per_side`` = 0: the best hit of every ``guaranteed`` ranking is among the first ``k`` (default
-      ``n``) (the index until issue 24);
+      ``n``) (plain RRF with a guarantee of one);
     - ``per_side`` >= 1 (default ``PER_SIDE``): for each retriever with a guaranteed ranking, its best
       ``per_side`` hits over all its rankings (``_side_best``: the question's, and the translated or
       rewritten queries') are among the first ``max(k, window)`` (``window`` default ``SIDE_WINDOW``),

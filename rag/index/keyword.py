@@ -9,7 +9,7 @@ common characters (的, 了) from counting for much. Keyword recall on the dev q
 (bench/results/retrieval_e5.json). One index per book, saved in the book's directory.
 
 The index is BM25 as ``bm25s`` computes it (method "lucene", k1 1.5, b 0.75: the same scores), built
-and stored here so that a big book fits in memory (issue 24; bench/ingest_memory.py): ``bm25s``
+and stored here so that a big book fits in memory (bench/ingest_memory.py): ``bm25s``
 keeps every chunk's tokens as Python strings and a string vocabulary, then sorts all (chunk, token)
 pairs by an int64 key, which made a 50 MB Chinese TXT peak at 5 GB. Here a token is a number (a CJK
 character its code point, a bigram two code points, a word its place in a word list), each chunk is
@@ -102,7 +102,7 @@ class KeywordIndex:
         """A saved index; its large arrays are mapped from the files, not read into memory."""
         params_file = directory / _PARAMS
         if not params_file.exists():
-            old = _from_bm25s(directory)  # saved by bm25s (books indexed before issue 24)
+            old = _from_bm25s(directory)  # saved by bm25s (books indexed by an older version)
             _check_size(old.num_docs, size)
             return cls(old, size)
         params = json.loads(params_file.read_text(encoding="utf-8"))
@@ -375,7 +375,7 @@ def _blocks(sizes: list[int]) -> Iterator[tuple[int, int]]:
 
 
 def _from_bm25s(directory: Path) -> _Arrays:
-    """The arrays of an index that ``bm25s`` saved (keyword index version 3, before issue 24)."""
+    """The arrays of an index that ``bm25s`` saved (keyword index version 3, older books)."""
     import bm25s
 
     model = bm25s.BM25.load(str(directory))

@@ -1,5 +1,6 @@
 """The command line's one ``--book``: an indexed book by id, id prefix, title or file name, or a
-book file, indexed on the spot (``ask``, ``search`` and ``eval route`` share it, issue 25).
+book file, indexed on the spot (``ask``, ``search`` and ``eval route`` share it, so
+they find the same book).
 
 A file not yet indexed is made keyword-searchable (seconds) and its vectors follow in the
 background, so a question is answered from keyword search at once instead of after the whole book

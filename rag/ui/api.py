@@ -1,5 +1,5 @@
-"""The script API behind the page (``/ask`` and ``/ask_json``, see README "Script API"), and the
-one place that turns a question's scope into ``rag.agent.events.run_turn``'s keywords. No Gradio import.
+"""The script API behind the page (``/ask`` and ``/ask_json``, see README "Script API"); its scope
+fields become a ``rag.scope.Scope`` as the page's do. No Gradio import.
 
 Each call is a fresh conversation with its own graph and memory; the calls of one client address
 share a web-search budget (``api_visitor``). It runs the same graph and the same pure translation
@@ -8,54 +8,29 @@ share a web-search budget (``api_visitor``). It runs the same graph and the same
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable, Iterator
-from typing import Any, Literal, TypeVar, cast
+from types import UnionType
+from typing import Annotated, Any, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
-from typing_extensions import TypedDict  # pydantic reads it on Python 3.11 (typing's is 3.12+)
+from pydantic import BaseModel
+from typing_extensions import TypedDict, is_typeddict  # pydantic reads it on Python 3.11 (typing's is 3.12+)
 
+from rag.checks import SentenceCheck
 from rag.errors import RagError
+from rag.i18n import Msg
+from rag.schemas import Evaluation
+from rag.scope import Scope, chapter_range
 from rag.ui.translate import Turn, UiState, apply_event, start_turn, turn_result
 
-# -- ``/ask_json``'s result, typed (issue 25, item 9): the JSON ``rag.ui.translate.turn_result``
+# -- ``/ask_json``'s result, typed: the JSON ``rag.ui.translate.turn_result``
 # returns, field by field, so ``view_api()`` and MCP clients see its fields instead of "Any".
 # TypedDicts, not pydantic models: the result stays the plain dict it always was; its JSON schema
-# is ``pydantic.TypeAdapter(AskResult).json_schema()``.
-
-
-class MessageJson(TypedDict):
-    """A check's note as a message code: its code, parameters and level."""
-
-    code: str
-    params: dict[str, Any]
-    level: str
-
-
-class PartJson(TypedDict):
-    """One part of the question as the judge claimed it and the code checked it."""
-
-    part: str
-    answer: str
-    source: int | None
-    quote: str
-    status: Literal["verified", "unverified", "not_found"]
-    detail: MessageJson | str
-    matched_source: int | None
-    span: list[int] | None
-    origin: Literal["book", "web"] | None
-
-
-class EvaluationJson(TypedDict):
-    """One round's verdict: enough or not, what is missing, the web query, and the checked parts."""
-
-    reason: str
-    enough: bool
-    missing: list[str]
-    web_query: str | None
-    confidence: float
-    parts: list[PartJson]
-    model_enough: bool | None
-    mode: Literal["evidence", "verdict", "guarded"]
+# is ``pydantic.TypeAdapter(AskResult).json_schema()``. An evaluation, a checked part and a checked
+# sentence are the records the turn keeps (``rag.schemas.Evaluation``, ``rag.checks.PartCheck``,
+# ``SentenceCheck``), serialised as they are; a passage and a web source are shown numbered, as
+# cited, under names of their own (``n``, ``label``, ``retriever``, ``site``).
 
 
 class PassageJson(TypedDict):
@@ -80,18 +55,6 @@ class WebSourceJson(TypedDict):
     snippet: str
     site: str | None
     date: str | None
-
-
-class SentenceCheckJson(TypedDict):
-    """One sentence of the answer checked against the sources it cites."""
-
-    text: str
-    start: int
-    end: int
-    citations: list[int]
-    status: Literal["supported", "unsupported", "uncited", "no_claim"]
-    reason: MessageJson | str
-    origin: Literal["book", "web", "both"] | None
 
 
 class NoticeJson(TypedDict):
@@ -120,10 +83,10 @@ class AskResult(TypedDict):
     error: str | None
     total_s: float | None
     standalone_question: str | None
-    evaluations: list[EvaluationJson]
+    evaluations: list[Evaluation]
     passages: list[PassageJson]
     web_sources: list[WebSourceJson]
-    sentence_checks: list[SentenceCheckJson]
+    sentence_checks: list[SentenceCheck]
     notices: list[NoticeJson]
     trace: list[TraceJson]
 
@@ -131,10 +94,42 @@ class AskResult(TypedDict):
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class MessageJson(TypedDict):
+    """A check's note as a message code: its code, parameters and level (``rag.i18n.Msg`` as JSON)."""
+
+    code: str
+    params: dict[str, Any]
+    level: str
+
+
+def documented(hint: Any) -> Any:
+    """``hint`` as Gradio's API page can read it: a ``Msg`` as ``MessageJson`` (Gradio's schema
+    walker cannot follow a message's params, which may hold messages), a dataclass as a TypedDict of
+    its own fields, and lists, tuples, unions and TypedDicts rebuilt around their members. The
+    records keep their one definition; this only retypes them for the page."""
+    if hint is Msg:
+        return MessageJson
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is Annotated:  # a constrained type: its JSON is the type's
+        return documented(args[0])
+    if isinstance(hint, type) and issubclass(hint, BaseModel):  # every field, those code sets too
+        fields = {name: documented(field.annotation) for name, field in hint.model_fields.items()}
+        return TypedDict(hint.__name__, fields)  # type: ignore[operator]
+    if origin in (Union, UnionType):
+        return Union[tuple(documented(a) for a in args)]  # noqa: UP007 - built from a tuple of members
+    if origin in (list, tuple) and args:
+        return origin[tuple(a if a is ... else documented(a) for a in args)]
+    if is_typeddict(hint) or dataclasses.is_dataclass(hint):
+        fields = {name: documented(sub) for name, sub in get_type_hints(hint).items()}
+        return TypedDict(hint.__name__, fields)  # type: ignore[operator]
+    return hint
+
+
 def returning(fn: F, result: type) -> F:
-    """``fn`` with ``result`` as its return annotation: ``gr.api`` reads the annotation as written,
-    a string where annotations are postponed (PEP 563), and a string is "Any" to it."""
-    fn.__annotations__["return"] = result
+    """``fn`` with ``result`` (as ``documented``) as its return annotation: ``gr.api`` reads the
+    annotation as written, a string where annotations are postponed (PEP 563), and a string is
+    "Any" to it."""
+    fn.__annotations__["return"] = documented(result)
     return fn
 
 
@@ -144,33 +139,6 @@ def api_visitor(address: str | None) -> str:
     if not address:
         return "script-api"
     return "script-api-" + hashlib.sha256(address.encode("utf-8")).hexdigest()[:16]
-
-
-def scope_kwargs(*, chapters: tuple[int, int] | None = None, read_up_to: int | None = None,
-                 allow_web_spoilers: bool = False) -> dict[str, Any]:
-    """The scope keywords of ``run_turn`` that are set (the others keep its defaults): an inclusive
-    chapter range, the last chapter the reader has read (no spoilers past it), and whether web
-    results may spoil anyway."""
-    wanted: dict[str, Any] = {}
-    if chapters is not None:
-        wanted["chapters"] = chapters
-    if read_up_to is not None:
-        wanted["read_up_to"] = read_up_to
-    if allow_web_spoilers:
-        wanted["allow_web_spoilers"] = True
-    return wanted
-
-
-def chapter_range(first: float | int | None, last: float | int | None) -> tuple[int, int] | None:
-    """(first, last) from two optional chapter numbers (0 / empty = open end); None for all."""
-    a = int(first) if first else None
-    b = int(last) if last else None
-    if a is None and b is None:
-        return None
-    a, b = a or 1, b or 10**6
-    if a < 1 or b < 1:
-        raise ValueError("chapter numbers start at 1")
-    return (min(a, b), max(a, b))
 
 
 class ScriptApi:
@@ -207,14 +175,13 @@ class ScriptApi:
         question = (question or "").strip()
         if not question:
             raise ValueError("the question is empty")
-        scope = scope_kwargs(chapters=chapter_range(chapter_from, chapter_to),
-                             read_up_to=int(read_up_to) if read_up_to else None,
-                             allow_web_spoilers=bool(allow_web_spoilers))
+        scope = Scope(chapters=chapter_range(chapter_from, chapter_to), read_up_to=int(read_up_to) if read_up_to else None,
+                      allow_web_spoilers=bool(allow_web_spoilers))
         owner = self.owner()
         book_id = self._book_id(book, self._library(owner))
         state = start_turn(UiState(), question)
         graph = self.make_graph(owner)
-        events = run_turn(graph, question, thread_id=f"api-{id(graph):x}", book_id=book_id, **scope)
+        events = run_turn(graph, question, thread_id=f"api-{id(graph):x}", book_id=book_id, scope=scope)
         try:
             for event in events:
                 state = apply_event(state, event)

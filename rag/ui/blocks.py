@@ -26,11 +26,11 @@ from rag.ui.layout import build_layout
 from rag.ui.mcp import client_address
 from rag.ui.pages import AppContext, Pages
 from rag.ui.pages.base import GraphFactory, MakeDeps, per_session_deps
-from rag.ui.pages.settings import provider_choices
 from rag.ui.session import Session, SessionStore
 
 logger = logging.getLogger(__name__)
 
+TITLE = "Enough RAG"  # the browser tab's title
 ASSETS_DIR = Path(__file__).resolve().parents[2] / "assets"
 CSS_PATH = ASSETS_DIR / "ui.css"
 JS_PATH = ASSETS_DIR / "ui.js"
@@ -72,13 +72,13 @@ def build_pages(ctx: AppContext) -> Pages:
     head = f"<style>{_asset(CSS_PATH)}</style><script>{_asset(JS_PATH)}</script>"
     layout = build_layout(lang=ctx.default_lang, head=head, banner=ctx.banner_html(Session(ctx.default_lang)),
                           browser_secret=_browser_secret(settings.data_dir), settings=settings,
-                          has_index=ctx.index is not None, providers=provider_choices(settings.search_provider),
+                          has_index=ctx.index is not None,
                           banner_ticks=ctx.local is not None and not ctx.local.state().final)
     return Pages(ctx, layout)
 
 
 def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None = None, *,
-              graph_factory: GraphFactory | None = None, title: str = "Enough RAG",
+              graph_factory: GraphFactory | None = None,
               ask_concurrency: int = 4, sessions: SessionStore | None = None, local: Any | None = None) -> gr.Blocks:
     """Build the Gradio app.
 
@@ -93,7 +93,7 @@ def build_app(deps: Deps, index: Any | None = None, make_deps: MakeDeps | None =
     """
     ctx = AppContext(deps, index=index, make_deps=make_deps, graph_factory=graph_factory,
                      store=sessions if sessions is not None else SessionStore(), local=local)
-    with gr.Blocks(title=title, analytics_enabled=False, fill_width=True) as demo:
+    with gr.Blocks(title=TITLE, analytics_enabled=False, fill_width=True) as demo:
         pages = build_pages(ctx)
         _wire_shell(demo, pages)
         _wire_chat(pages, ask_concurrency)

@@ -14,6 +14,7 @@ from typing import Any
 import gradio as gr
 
 from rag.i18n import t
+from rag.search.registry import VALID_NAMES
 from rag.ui.render import render_books, render_sources, render_trace
 from rag.ui.translate import UiState
 
@@ -131,8 +132,17 @@ def server_placeholder(value: str | None, lang: str) -> str:
     return t(lang, "set_on_server") if value else ""
 
 
+def provider_choices(current: str) -> list[str]:
+    """The search providers a visitor may pick (the search registry's names, "none" first), and the
+    server's own choice when it is a chain such as "bocha,duckduckgo"."""
+    choices = ["none", *(name for name in VALID_NAMES if name != "none")]
+    if current and current not in choices:
+        choices.append(current)
+    return choices
+
+
 def build_layout(*, lang: str, head: str, banner: str, browser_secret: str, settings: Any, has_index: bool,
-                 providers: list[str], banner_ticks: bool = False) -> Layout:
+                 banner_ticks: bool = False) -> Layout:
     """Every component, in place. ``settings``: the server's (defaults of the settings tab)."""
     session = gr.State(None)
     browser = gr.BrowserState({}, storage_key=BROWSER_KEY, secret=browser_secret)
@@ -156,7 +166,7 @@ def build_layout(*, lang: str, head: str, banner: str, browser_secret: str, sett
             with gr.Tab(t(lang, "tab_books"), id="books", elem_id="rag-tab-books") as tab_books:
                 books = _books_tab(lang, has_index)
             with gr.Tab(t(lang, "tab_settings"), id="settings", elem_id="rag-tab-settings") as tab_settings:
-                settings_view = _settings_tab(lang, settings, providers)
+                settings_view = _settings_tab(lang, settings, provider_choices(settings.search_provider))
     locale_changed = gr.Textbox("", visible=False)
     banner_timer = gr.Timer(2.0, active=banner_ticks)
     shell = ShellView(session, browser, header, banner_html, lang_radio, nav, locale_changed,
@@ -192,7 +202,7 @@ def _books_tab(lang: str, has_index: bool) -> BooksView:
                               label=t(lang, "active_book"), elem_id="rag-active-book", interactive=True)
     with gr.Accordion(t(lang, "scope_title"), open=False, elem_id="rag-scope") as scope_acc:
         scope_note = gr.Markdown(t(lang, "scope_note"))
-        # text fields: empty is empty (the whole book), never a hidden 0 (rag.ui.pages.scope)
+        # text fields: empty is empty (the whole book), never a hidden 0 (rag.scope)
         with gr.Row():
             chapter_from = gr.Textbox("", label=t(lang, "chapter_from"), placeholder=t(lang, "scope_placeholder"),
                                       max_lines=1, elem_id="rag-ch-from")

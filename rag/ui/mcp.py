@@ -1,4 +1,4 @@
-"""The script API as MCP tools (issue 23, item 6): with MCP_SERVER=true, Gradio's own MCP server
+"""The script API as MCP tools, so an agent can ask about a book without the page: with MCP_SERVER=true, Gradio's own MCP server
 (``launch(mcp_server=True)``, at ``/gradio_api/mcp/`` and ``/gradio_api/mcp/sse``) lists the public
 endpoints, ``/ask`` and ``/ask_json``, as the tools ``ask`` and ``ask_json``; the page's events are
 private (``api_visibility="private"``) and are neither API nor tools.

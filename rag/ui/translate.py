@@ -11,11 +11,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from pydantic import TypeAdapter
+
 from rag.agent.events import NodeFinished, NodeStarted, Token, TurnFailed, TurnFinished, as_list, as_models
 from rag.agent.names import ANSWER_NODES, ROUTE, VERIFY
 from rag.agent.state import Notice, WebRound
+from rag.checks import SentenceCheck
 from rag.i18n import Msg
-from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult, SentenceResult
+from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult
 
 EntryStatus = Literal["running", "done", "error", "stopped"]
 #: queued: asked, waiting for a free slot; stopped: the user stopped it (the graph run was ended).
@@ -37,7 +40,7 @@ class TraceEntry:
     web_rounds: tuple[WebRound, ...] = ()  # added by this node
     notices: tuple[Notice, ...] = ()  # added by this node
     answer_mode: str | None = None
-    answer_checks: tuple[SentenceResult, ...] | None = None  # set by verify_answer
+    answer_checks: tuple[SentenceCheck, ...] | None = None  # set by verify_answer
     error: Msg | str | None = None  # a node's error (as the graph reported it) or the turn's failure
 
 
@@ -59,7 +62,7 @@ class Turn:
     standalone_question: str | None = None
     total_s: float | None = None
     streamed: bool = False  # whether any answer token arrived
-    answer_checks: tuple[SentenceResult, ...] = ()  # each answer sentence checked against its citations
+    answer_checks: tuple[SentenceCheck, ...] = ()  # each answer sentence checked against its citations
 
 
 @dataclass(frozen=True)
@@ -165,7 +168,7 @@ def _finish_turn(turn: Turn, event: TurnFinished) -> Turn:
     if values.get("answer_mode"):
         changes["answer_mode"] = values["answer_mode"]
     if values.get("answer_checks"):
-        changes["answer_checks"] = as_models(as_list(values["answer_checks"]), SentenceResult)
+        changes["answer_checks"] = as_models(as_list(values["answer_checks"]), SentenceCheck)
     # Entries still "running" never finished (should not happen): close them.
     entries = tuple(replace(e, status="done") if e.status == "running" else e for e in turn.entries)
     return replace(turn, entries=entries, **changes)
@@ -273,6 +276,10 @@ def trace_model(turn: Turn) -> dict[str, Any]:
     }
 
 
+#: A checked sentence as JSON (the part's JSON comes with its evaluation's ``model_dump``).
+SENTENCE_JSON: TypeAdapter[SentenceCheck] = TypeAdapter(SentenceCheck)
+
+
 def turn_result(turn: Turn) -> dict[str, Any]:
     """A finished turn as plain JSON for scripts (the ``/ask_json`` endpoint): the answer, its mode,
     every evaluation (with parts and the model's own verdict), the numbered passages and web
@@ -296,7 +303,7 @@ def turn_result(turn: Turn) -> dict[str, Any]:
             {"n": p + n, "title": r.title, "url": r.url, "snippet": r.snippet, "site": r.site_name, "date": r.date}
             for n, r in enumerate(turn.web_results, start=1)
         ],
-        "sentence_checks": [c.model_dump(mode="json") for c in turn.answer_checks],
+        "sentence_checks": [SENTENCE_JSON.dump_python(c, mode="json") for c in turn.answer_checks],
         "notices": [notice_json(n) for n in turn.notices],
         "trace": [{"node": e.node, "status": e.status, "duration_s": e.duration_s} for e in turn.entries],
     }

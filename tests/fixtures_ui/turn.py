@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from rag.agent.events import NodeFinished, NodeStarted, QuestionFold, Token, TurnFinished
 from rag.agent.state import RESET
+from rag.checks import SentenceCheck
 from rag.i18n import Msg
-from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult, SentenceResult
+from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult
 
 QUESTION = "孙悟空三打白骨精发生在原著第几回？这一情节在1986年央视版电视剧《西游记》中是第几集？"
 PASSAGES = [
@@ -25,8 +26,8 @@ E2 = Evaluation(reason="both parts covered", enough=True, missing=[], web_query=
 
 
 ANSWER = "第二十七回[1]，第11集[3]。"
-CHECKS = [SentenceResult(text=ANSWER, start=0, end=len(ANSWER), citations=[1, 3], status="supported",
-                         reason=Msg.of("check.sentence_supported"), origin="both")]
+CHECKS = [SentenceCheck(text=ANSWER, start=0, end=len(ANSWER), citations=(1, 3), status="supported",
+                        reason=Msg.of("check.sentence_supported"), origin="both")]
 
 
 def scripted_turn() -> list:

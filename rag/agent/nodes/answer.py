@@ -14,8 +14,8 @@ from rag.agent import prompts
 from rag.agent.context import answer_messages, direct_messages, format_sentence_context
 from rag.agent.judge import judge_messages, sources_of
 from rag.agent.names import DIRECT_ANSWER, GENERATE
-from rag.agent.nodes.common import current_question, search_scope
-from rag.agent.nodes.retrieve import RetrieveNode
+from rag.agent.nodes.common import Env, current_question, judge_context, search_scope, web_query_rule
+from rag.agent.nodes.retrieve import search_book
 from rag.agent.state import RESET, GraphState, Notice, reset_question_state
 from rag.i18n import text
 from rag.lang import detect_lang, language_name
@@ -57,138 +57,144 @@ def findings(evaluation: Evaluation | None) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
-class AnswerNode(RetrieveNode):
-    def _stream_answer(self, messages: list[BaseMessage]) -> Streamed:
-        """The answer as it streams, within the turn's deadline and ``STREAM_IDLE_TIMEOUT``."""
-        return stream_text(self.llm, messages, idle=self.settings.stream_idle_timeout)
+def _stream_answer(env: Env, messages: list[BaseMessage]) -> Streamed:
+    """The answer as it streams, within the turn's deadline and ``STREAM_IDLE_TIMEOUT``."""
+    return stream_text(env.answer_model, messages, idle=env.config.stream_idle_timeout)
 
-    def _unfinished(self, node: str, streamed: Streamed, lang: str) -> tuple[str, Notice] | None:
-        """For an answer that is empty (or only whitespace) or was cut short: the line that says so
-        in the answer, and the notice for the trace (an error: no complete answer was written).
-        None for a complete answer."""
-        if streamed.cut is None and streamed.text.strip():
-            return None
-        if streamed.cut == "turn":
-            seconds = f"{self.settings.turn_timeout:g}"
-            line = prompts.text(lang, "answer_cut_turn", seconds=seconds)
-            code = "agent.answer_cut_turn"
-        elif streamed.cut == "idle":
-            seconds = f"{self.settings.stream_idle_timeout:g}"
-            line = prompts.text(lang, "answer_cut_idle", seconds=seconds)
-            code = "agent.answer_cut_idle"
-        else:
-            line, code, seconds = prompts.text(lang, "answer_empty"), "agent.answer_empty", ""
-        return line, self._n(node, code, "error", **({"seconds": seconds} if seconds else {}))
 
-    def generate(self, state: GraphState) -> dict[str, Any]:
-        lang = state.get("language", "en")
-        evaluations = state.get("evaluations") or []
-        last = evaluations[-1] if evaluations else None
-        mode = "full" if last is not None and last.enough else "partial"
-        missing = None if mode == "full" else (last.missing if last else [])
-        if self.compact:
-            messages = self._compact_messages(state, lang, last, missing)
-        else:
-            messages = answer_messages(current_question(state), lang, state.get("local_context") or "",
-                                       state.get("web_context") or "", missing=missing)
-        notices: list[Notice] = []
-        raw_from: int | None = None  # where the sources listed unprocessed begin (not checked as an answer)
-        try:
-            streamed = self._stream_answer(messages)
-        except Exception as exc:  # noqa: BLE001 - show the sources instead of crashing
-            logger.warning("generation failed: %s", exc)
-            notices.append(self._n(GENERATE, "agent.generation_failed", "error", error=self.model_error(exc)))
-            answer = sources_dump(state, prompts.text(lang, "generation_failed", error=type(exc).__name__))
-            raw_from = 0
-        else:
-            answer = streamed.text
-            unfinished = self._unfinished(GENERATE, streamed, lang)
-            if unfinished is not None:  # keep what was written, say why it stops, and show the sources
-                line, notice = unfinished
-                notices.append(notice)
-                head = f"{line}\n{prompts.text(lang, 'sources_found')}"
-                kept = answer if answer.strip() else ""  # as streamed: the text shown so far stays its prefix
-                answer = "\n\n".join(part for part in (kept, sources_dump(state, head)) if part)
-                raw_from = len(kept) + 2 if kept else 0
-        return {"answer": answer, "answer_mode": mode, "notices": notices, "messages": [AIMessage(answer)],
-                "unprocessed_from": raw_from}
+def _unfinished(env: Env, node: str, streamed: Streamed, lang: str) -> tuple[str, Notice] | None:
+    """For an answer that is empty (or only whitespace) or was cut short: the line that says so
+    in the answer, and the notice for the trace (an error: no complete answer was written).
+    None for a complete answer."""
+    if streamed.cut is None and streamed.text.strip():
+        return None
+    if streamed.cut == "turn":
+        seconds = f"{env.config.turn_timeout:g}"
+        line = prompts.text(lang, "answer_cut_turn", seconds=seconds)
+        code = "agent.answer_cut_turn"
+    elif streamed.cut == "idle":
+        seconds = f"{env.config.stream_idle_timeout:g}"
+        line = prompts.text(lang, "answer_cut_idle", seconds=seconds)
+        code = "agent.answer_cut_idle"
+    else:
+        line, code, seconds = prompts.text(lang, "answer_empty"), "agent.answer_empty", ""
+    return line, env.n(node, code, "error", **({"seconds": seconds} if seconds else {}))
 
-    def _compact_messages(self, state: GraphState, lang: str, last: Evaluation | None,
+
+def generate(state: GraphState, env: Env) -> dict[str, Any]:
+    lang = state.get("language", "en")
+    evaluations = state.get("evaluations") or []
+    last = evaluations[-1] if evaluations else None
+    mode = "full" if last is not None and last.enough else "partial"
+    missing = None if mode == "full" else (last.missing if last else [])
+    if env.config.answer_after_judge:
+        messages = _after_judge_messages(state, env, lang, last, missing)
+    else:
+        messages = answer_messages(current_question(state), lang, state.get("local_context") or "",
+                                   state.get("web_context") or "", missing=missing)
+    notices: list[Notice] = []
+    raw_from: int | None = None  # where the sources listed unprocessed begin (not checked as an answer)
+    try:
+        streamed = _stream_answer(env, messages)
+    except Exception as exc:  # noqa: BLE001 - show the sources instead of crashing
+        logger.warning("generation failed: %s", exc)
+        notices.append(env.n(GENERATE, "agent.generation_failed", "error", error=env.model_error(exc)))
+        answer = sources_dump(state, prompts.text(lang, "generation_failed", error=type(exc).__name__))
+        raw_from = 0
+    else:
+        answer = streamed.text
+        unfinished = _unfinished(env, GENERATE, streamed, lang)
+        if unfinished is not None:  # keep what was written, say why it stops, and show the sources
+            line, notice = unfinished
+            notices.append(notice)
+            head = f"{line}\n{prompts.text(lang, 'sources_found')}"
+            kept = answer if answer.strip() else ""  # as streamed: the text shown so far stays its prefix
+            answer = "\n\n".join(part for part in (kept, sources_dump(state, head)) if part)
+            raw_from = len(kept) + 2 if kept else 0
+    return {"answer": answer, "answer_mode": mode, "notices": notices, "messages": [AIMessage(answer)],
+            "unprocessed_from": raw_from}
+
+
+def _after_judge_messages(state: GraphState, env: Env, lang: str, last: Evaluation | None,
                           missing: list[str] | None) -> list[BaseMessage]:
-        """The compact profile's answer prompt: the judge's last prompt as it was sent (system prompt,
-        question, sources: the prefix llama.cpp has cached), the judge's findings as its reply, then
-        the request for the answer (the only new text the model reads)."""
-        question = current_question(state)
-        passages, web_results = state.get("passages") or [], state.get("web_results") or []
-        context = self._judge_context(state)
-        if self.settings.judge_evidence == "sentence" and self.settings.judge_mode != "verdict":
-            context = format_sentence_context(sources_of(passages, web_results, self.passage_chars(len(passages))))
-        messages = judge_messages(question, context, mode=self.settings.judge_mode, few_shot=self._few_shot,
-                                  web_query_rule=self._web_query_rule(state, len(state.get("web_rounds") or [])),
-                                  evidence=self.settings.judge_evidence)
-        partial_note = ""
-        if missing is not None:
-            partial_note = prompts.COMPACT_PARTIAL_NOTE.format(
-                missing="; ".join(missing) if missing else "(not specified by the judge)",
-                missing_heading=prompts.text(lang, "missing_heading"),
-                cannot_confirm=prompts.text(lang, "cannot_confirm"))
-        request = prompts.COMPACT_ANSWER_USER.format(language=language_name("zh" if lang == "zh" else "en"),
-                                                     cite_example=prompts.text(lang, "cite_example"),
-                                                     partial_note=partial_note)
-        return [*messages, AIMessage(findings(last)), HumanMessage(request)]
+    """The answer prompt written after the judge's (the compact profile's): the judge's last prompt as it was sent (system prompt,
+    question, sources: the prefix llama.cpp has cached), the judge's findings as its reply, then
+    the request for the answer (the only new text the model reads)."""
+    question = current_question(state)
+    passages, web_results = state.get("passages") or [], state.get("web_results") or []
+    context = judge_context(state)
+    judge = env.config.judge
+    if judge.evidence == "sentence" and judge.mode != "verdict":
+        context = format_sentence_context(sources_of(passages, web_results, judge.passage_chars(len(passages))))
+    messages = judge_messages(question, context, mode=judge.mode, few_shot=judge.few_shot,
+                              web_query_rule=web_query_rule(state, env.config, len(state.get("web_rounds") or [])),
+                              evidence=judge.evidence)
+    partial_note = ""
+    if missing is not None:
+        partial_note = prompts.COMPACT_PARTIAL_NOTE.format(
+            missing="; ".join(missing) if missing else "(not specified by the judge)",
+            missing_heading=prompts.text(lang, "missing_heading"),
+            cannot_confirm=prompts.text(lang, "cannot_confirm"))
+    request = prompts.COMPACT_ANSWER_USER.format(language=language_name("zh" if lang == "zh" else "en"),
+                                                 cite_example=prompts.text(lang, "cite_example"),
+                                                 partial_note=partial_note)
+    return [*messages, AIMessage(findings(last)), HumanMessage(request)]
 
-    def direct_answer(self, state: GraphState) -> dict[str, Any]:
-        lang = state.get("language", "en")
-        notices: list[Notice] = []
-        try:
-            streamed = self._stream_answer(direct_messages(current_question(state), lang))
-            unfinished = self._unfinished(DIRECT_ANSWER, streamed, lang)
-            parts = [streamed.text.rstrip()]
-            if unfinished is not None:
-                parts.append(unfinished[0])
-                notices.append(unfinished[1])
-            if streamed.text.strip():
-                # Say plainly that nothing was looked up: a misrouted book question must not pass as sourced.
-                parts.append(prompts.text(lang, "direct_note"))
-            answer = "\n\n".join(part for part in parts if part)
-        except Exception as exc:  # noqa: BLE001
-            notices.append(self._n(DIRECT_ANSWER, "agent.generation_failed", "error", error=self.model_error(exc)))
-            answer = prompts.text(lang, "generation_failed", error=type(exc).__name__)
-        return {"answer": answer, "answer_mode": "direct", "notices": notices, "messages": [AIMessage(answer)]}
 
-    def fallback(self, state: GraphState) -> dict[str, Any]:
-        """Nothing usable was found: say so without calling the model, and list what is missing."""
-        lang = state.get("language", "en")
-        tried_web = bool(state.get("web_rounds"))
-        lines = [prompts.text(lang, "fallback", web=prompts.text(lang, "fallback_web") if tried_web else "")]
-        evaluations = state.get("evaluations") or []
-        missing = evaluations[-1].missing if evaluations else []
-        if missing:
-            lines += ["", prompts.text(lang, "fallback_missing")] + [f"- {m}" for m in missing]
-        problems = [text(lang, n["msg"]) for n in state.get("notices") or [] if n["level"] == "error"]
-        if problems:
-            lines += ["", prompts.text(lang, "fallback_errors")] + [f"- {p}" for p in problems]
-        answer = "\n".join(lines)
-        return {"answer": answer, "answer_mode": "fallback", "messages": [AIMessage(answer)]}
+def direct_answer(state: GraphState, env: Env) -> dict[str, Any]:
+    lang = state.get("language", "en")
+    notices: list[Notice] = []
+    try:
+        streamed = _stream_answer(env, direct_messages(current_question(state), lang))
+        unfinished = _unfinished(env, DIRECT_ANSWER, streamed, lang)
+        parts = [streamed.text.rstrip()]
+        if unfinished is not None:
+            parts.append(unfinished[0])
+            notices.append(unfinished[1])
+        if streamed.text.strip():
+            # Say plainly that nothing was looked up: a misrouted book question must not pass as sourced.
+            parts.append(prompts.text(lang, "direct_note"))
+        answer = "\n\n".join(part for part in parts if part)
+    except Exception as exc:  # noqa: BLE001
+        notices.append(env.n(DIRECT_ANSWER, "agent.generation_failed", "error", error=env.model_error(exc)))
+        answer = prompts.text(lang, "generation_failed", error=type(exc).__name__)
+    return {"answer": answer, "answer_mode": "direct", "notices": notices, "messages": [AIMessage(answer)]}
 
-    def retrieval_only(self, state: GraphState) -> dict[str, Any]:
-        question = (state.get("question") or "").strip()
-        lang = detect_lang(question)
-        update: dict[str, Any] = {**reset_question_state(), "standalone_question": question, "language": lang}
-        retrieved = self._retrieve(question, state.get("book_id"), chapters=search_scope(state),
-                                   read_up_to=state.get("read_up_to"))
-        update.update(passages=retrieved["passages"], local_context=retrieved["local_context"],
-                      notices=[RESET, *retrieved.get("notices", [])])
-        passages: list[Passage] = retrieved["passages"]
-        lines = [prompts.text(lang, "retrieval_only_head"), ""]
-        if not passages:
-            lines.append(prompts.text(lang, "retrieval_only_none"))
-        for i, p in enumerate(passages, start=1):
-            snippet = " ".join(p.text.split())
-            snippet = snippet if len(snippet) <= RETRIEVAL_ONLY_CHARS else snippet[:RETRIEVAL_ONLY_CHARS] + "…"
-            lines.append(f"[{i}] {p.label()}\n{snippet}\n")  # [i] is the rank; no raw score for readers
-        lines += ["", prompts.text(lang, "retrieval_only_howto")]
-        answer = "\n".join(lines)
-        update.update(answer=answer, answer_mode="retrieval_only",
-                      messages=[HumanMessage(question), AIMessage(answer)])
-        return update
+
+def fallback(state: GraphState, env: Env) -> dict[str, Any]:
+    """Nothing usable was found: say so without calling the model, and list what is missing."""
+    lang = state.get("language", "en")
+    tried_web = bool(state.get("web_rounds"))
+    lines = [prompts.text(lang, "fallback", web=prompts.text(lang, "fallback_web") if tried_web else "")]
+    evaluations = state.get("evaluations") or []
+    missing = evaluations[-1].missing if evaluations else []
+    if missing:
+        lines += ["", prompts.text(lang, "fallback_missing")] + [f"- {m}" for m in missing]
+    problems = [text(lang, n["msg"]) for n in state.get("notices") or [] if n["level"] == "error"]
+    if problems:
+        lines += ["", prompts.text(lang, "fallback_errors")] + [f"- {p}" for p in problems]
+    answer = "\n".join(lines)
+    return {"answer": answer, "answer_mode": "fallback", "messages": [AIMessage(answer)]}
+
+
+def retrieval_only(state: GraphState, env: Env) -> dict[str, Any]:
+    question = (state.get("question") or "").strip()
+    lang = detect_lang(question)
+    update: dict[str, Any] = {**reset_question_state(), "standalone_question": question, "language": lang}
+    retrieved = search_book(env, question, state.get("book_id"), chapters=search_scope(state),
+                           read_up_to=state.get("read_up_to"))
+    update.update(passages=retrieved["passages"], local_context=retrieved["local_context"],
+                  notices=[RESET, *retrieved.get("notices", [])])
+    passages: list[Passage] = retrieved["passages"]
+    lines = [prompts.text(lang, "retrieval_only_head"), ""]
+    if not passages:
+        lines.append(prompts.text(lang, "retrieval_only_none"))
+    for i, p in enumerate(passages, start=1):
+        snippet = " ".join(p.text.split())
+        snippet = snippet if len(snippet) <= RETRIEVAL_ONLY_CHARS else snippet[:RETRIEVAL_ONLY_CHARS] + "…"
+        lines.append(f"[{i}] {p.label()}\n{snippet}\n")  # [i] is the rank; no raw score for readers
+    lines += ["", prompts.text(lang, "retrieval_only_howto")]
+    answer = "\n".join(lines)
+    update.update(answer=answer, answer_mode="retrieval_only",
+                  messages=[HumanMessage(question), AIMessage(answer)])
+    return update

@@ -1,10 +1,12 @@
-"""What every node shares: the injected ``Deps`` (``NodeBase``), the notice helper, the structured
-call with its retry, and the pure questions about a state (the question being answered, the
-chapters to search, whether the web may be searched)."""
+"""What every node shares: ``Env`` (the injected ``Deps``, the turn's ``TurnConfig`` and the
+judge's model, with the notice and error helpers), the structured call with its retry, and the pure
+questions about a state (the question being answered, the chapters to search, whether the web may be
+searched, the judge's context and web-query rule)."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -13,12 +15,12 @@ from rag.agent import prompts
 from rag.agent.context import labelled_context, web_block
 from rag.agent.deps import Deps, as_retriever, as_web_search
 from rag.agent.judge import structured_with_retry
-from rag.agent.profile import passage_chars, turn_profile
 from rag.agent.state import GraphState, Notice
+from rag.agent.turnconfig import TurnConfig, turn_config
 from rag.deadline import DeadlineExceeded
 from rag.errors import LLMError, RagError
 from rag.i18n import Level, Msg
-from rag.llm import DeadlineBound, judge_model, model_failure
+from rag.llm import ChatModel, DeadlineBound, judge_model, model_failure
 from rag.logs import redact
 from rag.schemas import Retriever, WebSearch
 from rag.scope import limit_chapters
@@ -48,41 +50,50 @@ def search_scope(state: GraphState) -> tuple[int, int] | None:
     return limit_chapters(tuple(chapters) if chapters else None, state.get("read_up_to"))  # type: ignore[arg-type]
 
 
-class NodeBase:
-    """Holds the injected ``Deps``; nodes create no clients and read no global state."""
+def judge_context(state: GraphState) -> str:
+    """The judge's context: the book block, and the web block after it (``labelled_context``)."""
+    passages = state.get("passages") or []
+    return labelled_context(state.get("local_context") or "",
+                            web_block(state.get("web_results") or [], len(passages) + 1, state.get("read_up_to")))
 
-    def __init__(self, deps: Deps) -> None:
-        self.deps = deps
-        self.settings = deps.settings
-        self.llm = deps.llm
-        # Route, rewrite and evaluate are deterministic: temperature 0. Every call ends by the turn's deadline.
-        self.judge_llm = DeadlineBound(judge_model(deps.llm)) if deps.llm is not None else None
-        # TURN_PROFILE: fewer and shorter calls for a small local model (rag.agent.profile)
-        self.compact = turn_profile(deps.settings, deps.llm) == "compact"
+
+def web_query_rule(state: GraphState, config: TurnConfig, rounds: int) -> str:
+    """The judge's web-query rule after ``rounds`` web rounds."""
+    enabled = web_allowed(state, config.web_enabled)
+    if rounds == 0:
+        return prompts.WEB_QUERY_RULE_FIRST if enabled else prompts.WEB_QUERY_RULE_NONE
+    more = enabled and rounds < config.max_web_rounds
+    return prompts.WEB_QUERY_RULE_MORE if more else prompts.WEB_QUERY_RULE_NONE
+
+
+@dataclass(frozen=True)
+class Env:
+    """What the nodes run over: the injected ``Deps`` (nodes create no clients and read no global
+    state), the turn's ``TurnConfig``, and the judge's model (route, rewrite and evaluate are
+    deterministic: temperature 0; every call ends by the turn's deadline)."""
+
+    deps: Deps
+    config: TurnConfig
+    judge_llm: ChatModel | None
+
+    @classmethod
+    def of(cls, deps: Deps) -> Env:
+        judge_llm = DeadlineBound(judge_model(deps.llm)) if deps.llm is not None else None
+        return cls(deps=deps, config=turn_config(deps), judge_llm=judge_llm)
 
     @property
-    def _few_shot(self) -> bool:
-        """The judge's few-shot examples: as set, never in the compact profile (a shorter prompt)."""
-        return self.deps.few_shot and not self.compact
+    def judge_model(self) -> ChatModel:
+        """The judge's model; only the nodes the graph wires with a model ask for it."""
+        if self.judge_llm is None:
+            raise RuntimeError("no model: the graph wires the model's nodes only with one")
+        return self.judge_llm
 
-    def _judge_context(self, state: GraphState) -> str:
-        """The judge's context: the book block, and the web block after it (``labelled_context``)."""
-        passages = state.get("passages") or []
-        return labelled_context(state.get("local_context") or "",
-                                web_block(state.get("web_results") or [], len(passages) + 1, state.get("read_up_to")))
-
-    def _web_query_rule(self, state: GraphState, rounds: int) -> str:
-        """The judge's web-query rule after ``rounds`` web rounds."""
-        enabled = web_allowed(state, self.deps.web_enabled)
-        if rounds == 0:
-            return prompts.WEB_QUERY_RULE_FIRST if enabled else prompts.WEB_QUERY_RULE_NONE
-        more = enabled and rounds < self.settings.max_web_rounds
-        return prompts.WEB_QUERY_RULE_MORE if more else prompts.WEB_QUERY_RULE_NONE
-
-    def passage_chars(self, n_passages: int) -> int:
-        """Characters of each book passage in a prompt (and in the sources its quotes are checked
-        against): ``MAX_PASSAGE_CHARS``, or in the compact profile what fits its context."""
-        return passage_chars(self.settings, n_passages) if self.compact else self.settings.max_passage_chars
+    @property
+    def answer_model(self) -> ChatModel:
+        """The model that writes answers (at its own temperature)."""
+        if self.deps.llm is None:
+            raise RuntimeError("no model: the graph wires the model's nodes only with one")
+        return self.deps.llm
 
     @property
     def retriever(self) -> Retriever | None:
@@ -92,7 +103,7 @@ class NodeBase:
     def web(self) -> WebSearch | None:
         return as_web_search(self.deps.web_search)
 
-    def _n(self, node: str, code: str, level: Level = "info", **params: Any) -> Notice:
+    def n(self, node: str, code: str, level: Level = "info", **params: Any) -> Notice:
         """A notice for the trace: the message ``code`` at ``level``, any secret scrubbed from its params."""
         return self.notice(node, Msg.of(code, level=level, **params))
 
@@ -108,8 +119,8 @@ class NodeBase:
             if isinstance(value, list):
                 return [clean(v) for v in value]
             # a public page's visitors read no server address either (an upstream body may name one)
-            return redact(value, self.deps.secrets, addresses=self.settings.public_page) if isinstance(value, str) \
-                else value
+            return redact(value, self.deps.secrets, addresses=self.deps.settings.public_page) \
+                if isinstance(value, str) else value
 
         return msg.model_copy(update={"params": {k: clean(v) for k, v in msg.params.items()}})
 
@@ -120,20 +131,15 @@ class NodeBase:
     def model_error(self, exc: BaseException) -> Msg:
         """A failed model call as a message param: said as ``rag.llm.model_failure`` says it (never
         the endpoint's own error body, which may name its address or echo the key)."""
-        return self.error(model_failure(self.llm, exc))
+        return self.error(model_failure(self.deps.llm, exc))
 
-    def _structured(self, schema: type, messages: list[BaseMessage]) -> tuple[Any | None, list[LLMError]]:
-        return structured_with_retry(self.judge_llm, schema, messages, self.settings.llm_structured_method)
+    def structured(self, schema: type, messages: list[BaseMessage]) -> tuple[Any | None, list[LLMError]]:
+        """The judge's model's structured reply (retried once), and the errors met."""
+        return structured_with_retry(self.judge_model, schema, messages, self.config.judge.method,
+                                     methods=self.deps.methods)
 
-    def _book_title(self, state: GraphState) -> str | None:
-        """The loaded book's title, when the question is scoped to one book (for the router)."""
-        return self._book_field(state, "title")
-
-    def _book_lang(self, state: GraphState) -> str | None:
-        """The language of the loaded book's text ("zh" | "en"), when the question is scoped to one book."""
-        return self._book_field(state, "lang")
-
-    def _book_field(self, state: GraphState, name: str) -> str | None:
+    def book_field(self, state: GraphState, name: str) -> str | None:
+        """A field of the loaded book (``title``, ``lang``), when the question is scoped to one book."""
         book_id, retriever = state.get("book_id"), self.retriever
         if not book_id or retriever is None:
             return None

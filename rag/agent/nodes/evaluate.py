@@ -8,9 +8,9 @@ import logging
 import time
 from typing import Any
 
-from rag.agent.judge import judge
+from rag.agent.judge import JudgeRequest, judge
 from rag.agent.names import EVALUATE, FALLBACK, GENERATE, WEB_SEARCH
-from rag.agent.nodes.common import NodeBase, current_question, web_allowed
+from rag.agent.nodes.common import Env, current_question, judge_context, web_allowed, web_query_rule
 from rag.agent.state import GraphState, Notice
 from rag.llm import model_name
 from rag.logs import redact
@@ -49,65 +49,64 @@ def eval_record(*, question: str, model: str, round_no: int, evaluation: Evaluat
     }
 
 
-class EvaluateNode(NodeBase):
-    def evaluate(self, state: GraphState) -> dict[str, Any]:
-        question = current_question(state)
-        round_no = len(state.get("evaluations") or []) + 1
-        rounds = len(state.get("web_rounds") or [])
-        passages = state.get("passages") or []
-        web_results = state.get("web_results") or []
-        notices: list[Notice] = []
-        invalid = False
-        started = time.monotonic()
-        if not passages and not web_results:
-            evaluation = Evaluation(reason="Nothing was retrieved, so nothing can answer the question.",
-                                    enough=False, missing=[question], web_query=None if rounds else question,
-                                    confidence=1.0, mode=self.settings.judge_mode)
-        else:
-            evaluation, invalid, notices = self._judge(state, question, rounds)
-        self._log_evaluation(state, evaluation, round_no, time.monotonic() - started, invalid=invalid)
-        return {"evaluations": [evaluation], "notices": notices}
+def evaluate(state: GraphState, env: Env) -> dict[str, Any]:
+    question = current_question(state)
+    rounds = len(state.get("web_rounds") or [])
+    passages = state.get("passages") or []
+    web_results = state.get("web_results") or []
+    notices: list[Notice] = []
+    invalid = False
+    started = time.monotonic()
+    if not passages and not web_results:
+        evaluation = Evaluation(reason="Nothing was retrieved, so nothing can answer the question.",
+                                enough=False, missing=[question], web_query=None if rounds else question,
+                                confidence=1.0, mode=env.config.judge.mode)
+    else:
+        evaluation, invalid, notices = _judge(state, env, question)
+    _log_evaluation(state, env, evaluation, latency=time.monotonic() - started, invalid=invalid)
+    return {"evaluations": [evaluation], "notices": notices}
 
-    def _judge(self, state: GraphState, question: str, rounds: int) -> tuple[Evaluation, bool, list[Notice]]:
-        """The judge's evaluation, whether its output was invalid (not: unreachable), and the notices."""
-        passages = state.get("passages") or []
-        web_results = state.get("web_results") or []
-        judged = judge(self.judge_llm, question, passages, web_results, context=self._judge_context(state),
-                       mode=self.settings.judge_mode, method=self.settings.llm_structured_method,
-                       few_shot=self._few_shot, web_query_rule=self._web_query_rule(state, rounds),
-                       max_chars=self.passage_chars(len(passages)), relevance=self.settings.judge_relevance_check,
-                       evidence=self.settings.judge_evidence)
-        errors = [self.error(e) for e in judged.errors]
-        evaluation = judged.evaluation.model_copy(update={"reason": redact(judged.evaluation.reason, self.deps.secrets)})
-        notices: list[Notice] = []
-        invalid = False
-        if judged.invalid:
-            # A model that could not be reached is not a model that wrote bad JSON (the eval log keeps them apart).
-            invalid = judged.invalid_output
-            code = "agent.eval_invalid" if invalid else "agent.eval_unreachable"
-            notices.append(self._n(EVALUATE, code, "warning", error=errors[-1]))
-        elif errors:
-            notices.append(self._n(EVALUATE, "agent.eval_retried", error=errors[0]))
-        unverified = [p for p in evaluation.parts if p.status == "unverified"]
-        if evaluation.model_enough and not evaluation.enough and unverified:
-            notices.append(self._n(EVALUATE, "agent.judge_overruled", "warning", unverified=len(unverified),
-                                   parts=len(evaluation.parts)))
-        return evaluation, invalid, notices
 
-    def _log_evaluation(self, state: GraphState, evaluation: Evaluation, round_no: int, latency: float, *,
-                        invalid: bool) -> None:
-        """One eval-log record with what this evaluation knows. Where the graph goes next is decided
-        by the edge after this node, not predicted here."""
-        if self.deps.eval_log is None:
-            return
-        web_rounds = state.get("web_rounds") or []
-        last = web_rounds[-1] if round_no > 1 and web_rounds else None
-        searched = None if last is None else {"query": last["query"], "provider": last["provider"],
-                                              "results": len(last["results"]),
-                                              "error": None if last["error"] is None else str(last["error"])}
-        record = eval_record(question=current_question(state), model=model_name(self.llm), round_no=round_no,
-                             evaluation=evaluation, latency=latency, searched=searched, invalid=invalid)
-        try:
-            self.deps.eval_log(record)
-        except Exception:  # noqa: BLE001 - logging must never break a turn
-            logger.exception("could not write the evaluation log")
+def _judge(state: GraphState, env: Env, question: str) -> tuple[Evaluation, bool, list[Notice]]:
+    """The judge's evaluation, whether its output was invalid (not: unreachable), and the notices."""
+    passages = state.get("passages") or []
+    web_results = state.get("web_results") or []
+    rule = web_query_rule(state, env.config, len(state.get("web_rounds") or []))
+    request = JudgeRequest(question, passages, web_results, context=judge_context(state), web_query_rule=rule)
+    judged = judge(env.judge_model, request, env.config.judge, methods=env.deps.methods)
+    errors = [env.error(e) for e in judged.errors]
+    evaluation = judged.evaluation.model_copy(update={"reason": redact(judged.evaluation.reason, env.deps.secrets)})
+    notices: list[Notice] = []
+    invalid = False
+    if judged.invalid:
+        # A model that could not be reached is not a model that wrote bad JSON (the eval log keeps them apart).
+        invalid = judged.invalid_output
+        code = "agent.eval_invalid" if invalid else "agent.eval_unreachable"
+        notices.append(env.n(EVALUATE, code, "warning", error=errors[-1]))
+    elif errors:
+        notices.append(env.n(EVALUATE, "agent.eval_retried", error=errors[0]))
+    unverified = [p for p in evaluation.parts if p.status == "unverified"]
+    if evaluation.model_enough and not evaluation.enough and unverified:
+        notices.append(env.n(EVALUATE, "agent.judge_overruled", "warning", unverified=len(unverified),
+                               parts=len(evaluation.parts)))
+    return evaluation, invalid, notices
+
+
+def _log_evaluation(state: GraphState, env: Env, evaluation: Evaluation, *, latency: float,
+                    invalid: bool) -> None:
+    """One eval-log record with what this evaluation knows. Where the graph goes next is decided
+    by the edge after this node, not predicted here."""
+    if env.deps.eval_log is None:
+        return
+    round_no = len(state.get("evaluations") or []) + 1
+    web_rounds = state.get("web_rounds") or []
+    last = web_rounds[-1] if round_no > 1 and web_rounds else None
+    searched = None if last is None else {"query": last["query"], "provider": last["provider"],
+                                          "results": len(last["results"]),
+                                          "error": None if last["error"] is None else str(last["error"])}
+    record = eval_record(question=current_question(state), model=model_name(env.answer_model), round_no=round_no,
+                         evaluation=evaluation, latency=latency, searched=searched, invalid=invalid)
+    try:
+        env.deps.eval_log(record)
+    except Exception:  # noqa: BLE001 - logging must never break a turn
+        logger.exception("could not write the evaluation log")

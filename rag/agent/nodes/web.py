@@ -9,7 +9,7 @@ from typing import Any
 from rag import deadline as turn_deadline
 from rag.agent.context import web_block
 from rag.agent.names import WEB_SEARCH
-from rag.agent.nodes.common import NodeBase, current_question
+from rag.agent.nodes.common import Env, current_question
 from rag.agent.state import GraphState, Notice, WebRound, unseen_urls
 from rag.deadline import DeadlineExceeded
 from rag.errors import RagError
@@ -36,39 +36,39 @@ def web_query_for(state: GraphState) -> str:
     return " ".join([question, *missing]).strip()
 
 
-class WebNode(NodeBase):
-    def _search(self, query: str) -> SearchOutcome:
-        """One search by the turn's deadline; raises ``RagError`` / ``DeadlineExceeded`` (and any provider bug)."""
-        search, deadline, count = self.web, turn_deadline.current(), self.settings.search_count
-        if search is None:
-            raise RagError(Msg.of("agent.web_not_configured", level="error"))
-        if deadline is not None and deadline.expired:
-            raise deadline.exceeded("not_searched")
-        return turn_deadline.call_before(lambda: search.search_detailed(query, count), deadline, "web_search")
+def _search(env: Env, query: str) -> SearchOutcome:
+    """One search by the turn's deadline; raises ``RagError`` / ``DeadlineExceeded`` (and any provider bug)."""
+    search, deadline, count = env.web, turn_deadline.current(), env.config.search_count
+    if search is None:
+        raise RagError(Msg.of("agent.web_not_configured", level="error"))
+    if deadline is not None and deadline.expired:
+        raise deadline.exceeded("not_searched")
+    return turn_deadline.call_before(lambda: search.search_detailed(query, count), deadline, "web_search")
 
-    def web_search(self, state: GraphState) -> dict[str, Any]:
-        query = web_query_for(state)
-        known = state.get("web_results") or []
-        new_results: list[SearchResult] = []
-        notices: list[Notice] = []
-        web_round = WebRound(query=query, provider="", results=[], error=None, notes=[])
-        try:
-            outcome = self._search(query)
-            web_round["provider"], web_round["results"] = outcome.provider, outcome.results
-            web_round["notes"] = list(outcome.notes)
-            new_results = unseen_urls(known, outcome.results)
-            if not outcome.results and not any(notes.is_no_results(n) for n in web_round["notes"]):
-                web_round["notes"].append(notes.no_results())
-        except (RagError, DeadlineExceeded) as exc:
-            web_round["error"] = self.error(exc)
-            notices.append(self._n(WEB_SEARCH, "agent.web_failed", "error", error=web_round["error"]))
-        except Exception as exc:  # noqa: BLE001 - a provider bug must not end the turn
-            logger.exception("web search crashed")
-            web_round["error"] = self.scrub(Msg.of("text", value=f"{type(exc).__name__}: {exc}"))
-            notices.append(self._n(WEB_SEARCH, "agent.web_failed", "error", error=web_round["error"]))
-        results = [*known, *new_results]
-        limit = state.get("read_up_to")
-        web_context = web_block(results, len(state.get("passages") or []) + 1, limit)
-        if limit is not None and results:  # allowed despite the spoiler limit: marked as possible spoilers
-            web_round["notes"].append(notes.spoilers(limit))
-        return {"web_rounds": [web_round], "web_results": new_results, "web_context": web_context, "notices": notices}
+
+def web_search(state: GraphState, env: Env) -> dict[str, Any]:
+    query = web_query_for(state)
+    known = state.get("web_results") or []
+    new_results: list[SearchResult] = []
+    notices: list[Notice] = []
+    web_round = WebRound(query=query, provider="", results=[], error=None, notes=[])
+    try:
+        outcome = _search(env, query)
+        web_round["provider"], web_round["results"] = outcome.provider, outcome.results
+        web_round["notes"] = list(outcome.notes)
+        new_results = unseen_urls(known, outcome.results)
+        if not outcome.results and not any(notes.is_no_results(n) for n in web_round["notes"]):
+            web_round["notes"].append(notes.no_results())
+    except (RagError, DeadlineExceeded) as exc:
+        web_round["error"] = env.error(exc)
+        notices.append(env.n(WEB_SEARCH, "agent.web_failed", "error", error=web_round["error"]))
+    except Exception as exc:  # noqa: BLE001 - a provider bug must not end the turn
+        logger.exception("web search crashed")
+        web_round["error"] = env.scrub(Msg.of("text", value=f"{type(exc).__name__}: {exc}"))
+        notices.append(env.n(WEB_SEARCH, "agent.web_failed", "error", error=web_round["error"]))
+    results = [*known, *new_results]
+    limit = state.get("read_up_to")
+    web_context = web_block(results, len(state.get("passages") or []) + 1, limit)
+    if limit is not None and results:  # allowed despite the spoiler limit: marked as possible spoilers
+        web_round["notes"].append(notes.spoilers(limit))
+    return {"web_rounds": [web_round], "web_results": new_results, "web_context": web_context, "notices": notices}

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from rag.agent.deps import Deps
 from rag.i18n import Msg, t, text
 from rag.ui.probe import ProbeCache, display_url, llm_endpoint
-from rag.ui.render import esc, render_banner
+from rag.ui.render import Banner, esc, render_banner
 from rag.ui.session import Session, SessionStore
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -235,5 +235,5 @@ class AppContext:
 
     def banner_html(self, session: Session) -> str:
         mode = mode_of(session.deps if session.custom and session.deps is not None else self.deps)
-        return render_banner(**mode, custom=session.custom, lang=session.lang, llm_unreachable=session.llm_unreachable,
-                             llm_slow=session.llm_slow, local=self.local_state(session))
+        return render_banner(Banner(**mode, custom=session.custom, llm_unreachable=session.llm_unreachable,
+                                    llm_slow=session.llm_slow, local=self.local_state(session)), session.lang)

@@ -20,7 +20,7 @@ from rag.errors import RagError
 from rag.i18n import Msg, t
 from rag.ui.layout import ALL_BOOKS, Layout
 from rag.ui.pages.base import AppContext, show
-from rag.ui.pages.scope import ScopeInvalid, parse_scope, scope_summary
+from rag.scope import ScopeInvalid, parse_scope, scope_summary
 from rag.ui.render import render_books
 from rag.ui.session import Session
 

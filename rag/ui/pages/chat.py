@@ -16,10 +16,9 @@ from rag.agent.state import Notice
 from rag.deadline import END, TIMEOUT, Pump
 from rag.errors import QuestionTooLong, RagError, check_question
 from rag.i18n import Msg, codes, t
-from rag.ui.api import scope_kwargs
+from rag.scope import ScopeInvalid, parse_scope
 from rag.ui.layout import ALL_BOOKS, ChatView, Layout
 from rag.ui.pages.base import AppContext
-from rag.ui.pages.scope import ScopeInvalid, parse_scope
 from rag.ui.probe import llm_endpoint
 from rag.ui.render import chat_messages, evaluations_json, render_sources, render_trace
 from rag.ui.session import ActiveTurn, Session
@@ -131,10 +130,8 @@ class ChatPage:
         if turn.cancel.is_set() or not session.is_current(turn):
             return
         try:
-            chosen = parse_scope(ch_from, ch_to, read_to)
+            scope = parse_scope(ch_from, ch_to, read_to, allow_web_spoilers=spoilers)
             graph = self.ctx.ensure_graph(session)
-            scope = scope_kwargs(chapters=chosen.chapters, read_up_to=chosen.read_up_to,
-                                 allow_web_spoilers=bool(spoilers))
         except ScopeInvalid as exc:
             with session.lock:
                 session.ui = fail_turn(session.ui, exc.msg)
@@ -149,7 +146,7 @@ class ChatPage:
                 session.ui = fail_turn(session.ui, f"{type(exc).__name__}: {exc}")
             return
         book_id = None if not book or book == ALL_BOOKS else book
-        events = run_turn(graph, turn.question, thread_id=session.thread_id, book_id=book_id, **scope)
+        events = run_turn(graph, turn.question, thread_id=session.thread_id, book_id=book_id, scope=scope)
         pump = turn.pump = Pump(events, name=f"turn-{session.id[:8]}")
         last, pending = 0.0, False
         while True:

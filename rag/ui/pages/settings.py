@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
@@ -18,24 +19,16 @@ from pydantic import SecretStr
 from rag.agent.deps import Deps
 from rag.errors import ConfigError, RagError
 from rag.i18n import Msg, t
-from rag.search.registry import VALID_NAMES
-from rag.ui.layout import Layout, server_placeholder
+from rag.ui.layout import Layout, provider_choices, server_placeholder
 from rag.ui.pages.base import AppContext, MakeDeps, show
 from rag.ui.probe import display_url, probe_endpoint
 from rag.ui.session import Session
 
 logger = logging.getLogger(__name__)
 
+__all__ = ["SettingsForm", "SettingsPage", "apply_settings", "keepable_url", "probe_target", "provider_choices"]
+
 SAVED_FIELDS = ("base_url", "model", "provider", "searxng", "k", "rounds")  # never keys (unless opted in)
-
-
-def provider_choices(current: str) -> list[str]:
-    """The search providers a visitor may pick (the search registry's names, "none" first), and the
-    server's own choice when it is a chain such as "bocha,duckduckgo"."""
-    choices = ["none", *(name for name in VALID_NAMES if name != "none")]
-    if current and current not in choices:
-        choices.append(current)
-    return choices
 
 
 def keepable_url(url: str | None) -> str:
@@ -62,20 +55,35 @@ def probe_target(base: Any, *, base_url: str, key: str, model: str,
     return server_base, key or server_key, False
 
 
+@dataclass(frozen=True)
+class SettingsForm:
+    """The settings page's fields as a visitor filled them, in the order of the page's inputs
+    (``rag.ui.layout.SettingsView.fields``); blank fields keep the server's values."""
+
+    base_url: str = ""
+    model: str = ""
+    key: str = ""
+    provider: str = "none"
+    search_key: str = ""
+    searxng: str = ""
+    k: int = 6
+    rounds: int = 1
+
+
 def _refused(code: str, **params: Any) -> ConfigError:
     return ConfigError(Msg.of(code, level="error", **params))
 
 
-def apply_settings(deps: Deps, index: Any | None, make_deps: MakeDeps | None, *, base_url: str, model: str,
-                   key: str, provider: str, search_key: str, searxng: str, k: int, rounds: int,
+def apply_settings(deps: Deps, index: Any | None, make_deps: MakeDeps | None, form: SettingsForm, *,
                    allow_endpoints: bool = True) -> Deps:
     """Deps for a session's settings. Blank fields keep the server's values (the page never holds
     the server's URLs), and the server's LLM key is never sent to a base URL the user typed in.
     ``allow_endpoints=False`` (ALLOW_SESSION_ENDPOINTS) refuses any user-typed base or SearXNG URL.
     Raises ``ConfigError`` (its ``.msg`` a ``settings.*`` code) for invalid settings."""
-    base = deps.settings
-    base_url, model, key = (base_url or "").strip(), (model or "").strip(), (key or "").strip()
-    provider, search_key, searxng = (provider or "none").strip().lower(), (search_key or "").strip(), (searxng or "").strip()
+    base, k, rounds = deps.settings, int(form.k), int(form.rounds)
+    base_url, model, key = (form.base_url or "").strip(), (form.model or "").strip(), (form.key or "").strip()
+    provider = (form.provider or "none").strip().lower()
+    search_key, searxng = (form.search_key or "").strip(), (form.searxng or "").strip()
     if (base_url or searxng) and not allow_endpoints:
         raise _refused("settings.endpoints_forbidden")
     heavy: dict[str, Any] = {}
@@ -146,20 +154,20 @@ class SettingsPage:
             v.remember: bool(stored.get("remember_keys")),
         }
 
-    def _apply(self, **fields: Any) -> Deps:
+    def _apply(self, form: SettingsForm) -> Deps:
         ctx = self.ctx
-        return apply_settings(ctx.deps, ctx.index, ctx.make_deps, allow_endpoints=ctx.endpoints_allowed, **fields)
+        return apply_settings(ctx.deps, ctx.index, ctx.make_deps, form, allow_endpoints=ctx.endpoints_allowed)
 
     def restore(self, session: Session, saved: dict[str, Any], keys: dict[str, Any]) -> None:
         """Apply the settings a browser kept, on a session the server no longer knows."""
         s = self.ctx.settings
         fields = {name: saved.get(name) for name in SAVED_FIELDS}
         try:
-            new_deps = self._apply(
+            new_deps = self._apply(SettingsForm(
                 base_url=str(fields["base_url"] or ""), model=str(fields["model"] or ""), key=str(keys.get("llm") or ""),
                 provider=str(fields["provider"] or s.search_provider), search_key=str(keys.get("search") or ""),
                 searxng=str(fields["searxng"] or ""), k=int(fields["k"] or s.retrieval_k),
-                rounds=int(fields["rounds"] if fields["rounds"] is not None else s.max_web_rounds))
+                rounds=int(fields["rounds"] if fields["rounds"] is not None else s.max_web_rounds)))
         except Exception as exc:  # noqa: BLE001 - a stale saved setting must not break the page
             logger.info("saved settings not restored: %s", type(exc).__name__)
             return
@@ -191,15 +199,17 @@ class SettingsPage:
         return model, gr.update(choices=list(found.models) or [model], value=model), [
             Msg.of("probe_ok", where=where, n=len(found.models))]
 
-    def on_apply(self, session: Session | None, base_url: str, model: str, key: str, provider: str,
-                 search_key: str, searxng: str, k: float, rounds: float) -> dict[Any, Any]:
+    def on_apply(self, session: Session | None, *fields: Any) -> dict[Any, Any]:
+        """Apply the page's fields (``SettingsForm``, in its order) after checking the model's endpoint."""
         session = self.ctx.ensure_session(session)
         model_update: Any = gr.update()
         notes: list[Msg] = []
+        form = SettingsForm(*fields)
+        base_url, key, provider, search_key, searxng = form.base_url, form.key, form.provider, form.search_key, form.searxng
+        k, rounds = form.k, form.rounds
         try:
-            model, model_update, notes = self._check_endpoint(session, base_url, key, model)
-            new_deps = self._apply(base_url=base_url, model=model, key=key, provider=provider, search_key=search_key,
-                                   searxng=searxng, k=int(k), rounds=int(rounds))
+            model, model_update, notes = self._check_endpoint(session, base_url, key, form.model)
+            new_deps = self._apply(dataclasses.replace(form, model=model, k=int(k), rounds=int(rounds)))
         except Exception as exc:  # noqa: BLE001 - every failure is a line under the button
             session.settings_status = _failed(exc)
             return {self.shell.session: session, self.shell.banner: self.ctx.banner_html(session),

@@ -17,7 +17,7 @@ from rag.ui.render.answer import (
     usable_checks,
 )
 from rag.ui.render.icons import NODE_ICONS, PART_ICONS, STATUS_ICONS
-from rag.ui.render.panels import book_status_text, fmt_eta, render_banner, render_books
+from rag.ui.render.panels import Banner, book_status_text, fmt_eta, render_banner, render_books
 from rag.ui.render.safe import (
     anchor_id,
     clip,
@@ -41,6 +41,7 @@ from rag.ui.render.trace import checks_html, evaluation_html, evaluations_json, 
 
 __all__ = [
     "NODE_ICONS",
+    "Banner",
     "PART_ICONS",
     "STATUS_ICONS",
     "anchor_id",

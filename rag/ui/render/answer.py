@@ -6,8 +6,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from rag.checks import SentenceCheck
 from rag.i18n import node_title, t, text
-from rag.schemas import Passage, SearchResult, SentenceResult
+from rag.schemas import Passage, SearchResult
 from rag.ui.render.icons import NODE_ICONS, STATUS_ICONS
 from rag.ui.render.safe import (
     anchor_id,
@@ -86,7 +87,7 @@ def _links(text: str, cites: _Cites, unsupported: bool) -> str:
     return "".join(out)
 
 
-def usable_checks(answer: str, checks: Sequence[SentenceResult]) -> list[SentenceResult]:
+def usable_checks(answer: str, checks: Sequence[SentenceCheck]) -> list[SentenceCheck]:
     """The sentence checks that describe ``answer`` as it is (offsets in range, text equal), in
     order, without overlaps; none if any does not fit (they belong to another text)."""
     ordered = sorted(checks, key=lambda c: c.start)
@@ -98,7 +99,7 @@ def usable_checks(answer: str, checks: Sequence[SentenceResult]) -> list[Sentenc
     return ordered
 
 
-def sentence_tip(check: SentenceResult, lang: str) -> str:
+def sentence_tip(check: SentenceCheck, lang: str) -> str:
     """What the page says about one checked sentence (on hover and keyboard focus)."""
     status = t(lang, f"sent_{check.status}")
     reason = text(lang, check.reason)
@@ -108,7 +109,7 @@ def sentence_tip(check: SentenceResult, lang: str) -> str:
 
 
 def link_citations(answer: str, turn_index: int, passages: Sequence[Passage],
-                   web_results: Sequence[SearchResult], checks: Sequence[SentenceResult] = (),
+                   web_results: Sequence[SearchResult], checks: Sequence[SentenceCheck] = (),
                    lang: str = "en") -> str:
     """The answer as safe Markdown: ``[n]`` linked to its source (book passages to their anchor in
     the sources panel, web results to their URL), bare URLs linked up to their real end, and with
@@ -136,7 +137,7 @@ def link_citations(answer: str, turn_index: int, passages: Sequence[Passage],
     return "".join(out)
 
 
-def answer_summary(checks: Sequence[SentenceResult], lang: str) -> tuple[str, str] | None:
+def answer_summary(checks: Sequence[SentenceCheck], lang: str) -> tuple[str, str] | None:
     """("5 of 6 sentences supported by their sources", css class), or None when no sentence claims
     anything."""
     claims = [c for c in checks if c.status != "no_claim"]

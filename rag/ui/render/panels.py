@@ -3,19 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rag.i18n import t, text
 from rag.ui.render.safe import esc
 
 
-def render_banner(*, llm_model: str | None, llm_connected: bool, web_provider: str | None,
-                  custom: bool, lang: str, llm_unreachable: str | None = None, llm_slow: str | None = None,
-                  local: Any | None = None) -> str:
+@dataclass(frozen=True)
+class Banner:
+    """What the mode banner shows: the model (connected or not), the web provider (None: off),
+    whether the session has its own settings, where the model could not be reached or did not answer
+    in time (already safe to show), and the embedded model's download and load (``local``, a
+    ``rag.local.LocalState``)."""
+
+    llm_model: str | None
+    llm_connected: bool
+    web_provider: str | None
+    custom: bool = False
+    llm_unreachable: str | None = None
+    llm_slow: str | None = None
+    local: Any | None = None
+
+
+def render_banner(banner: Banner, lang: str) -> str:
     """The mode banner: model connected / too slow / not reachable / retrieval-only (or the
-    embedded model's download and load: ``local``, a ``rag.local.LocalState``), web on (provider)
-    / disabled. ``llm_unreachable`` / ``llm_slow``: where the model could not be reached or did not
-    answer in time (already safe to show)."""
+    embedded model's download and load), web on (provider) / disabled."""
+    llm_model, llm_connected, local = banner.llm_model, banner.llm_connected, banner.local
+    llm_unreachable, llm_slow, web_provider = banner.llm_unreachable, banner.llm_slow, banner.web_provider
     if llm_connected and llm_unreachable:
         model = (f'<span class="badge error mode-model-unreachable">⚠️ '
                  f'{esc(t(lang, "banner_model_unreachable", where=llm_unreachable, model=llm_model or "?"))}</span>')
@@ -34,7 +49,7 @@ def render_banner(*, llm_model: str | None, llm_connected: bool, web_provider: s
         web = f'<span class="badge ok mode-web">🌐 {esc(t(lang, "banner_web_on", provider=web_provider))}</span>'
     else:
         web = f'<span class="badge muted mode-web-off">🚫 {esc(t(lang, "banner_web_off"))}</span>'
-    extra = f'<span class="badge info">⚙️ {esc(t(lang, "banner_custom"))}</span>' if custom else ""
+    extra = f'<span class="badge info">⚙️ {esc(t(lang, "banner_custom"))}</span>' if banner.custom else ""
     return f'<div class="rag-banner">{model}{web}{extra}</div>'
 
 
@@ -103,7 +118,7 @@ def render_books(books: Sequence[Any] | None, lang: str, message: str = "", leve
         error = _book_field(book, "error", None)
         error_html = f'<div class="note error book-error">{esc(text(lang, error))}</div>' if error else ""
         notice = _book_field(book, "notice", None)
-        if notice and status in {"keyword_ready", "embedding"}:  # e.g. embedding will take long (issue 24)
+        if notice and status in {"keyword_ready", "embedding"}:  # e.g. embedding will take long: said before the wait
             error_html += f'<div class="note warning book-notice">{esc(text(lang, notice))}</div>'
         status_text = book_status_text(book, lang, (etas or {}).get(book_id))
         author = str(_book_field(book, "author", "") or "").strip()

@@ -7,8 +7,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from rag.checks import PartCheck, SentenceCheck
 from rag.i18n import node_title, t, text
-from rag.schemas import Evaluation, PartResult, Passage, SearchResult, SentenceResult
+from rag.schemas import Evaluation, Passage, SearchResult
 from rag.ui.render.answer import answer_summary, strategy_text
 from rag.ui.render.icons import NODE_ICONS, PART_ICONS, STATUS_ICONS
 from rag.ui.render.safe import clip, esc, fmt_s
@@ -18,7 +19,7 @@ from rag.ui.translate import TraceEntry, Turn
 HIT_PREVIEW_CHARS = 60
 
 
-def _part_html(part: PartResult, lang: str) -> str:
+def _part_html(part: PartCheck, lang: str) -> str:
     status = part.status if part.status in PART_ICONS else "not_found"
     head = (f'<span class="pstatus pstatus-{status}">{PART_ICONS[status]} {esc(t(lang, f"part_{status}"))}</span> '
             f'<b class="part-name">{esc(part.part)}</b>')
@@ -68,7 +69,7 @@ def _eval_json_of(evaluation: Evaluation) -> str:
     return json.dumps(ordered, ensure_ascii=False, indent=2)
 
 
-def checks_html(checks: Sequence[SentenceResult], lang: str) -> str:
+def checks_html(checks: Sequence[SentenceCheck], lang: str) -> str:
     """The verify_answer entry: the summary line and each sentence that is not supported."""
     summary = answer_summary(checks, lang)
     if summary is None:

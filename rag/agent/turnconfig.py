@@ -1,0 +1,53 @@
+"""``TurnConfig``: everything a turn's nodes and its judge read from the configuration, fixed for the
+turn. It is built once (``turn_config``) from the settings (the session's own, with its overrides:
+the page builds its ``Deps`` from them), the injected dependencies and the model's profile
+(``rag.agent.profile``), whose differences arrive here as data: no node asks which profile runs.
+
+Frozen: a node cannot change what a later node reads, and a turn's settings cannot change under it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from rag.agent.deps import Deps
+from rag.agent.judge import JudgeConfig
+from rag.agent.profile import PROFILES, Profile, passage_budget, turn_profile
+
+
+@dataclass(frozen=True)
+class TurnConfig:
+    profile: Profile
+    judge: JudgeConfig
+    route_by_code_first: bool  # the book-term check decides before the router is asked
+    rewrite_query: bool  # the query rewrite runs (when a rewriter is injected)
+    answer_after_judge: bool  # the answer is asked for after the judge's own prompt and findings
+    web_enabled: bool  # a web search is injected and rounds are allowed
+    max_web_rounds: int
+    retrieval_k: int  # passages of one book search
+    search_count: int  # results of one web search
+    turn_timeout: float  # seconds of the whole turn (named when an answer is cut)
+    stream_idle_timeout: float  # seconds an answer may stall before it is cut
+    verify_answers: Literal["code", "llm", "off"]
+
+    def passage_chars(self, n_passages: int) -> int:
+        """Characters of each book passage in a prompt, for the judge and the writer alike."""
+        return self.judge.passage_chars(n_passages)
+
+
+def turn_config(deps: Deps) -> TurnConfig:
+    """The configuration of a turn run over ``deps``."""
+    settings = deps.settings
+    profile = turn_profile(settings, deps.llm)
+    traits = PROFILES[profile]
+    judging, retrieval, web, limits = settings.judge, settings.retrieval, settings.web, settings.limits
+    judge = JudgeConfig(mode=judging.judge_mode, method=settings.llm.llm_structured_method,
+                        few_shot=deps.few_shot and traits.few_shot, evidence=judging.judge_evidence,
+                        relevance=judging.judge_relevance_check, max_passage_chars=retrieval.max_passage_chars,
+                        passage_budget=passage_budget(settings) if traits.fit_passages else None)
+    return TurnConfig(profile=profile, judge=judge, route_by_code_first=traits.route_by_code_first,
+                      rewrite_query=traits.rewrite_query, answer_after_judge=traits.answer_after_judge,
+                      web_enabled=deps.web_enabled, max_web_rounds=web.max_web_rounds,
+                      retrieval_k=retrieval.retrieval_k, search_count=web.search_count,
+                      turn_timeout=limits.turn_timeout, stream_idle_timeout=limits.stream_idle_timeout,
+                      verify_answers=judging.verify_answers)

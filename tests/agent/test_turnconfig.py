@@ -1,0 +1,60 @@
+"""A turn's configuration (``rag.agent.turnconfig.TurnConfig``): built once from the settings, the
+deps and the model's profile, frozen, with the profile's differences as data; and the nodes as
+plain functions over it (no class tower)."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+import pytest
+from conftest import REPO, make_settings
+
+from rag.agent.deps import Deps
+from rag.agent.profile import PROFILES, passage_chars
+from rag.agent.turnconfig import TurnConfig, turn_config
+from rag.testing.fakes import FakeWebSearch, ScriptedChatModel
+
+
+def model(name: str) -> ScriptedChatModel:
+    return ScriptedChatModel(replies=[], model_name=name)
+
+
+def test_the_config_reads_the_settings_once_and_cannot_change() -> None:
+    settings = make_settings(retrieval_k=4, search_count=3, max_web_rounds=2, judge_mode="guarded",
+                             judge_evidence="sentence", verify_answers="llm", turn_timeout=33, turn_profile="full")
+    config = turn_config(Deps(settings=settings, llm=model("big"), web_search=FakeWebSearch([])))
+    assert (config.retrieval_k, config.search_count, config.max_web_rounds, config.turn_timeout) == (4, 3, 2, 33)
+    assert (config.judge.mode, config.judge.evidence, config.verify_answers) == ("guarded", "sentence", "llm")
+    assert config.web_enabled and config.judge.method == settings.llm_structured_method
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.retrieval_k = 9  # type: ignore[misc]
+    assert not turn_config(Deps(settings=settings, llm=model("big"))).web_enabled  # no search injected
+
+
+def test_the_profile_arrives_as_data() -> None:
+    settings = make_settings(max_passage_chars=1000)
+    full = turn_config(Deps(settings=settings, llm=model("qwen2.5:72b")))
+    compact = turn_config(Deps(settings=settings, llm=model("qwen2.5-1.5b-instruct")))
+    assert (full.profile, compact.profile) == ("full", "compact")
+    for config in (full, compact):
+        traits = PROFILES[config.profile]
+        assert (config.route_by_code_first, config.rewrite_query, config.answer_after_judge, config.judge.few_shot) == (
+            traits.route_by_code_first, traits.rewrite_query, traits.answer_after_judge, traits.few_shot)
+    assert full.passage_chars(8) == 1000 and full.judge.passage_budget is None  # every passage whole
+    assert compact.passage_chars(8) == passage_chars(settings, 8) < 1000  # cut to fit the small context
+    off = turn_config(Deps(settings=settings, llm=model("qwen2.5:72b"), few_shot=False))
+    assert not off.judge.few_shot  # the deps' choice wins in either profile
+
+
+def test_the_nodes_are_functions_and_no_class_there_inherits_another() -> None:
+    for path in sorted((REPO / "rag" / "agent" / "nodes").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+        assert all(not c.bases for c in classes), (path.name, [c.name for c in classes if c.bases])
+    from rag.agent import nodes
+
+    for name in ("route_question", "retrieve_local", "evaluate", "web_search", "generate", "verify_answer",
+                 "direct_answer", "fallback", "retrieval_only"):
+        assert callable(getattr(nodes, name)) and not isinstance(getattr(nodes, name), type)
+    assert isinstance(TurnConfig, type) and dataclasses.is_dataclass(TurnConfig)
