@@ -18,9 +18,9 @@ import gradio as gr
 
 from rag.errors import RagError
 from rag.i18n import Msg, t
+from rag.scope import ScopeInvalid, parse_scope, scope_summary
 from rag.ui.layout import ALL_BOOKS, Layout
 from rag.ui.pages.base import AppContext, show
-from rag.scope import ScopeInvalid, parse_scope, scope_summary
 from rag.ui.render import render_books
 from rag.ui.session import Session
 
