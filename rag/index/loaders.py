@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from collections import Counter
 from pathlib import Path
 
 from rag.errors import BookError
@@ -189,12 +190,62 @@ def yaml_front_matter(text: str) -> tuple[str, dict[str, str]]:
     return text[m.end() :], fields
 
 
+# Hard-wrapped text (鲁迅 e-texts at ~36 characters, Project Gutenberg at ~70): most lines stop at
+# nearly the same width, wherever the sentence is. A wrap is not a paragraph break: joined back, a
+# sentence is not split between chunks and a quote across the wrap is found. Texts whose lines are
+# paragraphs (a 95th-percentile line far longer than this) are left alone.
+_MAX_WRAP_WIDTH = 100
+_FULL_LINE = 0.75  # of the wrap width: a line this long was (probably) wrapped, not ended
+_MIN_WRAPPED_SHARE = 0.5  # of the non-blank lines: this many full lines make a text hard-wrapped
+_MIN_LINES = 40
+_CJK_EDGE = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f“”‘’…—]")
+
+
+def wrap_width(lines: list[str]) -> int | None:
+    """The width ``lines`` are hard-wrapped at, or None when they are not (lines are paragraphs,
+    or too few lines to tell)."""
+    widths = sorted(len(ln.rstrip()) for ln in lines if ln.strip())
+    if len(widths) < _MIN_LINES:
+        return None
+    width = widths[int(len(widths) * 0.95)]
+    if width > _MAX_WRAP_WIDTH:
+        return None
+    full = sum(1 for w in widths if w >= _FULL_LINE * width)
+    return width if full >= _MIN_WRAPPED_SHARE * len(widths) else None
+
+
+def unwrap_lines(lines: list[str]) -> list[str]:
+    """``lines`` with hard wraps joined: in a hard-wrapped text (``wrap_width``), a line that reaches
+    the wrap width continues on the next line unless that one is blank, indented (a new paragraph)
+    or a heading. Indented means more than the text's usual indent (a Gutenberg text may indent
+    every line). Chinese joins without a space, other text with one. Anything else as it was."""
+    width = wrap_width(lines)
+    if width is None:
+        return lines
+    indents = Counter(len(ln) - len(ln.lstrip()) for ln in lines if ln.strip())
+    base = indents.most_common(1)[0][0]
+    out: list[str] = []
+    joinable = False  # whether out[-1] reached the wrap width
+    for line in lines:
+        stripped = line.strip()
+        continues = (joinable and stripped and len(line) - len(line.lstrip()) <= base
+                     and heading_kind(stripped) is None and not CONTENTS_HEADING.match(stripped))
+        if continues:
+            prev = out[-1].rstrip()
+            glue = "" if _CJK_EDGE.match(prev[-1:]) or _CJK_EDGE.match(stripped[:1]) else " "
+            out[-1] = prev + glue + stripped
+        else:
+            out.append(line)
+        joinable = bool(stripped) and len(line.rstrip()) >= _FULL_LINE * width
+    return out
+
+
 def split_text_chapters(text: str, markdown: bool = False) -> tuple[str | None, list[Chapter]]:
     """Split plain text (or Markdown) on its headings. Returns (title found in the text, chapters).
     A contents list (``contents_entries``) is not taken for chapters: what follows its last entry
     before the next heading stays, as untitled front matter."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lines = text.split("\n")
+    lines = text.split("\n") if markdown else unwrap_lines(text.split("\n"))
     title, headings = _markdown_headings(lines) if markdown else _text_headings(lines)
     headings.sort()
 
