@@ -217,7 +217,8 @@ def wrap_width(lines: list[str]) -> int | None:
 def unwrap_lines(lines: list[str]) -> list[str]:
     """``lines`` with hard wraps joined: in a hard-wrapped text (``wrap_width``), a line that reaches
     the wrap width continues on the next line unless that one is blank, indented (a new paragraph)
-    or a heading. Indented means more than the text's usual indent (a Gutenberg text may indent
+    or a chapter heading (a wrapped sentence may go on with "postscript to this effect:", which
+    alone would look like front matter). Indented means more than the text's usual indent (a Gutenberg text may indent
     every line). Chinese joins without a space, other text with one. Anything else as it was."""
     width = wrap_width(lines)
     if width is None:
@@ -229,7 +230,7 @@ def unwrap_lines(lines: list[str]) -> list[str]:
     for line in lines:
         stripped = line.strip()
         continues = (joinable and stripped and len(line) - len(line.lstrip()) <= base
-                     and heading_kind(stripped) is None and not CONTENTS_HEADING.match(stripped))
+                     and heading_kind(stripped) != "chapter")
         if continues:
             prev = out[-1].rstrip()
             glue = "" if _CJK_EDGE.match(prev[-1:]) or _CJK_EDGE.match(stripped[:1]) else " "
