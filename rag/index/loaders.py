@@ -202,23 +202,27 @@ _CJK_EDGE = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303fâ€
 
 
 def wrap_width(lines: list[str]) -> int | None:
-    """The width ``lines`` are hard-wrapped at, or None when they are not (lines are paragraphs,
-    or too few lines to tell)."""
-    widths = sorted(len(ln.rstrip()) for ln in lines if ln.strip())
+    """The width ``lines`` are hard-wrapped at, or None when they are not: most lines reach nearly
+    the same width, and a full line is often followed by another (a paragraph runs over several
+    lines; one short paragraph a line, or headings between one-line sections, do not)."""
+    lengths = [len(ln.rstrip()) if ln.strip() else 0 for ln in lines]
+    widths = sorted(n for n in lengths if n)
     if len(widths) < _MIN_LINES:
         return None
     width = widths[int(len(widths) * 0.95)]
     if width > _MAX_WRAP_WIDTH:
         return None
-    full = sum(1 for w in widths if w >= _FULL_LINE * width)
-    return width if full >= _MIN_WRAPPED_SHARE * len(widths) else None
+    full = [n >= _FULL_LINE * width for n in lengths]
+    runs = sum(1 for a, b in zip(full, full[1:], strict=False) if a and b)
+    wrapped = sum(full) >= _MIN_WRAPPED_SHARE * len(widths) and runs >= _MIN_WRAPPED_SHARE * sum(full)
+    return width if wrapped else None
 
 
 def unwrap_lines(lines: list[str]) -> list[str]:
     """``lines`` with hard wraps joined: in a hard-wrapped text (``wrap_width``), a line that reaches
     the wrap width continues on the next line unless that one is blank, indented (a new paragraph)
-    or a chapter heading (a wrapped sentence may go on with "postscript to this effect:", which
-    alone would look like front matter). Indented means more than the text's usual indent (a Gutenberg text may indent
+    or a heading (a lower-case line is not: a wrapped sentence may go on with "postscript to this
+    effect:", which would look like front matter). Indented means more than the text's usual indent (a Gutenberg text may indent
     every line). Chinese joins without a space, other text with one. Anything else as it was."""
     width = wrap_width(lines)
     if width is None:
@@ -230,7 +234,7 @@ def unwrap_lines(lines: list[str]) -> list[str]:
     for line in lines:
         stripped = line.strip()
         continues = (joinable and stripped and len(line) - len(line.lstrip()) <= base
-                     and heading_kind(stripped) != "chapter")
+                     and (heading_kind(stripped) is None or stripped[:1].islower()))
         if continues:
             prev = out[-1].rstrip()
             glue = "" if _CJK_EDGE.match(prev[-1:]) or _CJK_EDGE.match(stripped[:1]) else " "
