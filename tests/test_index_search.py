@@ -317,3 +317,26 @@ def test_a_question_with_a_full_name_finds_the_passage_that_uses_the_courtesy_na
     without = idx.search("诸葛亮登台作法", k=3, mode="keyword")
     assert not any("七星坛" in p.text for p in without.passages) and not without.notes
     idx.close()
+
+
+@pytest.mark.parametrize("by", ["rank", "score", "blend"])
+def test_no_retrievers_top_three_falls_below_rank_ten(by: str) -> None:
+    import random
+
+    rng = random.Random(7)
+    for trial in range(300):
+        shared = [("s", i) for i in range(40)]  # hits several rankings find at middling ranks
+        rankings = []
+        for r in range(rng.randint(2, 5)):  # the question's, a translated query's, other names'...
+            source = "vector" if r % 2 == 0 else "keyword"
+            own = [(source[0] + str(r), i) for i in range(rng.randint(0, 6))]  # found by this ranking alone
+            keys = rng.sample(shared, rng.randint(5, 30)) + own
+            rng.shuffle(keys)
+            top = rng.uniform(1, 20)
+            items = [(key, top * (1 - i / (len(keys) + 1)) ** rng.uniform(0.5, 4)) for i, key in enumerate(keys)]
+            rankings.append(Ranking(source, rng.choice([0.5, 1.0, 2.0]), items, guaranteed=r < 2))
+        fused = [key for key, _, _ in rrf_many(rankings, 50, 2, by=by)]
+        assert len(fused) == len(set(fused))
+        for ranking in rankings[:2]:  # the question's own: each retriever's first three in the first ten
+            for key, _ in ranking.items[:3]:
+                assert key in fused[:10], (trial, by, key, fused.index(key) if key in fused else None)

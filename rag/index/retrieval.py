@@ -353,7 +353,7 @@ class Retrieval:
         if config.fusion == "rrf" or len(texts) > 1:
             # each retriever's best hit among the first 1 + (number of retrievers): right after the fused best
             window = 1 + sum(1 for r in live if r.guaranteed)
-            return fusion.rrf_many(live, n, min(k, window))
+            return fusion.rrf_many(live, n, min(k, window), by=config.fused_by)
         vector = next((r.items for r in live if r.source == "vector"), [])
         keyword = next((r.items for r in live if r.source == "keyword"), [])
         return fuse(vector, keyword, n, config.fusion)
