@@ -47,6 +47,9 @@ class IndexConfig:
     # Weight of the keyword search of the question with the other names the book gives its people
     # (诸葛亮 -> 孔明, from "姓诸葛，名亮，字孔明"; rag.aliases). 0: off.
     alias_weight: float = 1.0
+    # Weight of the keyword search of an English question with its words' other forms ("blushed" for
+    # "blush"; rag.index.query.word_forms) in books written in Latin script. 0: off.
+    forms_weight: float = 1.0
     # An English question on a Chinese book is also searched with the book's words for it: pinyin names
     # matched in the book, other words by CC-CEDICT gloss (rag.crosslingual).
     crosslingual: bool = True

@@ -39,7 +39,7 @@ import numpy as np
 
 from rag import deadline as turn_deadline
 from rag.aliases import alias_queries
-from rag.crosslingual import chinese_terms, glossary, script_of
+from rag.crosslingual import STOPWORDS, chinese_terms, glossary, script_of
 from rag.errors import IndexError_, RagError
 from rag.i18n import Msg
 from rag.index import fusion
@@ -47,7 +47,7 @@ from rag.index.catalog import StoredBook, keyword_text
 from rag.index.chunking import Chunk
 from rag.index.config import IndexConfig
 from rag.index.embeddings import Embedder
-from rag.index.query import named_chapters
+from rag.index.query import named_chapters, word_forms
 from rag.index.rerank import Reranker, RerankError
 from rag.index.vectors import VectorHit, VectorStore, vector_search_failed
 from rag.schemas import Passage
@@ -341,6 +341,12 @@ class Retrieval:
             if mode != "vector":
                 kw = keyword_ranking(text, books, n, chapters)
                 rankings.append(fusion.Ranking("keyword", weight * config.weight_keyword, kw, guaranteed))
+                if i == 0 and config.forms_weight > 0 and script_of(text) == "latin":
+                    forms = word_forms(text, STOPWORDS)  # the book's "blushed" for the question's "blush"
+                    latin = [b for b in books if b.text().script == "latin"]
+                    if forms and latin:
+                        rankings.append(fusion.Ranking("keyword", config.forms_weight * config.weight_keyword,
+                                                       keyword_ranking(f"{text} {forms}", latin, n, chapters)))
                 if i == 0 and config.alias_weight > 0:  # the question with the book's other names for its people
                     for book in books:
                         for variant in alias_queries(text, book.aliases()):
