@@ -386,7 +386,8 @@ def main(argv: list[str] | None = None) -> int:
         steps = [(f"{by}{' + best 3 in the first 10' if deep[0] else ' (best 1 in the first 5 only)'}", "hybrid",
                   {**final, "fused_by": by, "deep": deep}, 3)
                  for by, deep in (("rank", (0, 0)), ("rank", (3, 10)), ("score", (3, 10)), ("blend", (3, 10)))]
-        steps += [("keyword only", "keyword", final, 3), ("vector only", "vector", final, 3)]
+        steps += [("rank + best 3 in the first 10 + floor 2r+2", "hybrid", {**final, "floor": (2, 2)}, 3),
+                  ("keyword only", "keyword", final, 3), ("vector only", "vector", final, 3)]
     if args.sweep:  # the fusion guarantee on today's index, hybrid and each side alone
         steps = [(f"per_side={d}{' by_side' if s else ''} rrf_k={c}", "hybrid",
                   {**final, "per_side": d, "by_side": s, "rrf_k": c}, 3) for d, s, c in SWEEP]
@@ -401,6 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         fusion.BY_SIDE = overrides.get("by_side", default_by_side)
         fusion.RRF_K_MANY = overrides.get("rrf_k", default_rrf_k)
         fusion.DEEP = overrides.get("deep", default_deep)
+        fusion.FLOOR = overrides.get("floor")
         use_keywords(index, info.id, version)
         row = {"change": name, "mode": mode, **run_cases(index, info.id, cases, mode, args.repeat)}
         print(f"  {name}: chunk@5 {row['chunk@5']} @10 {row['chunk@10']} p50 {row['p50_ms']} ms", file=sys.stderr)
@@ -408,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
 
     index.config = IndexConfig()
     fusion.PER_SIDE, fusion.BY_SIDE, fusion.RRF_K_MANY = default_per_side, default_by_side, default_rrf_k
-    fusion.DEEP = default_deep
+    fusion.DEEP, fusion.FLOOR = default_deep, None
     use_keywords(index, info.id, 3)
     concurrency = {} if args.no_concurrency else {mode: concurrent_latency(index, info.id, cases, mode)
                                                   for mode in ("hybrid", "keyword")}

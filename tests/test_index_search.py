@@ -340,3 +340,17 @@ def test_no_retrievers_top_three_falls_below_rank_ten(by: str) -> None:
         for ranking in rankings[:2]:  # the question's own: each retriever's first three in the first ten
             for key, _ in ranking.items[:3]:
                 assert key in fused[:10], (trial, by, key, fused.index(key) if key in fused else None)
+
+
+def test_a_floor_keeps_each_hit_within_twice_its_best_rank_on_one_side() -> None:
+    shared = [("s", i) for i in range(20)]
+    vector = [(key, 1.0 - i / 40) for i, key in enumerate(shared)]
+    keyword = [(key, 9.0 - i / 4) for i, key in enumerate(shared[:1] + [("solo", 0)] + shared[1:])]
+    rankings = [Ranking("vector", 1.0, vector, True), Ranking("keyword", 1.0, keyword, True)]
+    plain = [key for key, _, _ in rrf_many(rankings, 30, 2, per_side=0, deep=(0, 0))]
+    floored = [key for key, _, _ in rrf_many(rankings, 30, 2, per_side=0, deep=(0, 0), floor=(2.0, 0.0))]
+    assert plain.index(("solo", 0)) + 1 > 4  # keyword rank 2, alone: below the hits both sides share
+    assert sorted(floored) == sorted(plain) and floored[0] == plain[0]
+    for ranking in rankings:
+        for rank, (key, _) in enumerate(ranking.items, start=1):
+            assert floored.index(key) + 1 <= 2 * rank

@@ -100,6 +100,9 @@ SIDE_WINDOW = 5  # ... within this many first places (or the k asked for, when t
 # first 5 kept only the first).
 DEEP = (3, 10)
 FUSED_BY = ("rank", "score", "blend")  # rrf_many's ``by``: see there
+# No hit lower than a * (its best rank on any one side) + b: a keyword hit at rank 7 that the vector side
+# missed fell to 14-17 (RRF adds the other side's middling hits above it). None: off.
+FLOOR: tuple[float, float] | None = None
 
 
 def _side_best(rankings: Sequence[Ranking], source: str, depth: int, rrf_k: int) -> list[Hashable]:
@@ -159,7 +162,8 @@ def _place(ordered: list[Hashable], must: Sequence[Hashable], kept: set[Hashable
 
 def rrf_many(rankings: Sequence[Ranking], n: int, k: int | None = None, rrf_k: int | None = None,
              per_side: int | None = None, window: int | None = None, by_side: bool | None = None,
-             deep: tuple[int, int] | None = None, by: str = "rank") -> Fused:
+             deep: tuple[int, int] | None = None, by: str = "rank",
+             floor: tuple[float, float] | None = None) -> Fused:
     """Weighted RRF: sum of ``weight / (rrf_k + rank)``; an exact tie goes to the key whose scores are
     closer to each ranking's best (RRF alone forgets that one retriever was far surer), then to the
     one seen first (deterministic). The best ``n``.
@@ -246,4 +250,35 @@ def rrf_many(rankings: Sequence[Ranking], n: int, k: int | None = None, rrf_k: i
         deeper += [_side_best(rankings, side, depth, rrf_k) for side in sides]
         extra = list(dict.fromkeys(key for d in range(depth) for keys in deeper if d < len(keys) for key in [keys[d]]))
         ordered = _place(ordered, extra[: max(min(n, deep_window) - 1, 1)], set(must), min(n, deep_window))
+    floor = FLOOR if floor is None else floor
+    if floor and floor[0] > 0:
+        ordered = _floored(ordered, rankings, rrf_k, floor)
     return [(key, scores[key], frozenset(found[key])) for key in ordered[:n]]
+
+
+def _floored(ordered: list[Hashable], rankings: Sequence[Ranking], rrf_k: int,
+             floor: tuple[float, float]) -> list[Hashable]:
+    """``ordered`` with each key at most at place ``a * r + b``, r its best rank on one retriever
+    (``_side_best`` over that retriever's rankings): earliest deadline first whenever one is due, else
+    the next key in ``ordered``. Keys only move up; a key that moves down has a later deadline."""
+    a, b = floor
+    deadline: dict[Hashable, float] = {}
+    for side in dict.fromkeys(r.source for r in rankings):
+        for rank, key in enumerate(_side_best(rankings, side, len(ordered), rrf_k), start=1):
+            deadline[key] = min(deadline.get(key, float("inf")), a * rank + b)
+    position = {key: i for i, key in enumerate(ordered)}
+    placed: set[Hashable] = set()
+    out: list[Hashable] = []
+    cursor = 0
+    while len(out) < len(ordered):
+        place = len(out) + 1
+        due = [key for key in ordered if key not in placed and deadline.get(key, float("inf")) <= place]
+        if due:
+            key = min(due, key=lambda k: (deadline[k], position[k]))
+        else:
+            while ordered[cursor] in placed:
+                cursor += 1
+            key = ordered[cursor]
+        placed.add(key)
+        out.append(key)
+    return out
