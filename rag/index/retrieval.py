@@ -13,8 +13,8 @@ What a search does (each step measured on the dev questions, ``bench/retrieval.p
    thousand rows: milliseconds, and the same answer in every process, which Chroma's approximate
    HNSW search was not), each chunk scored by its best piece plus a share of its chapter title's
    similarity. Books still embedding use Chroma;
-2. the rankings are fused by weighted RRF, with a guaranteed place for each retriever's best hit
-   (``fusion.rrf_many``);
+2. the rankings are fused by weighted RRF, with a guaranteed place for each retriever's best hit in
+   the first 5 and its first three in the first 10 (``fusion.rrf_many``);
 3. a question that names a chapter ("第二十七回", "chapter 27") gets that chapter's hits first;
 4. with a reranker server configured (``RERANK_BASE_URL``, ``rag.index.rerank``), the first
    ``rerank_candidates`` hits are reordered by it (a named chapter's hits stay first); when it fails
