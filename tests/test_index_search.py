@@ -354,3 +354,31 @@ def test_a_floor_keeps_each_hit_within_twice_its_best_rank_on_one_side() -> None
     for ranking in rankings:
         for rank, (key, _) in enumerate(ranking.items, start=1):
             assert floored.index(key) + 1 <= 2 * rank
+
+
+def test_word_forms_of_an_english_question() -> None:
+    from rag.index.query import word_forms
+
+    forms = word_forms("Why did Elizabeth blush when meeting him?", frozenset({"when", "why", "did", "him"})).split()
+    assert {"blushed", "blushes", "meet", "meets"} <= set(forms)
+    assert not any(f.startswith("elizabeth") for f in forms)  # names do not inflect
+    assert word_forms("Who was it?", frozenset()) == ""
+
+
+def test_an_english_question_finds_the_books_form_of_its_words(tmp_path: Path) -> None:
+    filler = "The weather held fine and the lane was quiet as the carriage went by the old church. "
+    chapters = [f"Chapter {n}\n\n" + filler * 6 + ("She blushed deeply over the perverseness of the meeting. "
+                                                  if n == 3 else "") + filler * 4 for n in range(1, 7)]
+    book = tmp_path / "novel.txt"
+    book.write_text("\n\n".join(chapters), encoding="utf-8")
+    idx = BookIndex(make_settings(data_dir=tmp_path / "data"), embedder=BigramEmbedder(), vectors=MemoryVectors(),
+                    config=FULL)
+    info = idx.ingest(book, background=False)
+    question = "What made her blush so deep?"  # the book: "blushed deeply"
+    found = idx.search(question, k=3, book_id=info.id, mode="keyword").passages
+    assert "blushed" in found[0].text
+    off = BookIndex(make_settings(data_dir=tmp_path / "data"), embedder=BigramEmbedder(), vectors=MemoryVectors(),
+                    config=replace(FULL, forms_weight=0.0))
+    assert not any("blushed" in p.text for p in off.search(question, k=3, book_id=info.id, mode="keyword").passages)
+    idx.close()
+    off.close()
