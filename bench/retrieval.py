@@ -111,6 +111,9 @@ def summarize(rows: list[dict[str, Any]], latencies: list[float]) -> dict[str, A
         out[f"{group}@5"] = recall(members, "first_evidence_rank", 5)
         out[f"{group}@10"] = recall(members, "first_evidence_rank", 10)
     english = [r for r in rows if r["group"] == "english"]
+    others = [r for r in rows if r["group"] != "english"]
+    out["not_english@5"] = recall(others, "first_evidence_rank", 5)
+    out["not_english@10"] = recall(others, "first_evidence_rank", 10)
     twins = [r for r in rows if r["id"] in {e["twin"] for e in english}]
     out["twins@5"] = recall(twins, "first_evidence_rank", 5)
     out["english_gap@5"] = round(out["twins@5"] - out["english@5"], 3) if english else None
@@ -307,6 +310,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="also default recall at 20/30/50 passages (a reranker's ceiling)")
     parser.add_argument("--only", help="comma-separated row names to run (default: all)")
     parser.add_argument("--sweep", action="store_true", help="only rows of fusion's settings (SWEEP)")
+    parser.add_argument("--fusions", action="store_true",
+                        help="only rows of the ways to fuse (rank / score / blend, with and without the deeper guarantee)")
+    parser.add_argument("--no-concurrency", action="store_true", help="skip the 4-at-once latency")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -341,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     from rag.index import IndexConfig, fusion, open_index
 
     default_per_side, default_by_side, default_rrf_k = fusion.PER_SIDE, fusion.BY_SIDE, fusion.RRF_K_MANY
+    default_deep = fusion.DEEP
 
     settings = Settings(_env_file=None, data_dir=args.data_dir.resolve(), embedding_provider=args.embedder,
                         embed_engine=args.embed_engine, embed_query_int8=not args.query_float32,
@@ -375,6 +382,12 @@ def main(argv: list[str] | None = None) -> int:
         ("default, keyword only", "keyword", final, 3),
         ("default, vector only", "vector", final, 3),
     ]
+    if args.fusions:  # ways to fuse on today's index (issue: strong hits of one side kept), and each side alone
+        steps = [(f"{by}{' + best 3 in the first 10' if deep[0] else ' (best 1 in the first 5 only)'}", "hybrid",
+                  {**final, "fused_by": by, "deep": deep}, 3)
+                 for by, deep in (("rank", (0, 0)), ("rank", (3, 10)), ("score", (3, 10)), ("blend", (3, 10)))]
+        steps += [("rank + best 3 in the first 10 + floor 2r+2", "hybrid", {**final, "floor": (2, 2)}, 3),
+                  ("keyword only", "keyword", final, 3), ("vector only", "vector", final, 3)]
     if args.sweep:  # the fusion guarantee on today's index, hybrid and each side alone
         steps = [(f"per_side={d}{' by_side' if s else ''} rrf_k={c}", "hybrid",
                   {**final, "per_side": d, "by_side": s, "rrf_k": c}, 3) for d, s, c in SWEEP]
@@ -388,6 +401,8 @@ def main(argv: list[str] | None = None) -> int:
         fusion.PER_SIDE = overrides.get("per_side", default_per_side)
         fusion.BY_SIDE = overrides.get("by_side", default_by_side)
         fusion.RRF_K_MANY = overrides.get("rrf_k", default_rrf_k)
+        fusion.DEEP = overrides.get("deep", default_deep)
+        fusion.FLOOR = overrides.get("floor")
         use_keywords(index, info.id, version)
         row = {"change": name, "mode": mode, **run_cases(index, info.id, cases, mode, args.repeat)}
         print(f"  {name}: chunk@5 {row['chunk@5']} @10 {row['chunk@10']} p50 {row['p50_ms']} ms", file=sys.stderr)
@@ -395,8 +410,10 @@ def main(argv: list[str] | None = None) -> int:
 
     index.config = IndexConfig()
     fusion.PER_SIDE, fusion.BY_SIDE, fusion.RRF_K_MANY = default_per_side, default_by_side, default_rrf_k
+    fusion.DEEP, fusion.FLOOR = default_deep, None
     use_keywords(index, info.id, 3)
-    concurrency = {mode: concurrent_latency(index, info.id, cases, mode) for mode in ("hybrid", "keyword")}
+    concurrency = {} if args.no_concurrency else {mode: concurrent_latency(index, info.id, cases, mode)
+                                                  for mode in ("hybrid", "keyword")}
     depths = depth_recall(index, info.id, cases) if args.depths else {}
     rewrite: dict[str, Any] = {}
     if args.llm_url or args.rewrites or args.replay_rewrites:

@@ -49,7 +49,8 @@ _CAPITAL = re.compile(r"[A-Z][a-z]")
 _LINE = re.compile(r"^(\S+) (\S+) \[([^\]]+)\] /(.*)/\s*$")
 MAX_PHRASE = 3  # English words in a looked-up phrase
 MAX_PER_TERM = 3  # Chinese words kept per English word or name
-MAX_TERMS = 12
+MAX_TERMS = 16  # 12 cut the words at the end of a long question (bench: one more English hit of 17)
+SENSES = 3  # a gloss in a word's first three senses ranks by how common the word is, later ones after
 
 # Left out of phrases on both sides: "to take sb's pulse" and "take the pulse" are both "take pulse".
 FILLER = frozenset({"the", "a", "an", "of", "s", "sb", "sth", "one", "someone", "something"})
@@ -407,11 +408,10 @@ def chinese_terms(question: str, book: BookText, glossary: Glossary) -> list[str
 
     def keep(gloss: str, candidates: Iterable[str]) -> bool:
         present = [c for c in candidates if book.count(c)]
-        if present:  # the words whose first sense this is ("heavy": 重, 沉重), not those it is a late sense of
-            first = min(glossary.sense.get((gloss, c), 0) for c in present)
-            present = [c for c in present if glossary.sense.get((gloss, c), 0) == first]
-        multi = [c for c in present if len(c) > 1]
-        chosen = sorted(multi or present, key=lambda c: -book.count(c))[:MAX_PER_TERM]
+        # the words whose earliest sense this is first ("heavy": 重, 沉重, before those it is a late sense
+        # of), longer words before single characters, then the ones the book uses most
+        chosen = sorted(present, key=lambda c: (min(glossary.sense.get((gloss, c), 0), SENSES), len(c) == 1,
+                                                -book.count(c)))[:MAX_PER_TERM]
         terms.extend(c for c in chosen if c not in terms)
         return bool(chosen)
 
@@ -487,10 +487,20 @@ GENERIC: dict[str, tuple[str, ...]] = {
     "red": ("赤", "红"), "golden": ("金",), "gold": ("金",), "white": ("白",), "black": ("黑",),
     "jade": ("玉",), "iron": ("铁",), "hooped": ("箍",), "hoop": ("箍",), "fan": ("扇",), "banana": ("芭蕉",),
     "plantain": ("芭蕉",), "flame": ("火焰",), "flames": ("火焰",), "fire": ("火",), "cloud": ("云",),
-    "women": ("女",), "woman": ("女",), "primal": ("元",), "nine": ("九",), "eight": ("八",), "seven": ("七",), "five": ("五",), "three": ("三",), "two": ("二",),
+    "women": ("女",), "woman": ("女",), "primal": ("元",),
+    # titles and kin that English puts before a surname and Chinese after it ("Granny Liu" -> 刘姥姥,
+    # "Lady Wang" -> 王夫人, "Abbot Zhizhen" -> 智真长老): kept only when the book has the whole name
+    "granny": ("姥姥", "婆婆", "婆"), "grandmother": ("母", "老太太", "太君"), "grandma": ("母", "老太太"),
+    "lady": ("夫人", "太太", "娘娘", "娘子"), "madam": ("夫人", "太太", "娘子"), "mistress": ("奶奶", "太太", "娘子"),
+    "aunt": ("姨妈", "姨娘", "姑妈", "婶子", "大娘"), "auntie": ("姨妈", "婶子", "大娘"), "uncle": ("叔", "伯", "舅", "大爷"),
+    "master": ("老爷", "大爷", "员外", "先生", "师父"), "elder": ("大哥", "大爷"), "abbot": ("长老", "方丈", "禅师"),
+    "monk": ("和尚",), "priest": ("道士", "真人"), "general": ("将军",), "marshal": ("元帅",),
+    "brother": ("哥", "大哥", "兄"), "sister": ("姐", "大姐", "妹"), "miss": ("姑娘", "小姐"), "old": ("老",), "nine": ("九",), "eight": ("八",), "seven": ("七",), "five": ("五",), "three": ("三",), "two": ("二",),
 }
 # English heads that come first where Chinese puts them last: "Mount Huaguo" -> 花果山
-PREPOSED = frozenset({"mount", "mt", "lake", "kingdom", "king", "queen", "lord", "temple", "city"})
+PREPOSED = frozenset({"mount", "mt", "lake", "kingdom", "king", "queen", "lord", "temple", "city", "granny",
+                      "grandmother", "grandma", "lady", "madam", "mistress", "aunt", "auntie", "uncle", "master",
+                      "elder", "abbot", "monk", "priest", "general", "marshal", "brother", "sister", "miss", "old"})
 _REF = re.compile(r"\S*[\u4e00-\u9fff]\S*|\[[^\]]*\]")  # "黃州區|黄州区[Huang2 zhou1 qu1]" in a definition
 _NAME_WORD = re.compile(r"[A-Z][a-z]+(?:-[A-Za-z]+)?|[A-Z]{2,}")
 _NAME_LINK = frozenset({"of", "the"})

@@ -237,3 +237,14 @@ def test_names_on_the_real_novels_with_the_bundled_dictionary() -> None:
                            ("the golden-hooped rod", "金箍棒")):
         assert chinese_terms(question, xiyouji, g)[:1] == [name], question
     assert len(sanguo.names(g)) < 40_000  # small: tens of thousands of strings, a few MB
+
+
+def test_a_title_before_a_surname_finds_the_books_name_with_the_title_after_it() -> None:
+    # English translations write "Granny Liu", "Lady Wang", "Abbot Zhizhen"; the book 刘姥姥, 王夫人, 智真长老
+    g = Glossary.from_lines([*NAME_LINES, "劉 刘 [Liu2] /surname Liu/", "王 王 [Wang2] /surname Wang/",
+                             "王 王 [wang2] /king/", "智 智 [zhi4] /wisdom/", "真 真 [zhen1] /really/"])
+    book = BookText([generated_book({"刘姥姥": 12, "王夫人": 15, "智真长老": 6, "曹操": 25})])
+    assert chinese_terms("What did Granny Liu bring?", book, g)[:1] == ["刘姥姥"]
+    assert chinese_terms("Why was Lady Wang angry?", book, g)[:1] == ["王夫人"]
+    assert chinese_terms("What did Abbot Zhizhen write?", book, g)[:1] == ["智真长老"]
+    assert "刘姥姥" not in chinese_terms("What did Granny Cao bring?", book, g)  # only the book's own names

@@ -12,6 +12,7 @@ from fixtures_index.books import GUIDE_EPUB, add_to_zip, guide_chapters, make_ep
 
 from rag.errors import BookError
 from rag.index.chapters import parse_number
+from rag.index.chunking import chunk_chapters
 from rag.index.epub import html_to_text
 from rag.index.loaders import decode_text, load_book, split_text_chapters
 
@@ -229,3 +230,46 @@ def test_unsupported_suffix(tmp_path: Path) -> None:
     path.write_bytes(b"%PDF-1.4 ...")
     with pytest.raises(BookError, match="unsupported file type '.pdf'"):
         load_book(path)
+
+
+def _wrap(paragraph: str, width: int, indent: str) -> list[str]:
+    return [indent + paragraph[:width]] + [paragraph[i : i + width] for i in range(width, len(paragraph), width)]
+
+
+def test_hard_wrapped_chinese_is_joined_so_no_sentence_is_split_at_a_wrap(tmp_path: Path) -> None:
+    # A 鲁迅-style e-text: every line cut at 36 characters mid-sentence, paragraphs indented.
+    sentence = "他于是并排坐下去了，倘是别的闲人们，阿Ｑ本不敢大意坐下去，但这王胡旁边，他有什么怕呢？"
+    paragraphs = [f"第{n}段说的是一件事情，" * 6 + sentence for n in range(12)]
+    lines = ["第一章　开头", ""] + [ln for p in paragraphs for ln in _wrap(p, 36, "    ")]
+    path = tmp_path / "wrapped.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text = load_book(path).chapters[-1].text
+    assert text.split("\n") == paragraphs  # each paragraph one line again, nothing added or lost
+    chunks = chunk_chapters("b", [(c.num, c.title, c.text) for c in load_book(path).chapters], size=120, overlap=20)
+    assert all(sentence in c.text or "阿Ｑ本不敢" not in c.text for c in chunks)
+    assert any(sentence in c.text for c in chunks)
+
+
+def test_hard_wrapped_english_with_every_line_indented_joins_with_spaces(tmp_path: Path) -> None:
+    # A Project Gutenberg text: every line indented the same, paragraphs apart by blank lines.
+    paragraph = " ".join(f"word{n} and some more words to fill the line" for n in range(12))
+    wrapped: list[str] = []
+    for _ in range(8):
+        line = ""
+        for word in paragraph.split():
+            if len(line) + len(word) + 1 > 70:
+                wrapped.append("  " + line)
+                line = word
+            else:
+                line = f"{line} {word}".strip()
+        wrapped += ["  " + line, ""]
+    path = tmp_path / "pg.txt"
+    path.write_text("Chapter 1\n\n" + "\n".join(wrapped), encoding="utf-8")
+    assert load_book(path).chapters[-1].text.split("\n") == [paragraph] * 8
+
+
+def test_lines_that_are_paragraphs_are_left_alone(tmp_path: Path) -> None:
+    paragraphs = [f"第{n}段。" + "这是一段很长的话，" * (5 + n % 7) + "完了。" for n in range(60)]
+    path = tmp_path / "paras.txt"
+    path.write_text("第一回　开头\n" + "\n".join(paragraphs), encoding="utf-8")
+    assert load_book(path).chapters[-1].text.split("\n") == paragraphs

@@ -317,3 +317,68 @@ def test_a_question_with_a_full_name_finds_the_passage_that_uses_the_courtesy_na
     without = idx.search("诸葛亮登台作法", k=3, mode="keyword")
     assert not any("七星坛" in p.text for p in without.passages) and not without.notes
     idx.close()
+
+
+@pytest.mark.parametrize("by", ["rank", "score", "blend"])
+def test_no_retrievers_top_three_falls_below_rank_ten(by: str) -> None:
+    import random
+
+    rng = random.Random(7)
+    for trial in range(300):
+        shared = [("s", i) for i in range(40)]  # hits several rankings find at middling ranks
+        rankings = []
+        for r in range(rng.randint(2, 5)):  # the question's, a translated query's, other names'...
+            source = "vector" if r % 2 == 0 else "keyword"
+            own = [(source[0] + str(r), i) for i in range(rng.randint(0, 6))]  # found by this ranking alone
+            keys = rng.sample(shared, rng.randint(5, 30)) + own
+            rng.shuffle(keys)
+            top = rng.uniform(1, 20)
+            items = [(key, top * (1 - i / (len(keys) + 1)) ** rng.uniform(0.5, 4)) for i, key in enumerate(keys)]
+            rankings.append(Ranking(source, rng.choice([0.5, 1.0, 2.0]), items, guaranteed=r < 2))
+        fused = [key for key, _, _ in rrf_many(rankings, 50, 2, by=by)]
+        assert len(fused) == len(set(fused))
+        for ranking in rankings[:2]:  # the question's own: each retriever's first three in the first ten
+            for key, _ in ranking.items[:3]:
+                assert key in fused[:10], (trial, by, key, fused.index(key) if key in fused else None)
+
+
+def test_a_floor_keeps_each_hit_within_twice_its_best_rank_on_one_side() -> None:
+    shared = [("s", i) for i in range(20)]
+    vector = [(key, 1.0 - i / 40) for i, key in enumerate(shared)]
+    keyword = [(key, 9.0 - i / 4) for i, key in enumerate(shared[:1] + [("solo", 0)] + shared[1:])]
+    rankings = [Ranking("vector", 1.0, vector, True), Ranking("keyword", 1.0, keyword, True)]
+    plain = [key for key, _, _ in rrf_many(rankings, 30, 2, per_side=0, deep=(0, 0))]
+    floored = [key for key, _, _ in rrf_many(rankings, 30, 2, per_side=0, deep=(0, 0), floor=(2.0, 0.0))]
+    assert plain.index(("solo", 0)) + 1 > 4  # keyword rank 2, alone: below the hits both sides share
+    assert sorted(floored) == sorted(plain) and floored[0] == plain[0]
+    for ranking in rankings:
+        for rank, (key, _) in enumerate(ranking.items, start=1):
+            assert floored.index(key) + 1 <= 2 * rank
+
+
+def test_word_forms_of_an_english_question() -> None:
+    from rag.index.query import word_forms
+
+    forms = word_forms("Why did Elizabeth blush when meeting him?", frozenset({"when", "why", "did", "him"})).split()
+    assert {"blushed", "blushes", "meet", "meets"} <= set(forms)
+    assert not any(f.startswith("elizabeth") for f in forms)  # names do not inflect
+    assert word_forms("Who was it?", frozenset()) == ""
+
+
+def test_an_english_question_finds_the_books_form_of_its_words(tmp_path: Path) -> None:
+    filler = "The weather held fine and the lane was quiet as the carriage went by the old church. "
+    chapters = [f"Chapter {n}\n\n" + filler * 6 + ("She blushed deeply over the perverseness of the meeting. "
+                                                  if n == 3 else "") + filler * 4 for n in range(1, 7)]
+    book = tmp_path / "novel.txt"
+    book.write_text("\n\n".join(chapters), encoding="utf-8")
+    idx = BookIndex(make_settings(data_dir=tmp_path / "data"), embedder=BigramEmbedder(), vectors=MemoryVectors(),
+                    config=FULL)
+    info = idx.ingest(book, background=False)
+    question = "What made her blush so deep?"  # the book: "blushed deeply"
+    found = idx.search(question, k=3, book_id=info.id, mode="keyword").passages
+    assert "blushed" in found[0].text
+    off = BookIndex(make_settings(data_dir=tmp_path / "data"), embedder=BigramEmbedder(), vectors=MemoryVectors(),
+                    config=replace(FULL, forms_weight=0.0))
+    assert not any("blushed" in p.text for p in off.search(question, k=3, book_id=info.id, mode="keyword").passages)
+    idx.close()
+    off.close()

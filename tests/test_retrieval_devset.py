@@ -148,3 +148,42 @@ def test_english_names_find_the_books_own_spelling_in_the_novel(xiyouji) -> None
         terms = note.split(": ", 1)[1].split(" (")[0].split() if note else []
         assert terms and all(t in text.text for t in terms), (c.id, note)
         assert found.passages, c.id  # the keyword side alone finds something in the book's words
+
+
+NEW_SETS = ("hongloumeng", "nahan", "pride")  # 红楼梦, 呐喊 (hard-wrapped), Pride and Prejudice
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", NEW_SETS)
+def test_the_books_beyond_two_novels_have_tune_and_held_out_halves_of_references(name: str) -> None:
+    halves = {}
+    for half in ("tune", "heldout"):
+        path = REPO / "assets" / "eval" / "retrieval" / f"{name}_{half}.jsonl"
+        cases, corpora = load_cases(path, CORPUS)
+        (corpus,) = corpora.values()
+        assert check_cases(cases, corpus) == []
+        stored = path.read_text(encoding="utf-8")
+        assert not any(e in stored for c in cases for e in c.evidence)  # references only
+        halves[half] = cases
+    everything = halves["tune"] + halves["heldout"]
+    assert len(everything) >= 30 and 0.4 <= len(halves["tune"]) / len(everything) <= 0.6
+    english = [c for c in everything if c.group == "english"]
+    if name != "pride":  # the Chinese books: a quarter English, each with its Chinese twin in the same half
+        assert len(english) >= len(everything) / 4.5
+        for half in halves.values():
+            ids = {c.id for c in half}
+            assert all(c.twin in ids for c in half if c.group == "english")
+
+
+@pytest.mark.corpus
+def test_a_corpus_without_hui_headings_is_read_as_the_app_reads_it() -> None:
+    from rag.eval.retrieval_cases import corpus_for
+    from rag.index.loaders import load_book
+
+    path = CORPUS / "dev" / "luxun_nahan.txt"
+    corpus = corpus_for(path)
+    book = load_book(path)
+    assert {n: c.text for n, c in corpus.chapters.items()} == {c.num: c.text for c in book.chapters}
+    # the hard wraps are joined: no line of a paragraph ends at the wrap width mid-sentence
+    lines = [ln for c in corpus.chapters.values() for ln in c.text.split("\n")]
+    assert sum(1 for ln in lines if len(ln) == 36) < len(lines) / 20

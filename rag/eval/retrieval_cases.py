@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag.eval.cases import CaseError, Corpus, Ref, default_corpus_dir, jsonl_records
+from rag.eval.cases import CaseError, Chapter, Corpus, Ref, default_corpus_dir, jsonl_records
 
 GROUPS = ("plain", "paraphrase", "alias", "two_chapters", "english")
 MAX_OCCURRENCES = 8  # of an evidence text in its own chapter (more: too common to be specific)
@@ -65,10 +65,10 @@ def load_cases(path: str | Path, corpus_dir: str | Path | None = None) -> tuple[
         where = f"{path.name}:{number} ({record.get('id', '?')})"
         try:
             name = str(record["corpus"])
-            if Path(name).name != name:
-                raise CaseError(f"corpus must be a file name, got {name!r}")
+            if Path(name).is_absolute() or ".." in Path(name).parts or "\\" in name:
+                raise CaseError(f"corpus must be a file in the corpus directory, got {name!r}")
             if name not in corpora:
-                corpora[name] = Corpus.from_file(directory / name)
+                corpora[name] = corpus_for(directory / name)
             refs = tuple(Ref(int(r["chapter"]), int(r["start"]), int(r["end"]), r.get("sha")) for r in record["evidence"])
             texts = tuple(squash(corpora[name].resolve(ref)) for ref in refs)
             need = str(record.get("need", "any"))
@@ -83,6 +83,53 @@ def load_cases(path: str | Path, corpus_dir: str | Path | None = None) -> tuple[
         except (KeyError, TypeError, ValueError) as exc:
             raise CaseError(f"{where}: malformed case ({exc!r})") from None
     return cases, corpora
+
+
+def corpus_for(path: Path) -> Corpus:
+    """The corpus of a novel with 第N回 headings (``Corpus.from_file``: offsets into the file's own
+    chapter bodies); any other book (Chapter N, story titles) as the app reads it (``load_book``:
+    offsets into the loaded chapter's text, numbered as the app numbers them)."""
+    try:
+        return Corpus.from_file(path)
+    except CaseError:
+        if not Path(path).is_file():
+            raise
+    from rag.errors import BookError
+    from rag.index.loaders import load_book
+
+    try:
+        book = load_book(path, max_mb=100)
+    except BookError as exc:
+        raise CaseError(f"cannot read corpus file {path}: {exc}") from exc
+    chapters = {c.num: Chapter(number=c.num, label=c.title, offset=-1, text=c.text)
+                for c in book.chapters if c.num is not None}
+    return Corpus(Path(path), book.title, chapters)
+
+
+def pick_spots(corpus: Corpus, n: int, seed: int) -> list[tuple[int, int]]:
+    """``n`` (chapter, offset) places drawn at random (``seed``), each chapter as likely as its share
+    of the text, at least 500 characters apart: where a dev set's questions are written, so that
+    the passages are not the ones the author remembers."""
+    import random
+
+    rng = random.Random(seed)
+    numbers = sorted(corpus.chapters)
+    sizes = [len(corpus.chapters[c].text) for c in numbers]
+    spots: list[tuple[int, int]] = []
+    while len(spots) < n:
+        chapter = rng.choices(numbers, weights=sizes)[0]
+        offset = rng.randrange(max(1, sizes[numbers.index(chapter)] - 200))
+        if all(c != chapter or abs(o - offset) >= 500 for c, o in spots):
+            spots.append((chapter, offset))
+    return spots
+
+
+def split_ids(ids: list[str], seed: int) -> tuple[list[str], list[str]]:
+    """(tune, held-out): ``ids`` halved at random (``seed``), each half in the given order."""
+    import random
+
+    chosen = set(random.Random(seed).sample(ids, len(ids) // 2))
+    return [i for i in ids if i not in chosen], [i for i in ids if i in chosen]
 
 
 def check_cases(cases: list[RetrievalCase], corpus: Corpus) -> list[str]:

@@ -31,6 +31,9 @@ class IndexConfig:
     weight_vector: float = 1.0
     weight_keyword: float = 1.0
     guaranteed: bool = True
+    # How rrf_many weighs what each ranking found (fusion.FUSED_BY): "rank" (RRF), "score" (scaled
+    # scores), "blend" (RRF plus the scaled scores); chosen with bench/retrieval.py --fusions.
+    fused_by: str = "rank"
     rewrite_weight: float = 1.0  # weight of the rankings of a rewritten query (the question's are 1)
     # Exact vector search with numpy over a complete book's stored vectors (deterministic; ~ms for a
     # novel), for books up to this many vectors; larger ones and books still embedding use Chroma.
@@ -45,6 +48,9 @@ class IndexConfig:
     # Weight of the keyword search of the question with the other names the book gives its people
     # (诸葛亮 -> 孔明, from "姓诸葛，名亮，字孔明"; rag.aliases). 0: off.
     alias_weight: float = 1.0
+    # Weight of the keyword search of an English question with its words' other forms ("blushed" for
+    # "blush"; rag.index.query.word_forms) in books written in Latin script. 0: off.
+    forms_weight: float = 1.0
     # An English question on a Chinese book is also searched with the book's words for it: pinyin names
     # matched in the book, other words by CC-CEDICT gloss (rag.crosslingual).
     crosslingual: bool = True
@@ -55,6 +61,8 @@ class IndexConfig:
     heartbeat_stale_seconds: float = 120.0  # ...and is taken for dead (resumable) when it is older than this
 
     def __post_init__(self) -> None:
+        if self.fused_by not in fusion.FUSED_BY:
+            raise ValueError(f"unknown fused_by {self.fused_by!r} ({', '.join(fusion.FUSED_BY)})")
         if self.fusion not in fusion.METHODS:
             raise ValueError(f"unknown fusion method {self.fusion!r} ({', '.join(fusion.METHODS)})")
         if self.candidates < 1 or self.neighbours < 0 or self.context_chars < 1:

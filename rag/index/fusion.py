@@ -95,6 +95,14 @@ PER_SIDE = 1  # guaranteed hits of each retriever
 RRF_K_MANY = 10  # rrf_many's constant: smaller than 60 lets a single ranking's first places count more
 BY_SIDE = False  # fuse each retriever's rankings first, then the retrievers (one vote each)
 SIDE_WINDOW = 5  # ... within this many first places (or the k asked for, when that is more)
+# A second, deeper guarantee: each retriever's best DEEP[0] hits within the first DEEP[1] places. A
+# keyword hit at rank 3 that one side alone found fell to 10-17 by RRF (each retriever's best in the
+# first 5 kept only the first).
+DEEP = (3, 10)
+FUSED_BY = ("rank", "score", "blend")  # rrf_many's ``by``: see there
+# No hit lower than a * (its best rank on any one side) + b: a keyword hit at rank 7 that the vector side
+# missed fell to 14-17 (RRF adds the other side's middling hits above it). None: off.
+FLOOR: tuple[float, float] | None = None
 
 
 def _side_best(rankings: Sequence[Ranking], source: str, depth: int, rrf_k: int) -> list[Hashable]:
@@ -125,8 +133,37 @@ def _side_rrf(rankings: Sequence[Ranking], source: str, rrf_k: int) -> list[Hash
     return sorted(scores, key=lambda key: (-scores[key], first[key]))
 
 
+def _normalised(ranking: Ranking) -> dict[Hashable, float]:
+    """The ranking's scores min-max scaled to 0..1 over its own candidates (1: its best)."""
+    values = [score for _, score in ranking.items]
+    lo, hi = min(values), max(values)
+    return {key: (score - lo) / (hi - lo) if hi > lo else 1.0 for key, score in ranking.items}
+
+
+def _place(ordered: list[Hashable], must: Sequence[Hashable], kept: set[Hashable], window: int) -> list[Hashable]:
+    """``ordered`` with every key of ``must`` among its first ``window``: one that is lower takes the
+    place of the lowest key there that is neither in ``must`` nor ``kept`` (never the first), and the
+    keys it displaces follow the window, in order."""
+    head = ordered[:window]
+    protected = kept | set(must)
+    for key in must:
+        if key in head:
+            continue
+        place = next((i for i in range(len(head) - 1, 0, -1) if head[i] not in protected), None)
+        if place is not None:
+            head[place] = key
+    # the keys brought up go to the bottom of the window, best first; the rest keep their order
+    chosen = set(head)
+    rest = [key for key in ordered[:window] if key in chosen]
+    brought = [key for key in ordered if key in chosen and key not in rest]
+    head = rest + brought
+    return head + [key for key in ordered if key not in chosen]
+
+
 def rrf_many(rankings: Sequence[Ranking], n: int, k: int | None = None, rrf_k: int | None = None,
-             per_side: int | None = None, window: int | None = None, by_side: bool | None = None) -> Fused:
+             per_side: int | None = None, window: int | None = None, by_side: bool | None = None,
+             deep: tuple[int, int] | None = None, by: str = "rank",
+             floor: tuple[float, float] | None = None) -> Fused:
     """Weighted RRF: sum of ``weight / (rrf_k + rank)``; an exact tie goes to the key whose scores are
     closer to each ranking's best (RRF alone forgets that one retriever was far surer), then to the
     one seen first (deterministic). The best ``n``.
@@ -141,8 +178,18 @@ def rrf_many(rankings: Sequence[Ranking], n: int, k: int | None = None, rrf_k: i
       rewritten queries') are among the first ``max(k, window)`` (``window`` default ``SIDE_WINDOW``),
       at most ``n``.
 
+    - ``deep`` = (d, w) (default ``DEEP``; (0, 0): none), with ``per_side`` >= 1: besides, the first
+      ``d`` of each guaranteed ranking (the question's own), then each retriever's best ``d`` over all
+      its rankings, are among the first ``w`` (as many as fit below the fused best).
+
     A guaranteed hit that fusion put lower takes the place of the lowest hit there that is not itself
-    guaranteed (never the fused best), and that hit follows them."""
+    guaranteed (never the fused best), and that hit follows them.
+
+    ``by``: "rank" (RRF as above); "score": each ranking's scores min-max scaled over its candidates,
+    weighted and summed (a hit far ahead of the next on one side counts for more than its rank);
+    "blend": RRF plus the scaled scores worth at most one first place (``weight / (rrf_k + 1)``)."""
+    if by not in FUSED_BY:
+        raise ValueError(f"unknown fusion {by!r} ({', '.join(FUSED_BY)})")
     per_side = PER_SIDE if per_side is None else per_side
     rrf_k = RRF_K_MANY if rrf_k is None else rrf_k
     by_side = BY_SIDE if by_side is None else by_side
@@ -162,10 +209,19 @@ def rrf_many(rankings: Sequence[Ranking], n: int, k: int | None = None, rrf_k: i
             for rank, key in enumerate(_side_rrf(rankings, source, rrf_k), start=1):
                 side_scores[key] += 1.0 / (rrf_k + rank)
         scores = side_scores
+    if by != "rank":
+        scaled = {key: 0.0 for key in scores}
+        for ranking in rankings:
+            if ranking.items:
+                for key, value in _normalised(ranking).items():
+                    scaled[key] += ranking.weight * value
+        unit = 1.0 / (rrf_k + 1) if by == "blend" else 1.0
+        scores = {key: (scores[key] if by == "blend" else 0.0) + unit * scaled[key] for key in scores}
     first = {key: i for i, key in enumerate(scores)}
     order = {key: (-round(strength[key], 9), first[key]) for key in scores}
     ordered = sorted(scores, key=lambda key: (-scores[key], order[key]))
     k = n if k is None else min(k, n)
+    sides: list[str] = []
     if per_side <= 0:
         must = list(dict.fromkeys(r.items[0][0] for r in rankings if r.guaranteed and r.items))[:k]
     else:
@@ -187,4 +243,42 @@ def rrf_many(rankings: Sequence[Ranking], n: int, k: int | None = None, rrf_k: i
     head.sort(key=lambda key: (-scores[key], order[key]))
     chosen = set(head)
     ordered = head + [key for key in ordered if key not in chosen]
+    depth, deep_window = DEEP if deep is None else deep
+    if per_side > 0 and sides and depth > 0:
+        # the question's own rankings' first places before the other queries' (translated, other names)
+        deeper = [[key for key, _ in r.items[:depth]] for r in rankings if r.guaranteed]
+        deeper += [_side_best(rankings, side, depth, rrf_k) for side in sides]
+        extra = list(dict.fromkeys(key for d in range(depth) for keys in deeper if d < len(keys) for key in [keys[d]]))
+        ordered = _place(ordered, extra[: max(min(n, deep_window) - 1, 1)], set(must), min(n, deep_window))
+    floor = FLOOR if floor is None else floor
+    if floor and floor[0] > 0:
+        ordered = _floored(ordered, rankings, rrf_k, floor)
     return [(key, scores[key], frozenset(found[key])) for key in ordered[:n]]
+
+
+def _floored(ordered: list[Hashable], rankings: Sequence[Ranking], rrf_k: int,
+             floor: tuple[float, float]) -> list[Hashable]:
+    """``ordered`` with each key at most at place ``a * r + b``, r its best rank on one retriever
+    (``_side_best`` over that retriever's rankings): earliest deadline first whenever one is due, else
+    the next key in ``ordered``. Keys only move up; a key that moves down has a later deadline."""
+    a, b = floor
+    deadline: dict[Hashable, float] = {}
+    for side in dict.fromkeys(r.source for r in rankings):
+        for rank, key in enumerate(_side_best(rankings, side, len(ordered), rrf_k), start=1):
+            deadline[key] = min(deadline.get(key, float("inf")), a * rank + b)
+    position = {key: i for i, key in enumerate(ordered)}
+    placed: set[Hashable] = set()
+    out: list[Hashable] = []
+    cursor = 0
+    while len(out) < len(ordered):
+        place = len(out) + 1
+        due = [key for key in ordered if key not in placed and deadline.get(key, float("inf")) <= place]
+        if due:
+            key = min(due, key=lambda k: (deadline[k], position[k]))
+        else:
+            while ordered[cursor] in placed:
+                cursor += 1
+            key = ordered[cursor]
+        placed.add(key)
+        out.append(key)
+    return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from collections import Counter
 from pathlib import Path
 
 from rag.errors import BookError
@@ -189,12 +190,67 @@ def yaml_front_matter(text: str) -> tuple[str, dict[str, str]]:
     return text[m.end() :], fields
 
 
+# Hard-wrapped text (鲁迅 e-texts at ~36 characters, Project Gutenberg at ~70): most lines stop at
+# nearly the same width, wherever the sentence is. A wrap is not a paragraph break: joined back, a
+# sentence is not split between chunks and a quote across the wrap is found. Texts whose lines are
+# paragraphs (a 95th-percentile line far longer than this) are left alone.
+_MAX_WRAP_WIDTH = 100
+_FULL_LINE = 0.75  # of the wrap width: a line this long was (probably) wrapped, not ended
+_MIN_WRAPPED_SHARE = 0.5  # of the non-blank lines: this many full lines make a text hard-wrapped
+_MIN_LINES = 40
+_CJK_EDGE = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f“”‘’…—]")
+
+
+def wrap_width(lines: list[str]) -> int | None:
+    """The width ``lines`` are hard-wrapped at, or None when they are not: most lines reach nearly
+    the same width, and a full line is often followed by another (a paragraph runs over several
+    lines; one short paragraph a line, or headings between one-line sections, do not)."""
+    lengths = [len(ln.rstrip()) if ln.strip() else 0 for ln in lines]
+    widths = sorted(n for n in lengths if n)
+    if len(widths) < _MIN_LINES:
+        return None
+    width = widths[int(len(widths) * 0.95)]
+    if width > _MAX_WRAP_WIDTH:
+        return None
+    full = [n >= _FULL_LINE * width for n in lengths]
+    runs = sum(1 for a, b in zip(full, full[1:], strict=False) if a and b)
+    wrapped = sum(full) >= _MIN_WRAPPED_SHARE * len(widths) and runs >= _MIN_WRAPPED_SHARE * sum(full)
+    return width if wrapped else None
+
+
+def unwrap_lines(lines: list[str]) -> list[str]:
+    """``lines`` with hard wraps joined: in a hard-wrapped text (``wrap_width``), a line that reaches
+    the wrap width continues on the next line unless that one is blank, indented (a new paragraph)
+    or a heading (a lower-case line is not: a wrapped sentence may go on with "postscript to this
+    effect:", which would look like front matter). Indented means more than the text's usual indent (a Gutenberg text may indent
+    every line). Chinese joins without a space, other text with one. Anything else as it was."""
+    width = wrap_width(lines)
+    if width is None:
+        return lines
+    indents = Counter(len(ln) - len(ln.lstrip()) for ln in lines if ln.strip())
+    base = indents.most_common(1)[0][0]
+    out: list[str] = []
+    joinable = False  # whether out[-1] reached the wrap width
+    for line in lines:
+        stripped = line.strip()
+        continues = (joinable and stripped and len(line) - len(line.lstrip()) <= base
+                     and (heading_kind(stripped) is None or stripped[:1].islower()))
+        if continues:
+            prev = out[-1].rstrip()
+            glue = "" if _CJK_EDGE.match(prev[-1:]) or _CJK_EDGE.match(stripped[:1]) else " "
+            out[-1] = prev + glue + stripped
+        else:
+            out.append(line)
+        joinable = bool(stripped) and len(line.rstrip()) >= _FULL_LINE * width
+    return out
+
+
 def split_text_chapters(text: str, markdown: bool = False) -> tuple[str | None, list[Chapter]]:
     """Split plain text (or Markdown) on its headings. Returns (title found in the text, chapters).
     A contents list (``contents_entries``) is not taken for chapters: what follows its last entry
     before the next heading stays, as untitled front matter."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lines = text.split("\n")
+    lines = text.split("\n") if markdown else unwrap_lines(text.split("\n"))
     title, headings = _markdown_headings(lines) if markdown else _text_headings(lines)
     headings.sort()
 

@@ -13,8 +13,8 @@ What a search does (each step measured on the dev questions, ``bench/retrieval.p
    thousand rows: milliseconds, and the same answer in every process, which Chroma's approximate
    HNSW search was not), each chunk scored by its best piece plus a share of its chapter title's
    similarity. Books still embedding use Chroma;
-2. the rankings are fused by weighted RRF, with a guaranteed place for each retriever's best hit
-   (``fusion.rrf_many``);
+2. the rankings are fused by weighted RRF, with a guaranteed place for each retriever's best hit in
+   the first 5 and its first three in the first 10 (``fusion.rrf_many``);
 3. a question that names a chapter ("第二十七回", "chapter 27") gets that chapter's hits first;
 4. with a reranker server configured (``RERANK_BASE_URL``, ``rag.index.rerank``), the first
    ``rerank_candidates`` hits are reordered by it (a named chapter's hits stay first); when it fails
@@ -39,7 +39,7 @@ import numpy as np
 
 from rag import deadline as turn_deadline
 from rag.aliases import alias_queries
-from rag.crosslingual import chinese_terms, glossary, script_of
+from rag.crosslingual import STOPWORDS, chinese_terms, glossary, script_of
 from rag.errors import IndexError_, RagError
 from rag.i18n import Msg
 from rag.index import fusion
@@ -47,7 +47,7 @@ from rag.index.catalog import StoredBook, keyword_text
 from rag.index.chunking import Chunk
 from rag.index.config import IndexConfig
 from rag.index.embeddings import Embedder
-from rag.index.query import named_chapters
+from rag.index.query import named_chapters, word_forms
 from rag.index.rerank import Reranker, RerankError
 from rag.index.vectors import VectorHit, VectorStore, vector_search_failed
 from rag.schemas import Passage
@@ -341,6 +341,12 @@ class Retrieval:
             if mode != "vector":
                 kw = keyword_ranking(text, books, n, chapters)
                 rankings.append(fusion.Ranking("keyword", weight * config.weight_keyword, kw, guaranteed))
+                if i == 0 and config.forms_weight > 0 and script_of(text) == "latin":
+                    forms = word_forms(text, STOPWORDS)  # the book's "blushed" for the question's "blush"
+                    latin = [b for b in books if b.text().script == "latin"]
+                    if forms and latin:
+                        rankings.append(fusion.Ranking("keyword", config.forms_weight * config.weight_keyword,
+                                                       keyword_ranking(f"{text} {forms}", latin, n, chapters)))
                 if i == 0 and config.alias_weight > 0:  # the question with the book's other names for its people
                     for book in books:
                         for variant in alias_queries(text, book.aliases()):
@@ -353,7 +359,7 @@ class Retrieval:
         if config.fusion == "rrf" or len(texts) > 1:
             # each retriever's best hit among the first 1 + (number of retrievers): right after the fused best
             window = 1 + sum(1 for r in live if r.guaranteed)
-            return fusion.rrf_many(live, n, min(k, window))
+            return fusion.rrf_many(live, n, min(k, window), by=config.fused_by)
         vector = next((r.items for r in live if r.source == "vector"), [])
         keyword = next((r.items for r in live if r.source == "keyword"), [])
         return fuse(vector, keyword, n, config.fusion)
