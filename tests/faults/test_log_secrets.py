@@ -21,7 +21,7 @@ from rag.logs import redact, setup_logging
 from rag.schemas import Passage
 from rag.testing.fakes import FakeRetriever
 from rag.testing.openai_stub import OpenAIStub
-from rag.ui.pages.settings import apply_settings
+from rag.ui.pages.settings import SettingsForm, apply_settings
 
 SK_CANARY = "sk-visitor-canary-5e4d3c2b1a09f8e7"
 #: A key of no known shape (Zhipu's are "<id>.<secret>"): only knowing the visitor's keys finds it.
@@ -67,8 +67,9 @@ def test_a_visitors_key_is_in_no_log_record(app_logging, caplog, canary: str) ->
         setup_logging(server)
         caplog.set_level(logging.DEBUG)  # every record of every logger, the libraries' too
         deps = make_deps(server, index=FakeRetriever(PASSAGES))
-        visitor = apply_settings(deps, deps.retriever, make_deps, base_url="", model="stub-model", key=canary, provider="none",
-                                 search_key="", searxng="", k=server.retrieval_k, rounds=server.max_web_rounds)
+        visitor = apply_settings(deps, deps.retriever, make_deps,
+                                 SettingsForm(model="stub-model", key=canary, k=server.retrieval_k,
+                                              rounds=server.max_web_rounds))
         final = list(run_turn(build_graph(visitor), "三打白骨精是第几回？", thread_id=uuid.uuid4().hex))[-1]
         try:
             raise RuntimeError(f"a failure that names {canary}")
