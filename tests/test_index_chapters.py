@@ -101,3 +101,58 @@ def test_a_contents_list_with_subtitles_matches_the_bare_headings() -> None:
     for front in (contents, listed):
         _, chapters = split_text_chapters(front + "\n" + "\n".join(f"{h}\n{body}" for h in heads))
         assert [(c.num, c.title) for c in chapters] == [(n, h) for n, h in enumerate(heads, start=1)]
+
+
+def _story(seed: int, sections: int = 2, numerals: bool = True) -> list[str]:
+    """A story's body: paragraphs one blank line apart, a short line of dialogue standing alone, and
+    inner sections numbered "一", "二" after a wider gap (as 鲁迅's stories are laid out)."""
+    out: list[str] = []
+    for s in range(sections):
+        if numerals:
+            out += ["", "", f"\u3000\u3000{'一二三四'[s]}", ""]
+        for p in range(6):
+            out += [f"\u3000\u3000第{seed}篇第{s}节第{p}段的文字，讲一件事情的经过，" * 3, ""]
+        out += ["\u3000\u3000“没有。”", ""]
+    return out
+
+
+def _collection(with_inner_headings: bool = False) -> str:
+    lines = ["                    《小集》自序", "", "                      ·作者·", ""]
+    lines += [f"\u3000\u3000自序的文字，说这本集子为什么编成。{n}" * 4 for n in range(6)]
+    for n, title in enumerate(["月光", "酒店", "长路", "小船"]):
+        lines += ["", "", "", "", f"{' ' * 20}\u3000\u3000{title}", "", f"{' ' * 22}·作者·", ""]
+        if with_inner_headings and n == 2:
+            for k, sub in enumerate(["序", "优胜", "革命"], start=1):
+                lines += ["", "", f"\u3000\u3000第{'一二三'[k - 1]}章\u3000{sub}", ""]
+                lines += _story(10 + k, sections=1, numerals=False)
+        else:
+            lines += _story(n)
+        lines += ["\u3000" * 20 + "一九二一年一月。", ""]
+    return "\n".join(lines)
+
+
+def test_a_collection_is_cut_at_its_story_titles_by_layout() -> None:
+    _, chapters = split_text_chapters(_collection())
+    # no numbered heading: every section numbered in reading order, the preface too (number_chapters)
+    assert [(c.num, c.title) for c in chapters] == [(1, "《小集》自序"), (2, "月光"), (3, "酒店"), (4, "长路"), (5, "小船")]
+    assert all(c.text.count("第") >= 12 for c in chapters[1:])  # the inner "一", "二" stay in their story
+    assert chapters[2].text.startswith("·作者·") and "第1篇" in chapters[2].text and "第2篇" not in chapters[2].text
+
+
+def test_a_story_with_numbered_inner_chapters_keeps_them_under_its_title() -> None:
+    _, chapters = split_text_chapters(_collection(with_inner_headings=True))
+    assert [(c.num, c.title) for c in chapters] == [
+        (0, "《小集》自序"), (1, "月光"), (2, "酒店"), (3, "长路 第一章 序"), (4, "第二章 优胜"), (5, "第三章 革命"),
+        (6, "小船")]  # the preface before chapter 1
+    assert "第3篇" not in chapters[5].text and "第3篇" in chapters[6].text
+
+
+def test_a_novel_cut_by_its_headings_takes_no_title_from_layout() -> None:
+    chapters_text = []
+    for n in range(1, 6):
+        body = [f"第{n}回的一段正文，说到此处众人都笑了起来。" * 3 for _ in range(8)]
+        body[3:3] = ["", "", "", "诗曰", ""]  # a short line after a wide gap inside a chapter
+        chapters_text += [f"第{'一二三四五'[n - 1]}回 标题{n}", *body, ""]
+    _, chapters = split_text_chapters("\n".join(chapters_text))
+    assert [c.title for c in chapters] == [f"第{'一二三四五'[n - 1]}回 标题{n}" for n in range(1, 6)]
+    assert all("诗曰" in c.text for c in chapters)

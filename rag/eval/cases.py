@@ -187,7 +187,7 @@ class Corpus:
                     label = " ".join(match.group(1).split())
                     headings.append((match.start(), min(match.end() + 1, len(text)), en_number, label))
         headings.sort()
-        ends = [h[0] for h in headings[1:]] + [len(text)]
+        ends = [h[0] for h in headings[1:]] + [len(text)] if headings else []
         gaps = [len(text[h[1]:end].strip()) for h, end in zip(headings, ends, strict=True)]
         # the app's loader does not take a contents list for chapters; nor do references
         skip = contents_entries([h[3] for h in headings], gaps)

@@ -90,7 +90,10 @@ def corpus_for(path: Path) -> Corpus:
     chapter bodies); any other book (Chapter N, story titles) as the app reads it (``load_book``:
     offsets into the loaded chapter's text, numbered as the app numbers them)."""
     try:
-        return Corpus.from_file(path)
+        corpus = Corpus.from_file(path)
+        # only 第N回 novels: an English book's references were written as the app reads it (unwrapped)
+        if all(c.label.startswith("第") for c in corpus.chapters.values()):
+            return corpus
     except CaseError:
         if not Path(path).is_file():
             raise

@@ -52,7 +52,7 @@ _MATTER_CN = r"序|序言|序章|自序|代序|前言|引子|引言|楔子|凡�
 _MATTER_EN = (r"preface|foreword|prologue|introduction|epilogue|afterword|appendix|postscript|"
               r"(?:letter|appendix)\s+(?:[0-9]+|[ivxlcdm]+|[a-z])|letters|author's note|note on the text|front matter")
 MATTER_HEADING = re.compile(
-    rf"^(?:(?:{_MATTER_CN})(?:[一二三四五六七八九十0-9０-９]{{1,3}})?(?:[\s:：、.·—-].{{0,40}})?"
+    rf"^(?:(?:《[^》]{{1,20}}》)?(?:{_MATTER_CN})(?:[一二三四五六七八九十0-9０-９]{{1,3}})?(?:[\s:：、.·—-].{{0,40}})?"
     rf"|(?:{_MATTER_EN})(?:\s*[.:—–-]\s*.{{0,50}}|\s+to\s+.{{0,40}})?\.?)$",
     re.IGNORECASE,
 )
@@ -115,13 +115,73 @@ def contents_entries(titles: list[str], gaps: list[int]) -> set[int]:
     return out
 
 
-def number_chapters(chapters: list[Chapter]) -> list[Chapter]:
+# Section titles a book marks by layout alone (a collection of stories: "狂人日记", "孔乙己", with no
+# "第N回"): a short line standing alone after a wider blank gap than the book's paragraphs use.
+TITLE_MAX_CHARS = 24
+_TITLE_PUNCT = re.compile(r"[。！？；，、：…!?;,:]|[.”\"’]$")
+_TITLE_OPENERS = "“\"‘'「『(（[【<《—-*·•"
+TITLE_MIN_RUN = 3  # titles found in the book at least this many times
+TITLE_MIN_SPACING = 500  # median characters between two layout titles at least (sections, not stray lines)
+TITLE_LONG_SPAN = 3  # a stretch between headings this many times the median chapter may hold layout titles
+
+
+def layout_titles(lines: list[str], headings: list[int]) -> list[int]:
+    """The lines (indices) that title a section by layout: a short line with no sentence punctuation,
+    not a numeral (a story's inner "一", "二") nor a repeated byline ("·鲁迅·"), with a blank line
+    after it and, before it, a blank gap wider than the book's paragraph gaps (90 % of its lines
+    follow a narrower one) and at least two lines. Taken only when ``TITLE_MIN_RUN`` of them or
+    more lie where the ``headings`` the book already has (line indices) leave a stretch
+    ``TITLE_LONG_SPAN`` times longer than their median chapter (anywhere when it has fewer than
+    three), and when they recur ``TITLE_MIN_SPACING`` characters apart or more (median): a book
+    cut by its numbered headings keeps exactly those."""
+    blank = [not ln.strip(" \t\u3000\r") for ln in lines]
+    gaps: list[int] = []  # blank lines before each line
+    run = 0
+    for is_blank in blank:
+        gaps.append(run)
+        run = run + 1 if is_blank else 0
+    used = sorted(gaps[i] for i in range(len(lines)) if not blank[i])
+    if len(used) < 20:
+        return []
+    wide = max(2, used[int(len(used) * 0.9)] + 1)
+    taken = set(headings)
+
+    def bare(i: int) -> str:
+        return lines[i].strip(" \t\u3000\r")
+
+    found = [i for i in range(1, len(lines) - 1)
+             if not blank[i] and gaps[i] >= wide and gaps[i] < i and blank[i + 1] and i not in taken
+             and len(bare(i)) <= TITLE_MAX_CHARS and not _TITLE_PUNCT.search(bare(i))
+             and bare(i)[0] not in _TITLE_OPENERS and parse_number(bare(i)) is None]
+    seen: dict[str, int] = {}
+    for i in found:
+        seen[bare(i)] = seen.get(bare(i), 0) + 1
+    found = [i for i in found if seen[bare(i)] < 3]
+    chars = [0]  # characters before each line
+    for line in lines:
+        chars.append(chars[-1] + len(line.strip()))
+    bounds = sorted(taken)
+    if len(bounds) >= 3:
+        lengths = sorted(chars[b] - chars[a] for a, b in zip(bounds, bounds[1:], strict=False))
+        limit = TITLE_LONG_SPAN * lengths[len(lengths) // 2]
+        edges = [0, *bounds, len(lines)]
+        spans = [(a, b) for a, b in zip(edges, edges[1:], strict=False) if chars[b] - chars[a] > limit]
+        if sum(1 for i in found if any(a < i < b for a, b in spans)) < TITLE_MIN_RUN:
+            return []
+    if len(found) < TITLE_MIN_RUN:
+        return []
+    spacing = sorted(chars[b] - chars[a] for a, b in zip(found, found[1:], strict=False))
+    return found if spacing[len(spacing) // 2] >= TITLE_MIN_SPACING else []
+
+
+def number_chapters(chapters: list[Chapter], reading_order: bool = False) -> list[Chapter]:
     """Number chapters by the book's own numbers ("第一百零八回" -> 108, "Chapter XII" -> 12) when the
     numbered headings increase; front matter ("序", "Preface", "Letter 1", an untitled opening) is
     chapter 0, before chapter 1 under a spoiler limit; back matter ("Epilogue", "附录") and labelled
     sections between chapters get no number (outside every chapter range). When the numbers do not
     increase, the chapters are numbered 1..n in reading order (the labelled sections still outside);
-    a book without numbered headings is numbered 1..n throughout."""
+    a book without numbered headings is numbered 1..n throughout. ``reading_order``: 1..n whatever
+    the headings say (sections titled by layout, some with numbered parts of their own)."""
     parsed = [heading_number(c.title) for c in chapters]
     matter = [p is None and (not c.title.strip() or heading_kind(c.title) == "matter")
               for c, p in zip(chapters, parsed, strict=True)]
@@ -131,7 +191,7 @@ def number_chapters(chapters: list[Chapter]) -> list[Chapter]:
             chapter.num = seq
         return chapters
     body = len(chapters) - sum(matter)
-    use_parsed = len(numbered) >= max(1, body // 2) and all(
+    use_parsed = not reading_order and len(numbered) >= max(1, body // 2) and all(
         a < b for a, b in zip(numbered, numbered[1:], strict=False)
     )
     seq = 0

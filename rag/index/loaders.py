@@ -27,6 +27,7 @@ from rag.index.chapters import (
     contents_entries,
     drop_trailers,
     heading_kind,
+    layout_titles,
     number_chapters,
 )
 from rag.index.epub import load_epub
@@ -252,6 +253,10 @@ def split_text_chapters(text: str, markdown: bool = False) -> tuple[str | None, 
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n") if markdown else unwrap_lines(text.split("\n"))
     title, headings = _markdown_headings(lines) if markdown else _text_headings(lines)
+    by_layout: set[int] = set()
+    if not markdown:
+        by_layout = set(layout_titles(lines, [h[0] for h in headings]))
+        headings += [(i, re.sub(r"[\s\u3000]+", " ", lines[i]).strip()) for i in by_layout]
     headings.sort()
 
     def body(a: int, b: int) -> str:
@@ -270,7 +275,15 @@ def split_text_chapters(text: str, markdown: bool = False) -> tuple[str | None, 
         front = front[len(title) + 2 :].strip()
     if len(front) >= _MIN_FRONT_MATTER_CHARS or not headings:
         chapters.append(Chapter(None, "" if headings else (title or ""), front))
-    for n, (_, heading) in enumerate(headings):
+    # A layout title straight above a heading ("阿Q正传" over "第一章 序", a byline at most between
+    # them) heads that chapter.
+    prefix, carried = "", ""
+    for n, (line_no, heading) in enumerate(headings):
+        if line_no in by_layout and len(bodies[n]) < _MIN_FRONT_MATTER_CHARS and n + 1 < len(headings):
+            prefix, carried = f"{prefix}{heading} ", f"{carried}{bodies[n]}\n"
+            bodies[n + 1] = f"{carried}{bodies[n + 1]}".strip()
+            continue
+        heading, prefix, carried = prefix + heading, "", ""
         if n not in contents:
             chapters.append(Chapter(None, heading, bodies[n]))
         elif len(bodies[n]) >= _MIN_FRONT_MATTER_CHARS:
@@ -281,7 +294,7 @@ def split_text_chapters(text: str, markdown: bool = False) -> tuple[str | None, 
     if contents:
         log.debug("contents list: %d headings not taken for chapters", len(contents))
     chapters = [c for c in chapters if c.text.strip()]
-    return title, number_chapters(chapters)
+    return title, number_chapters(chapters, reading_order=bool(by_layout))
 
 
 def _strip_inline_markdown(line: str) -> str:
