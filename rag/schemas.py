@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Literal, Protocol, runtime_checkable
+from typing import Annotated, Any, ClassVar, Literal, Protocol, get_type_hints, runtime_checkable
 
 from pydantic import BaseModel, BeforeValidator, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
+from typing_extensions import TypedDict  # pydantic reads it on Python 3.11 (typing's is 3.12+)
 
 from rag.checks.quotes import PartCheck
 from rag.i18n import Msg
@@ -136,8 +137,35 @@ class EvidenceJudgement(BaseModel):
     confidence: Confidence = Field(default=0.5, description="Confidence in this judgement, 0..1.")
 
 
+#: How a record is shown where it is cited as [n] (the script API's JSON): (JSON name, the record's
+#: field or method of no arguments), in the JSON's order, after ``n``.
+Shown = tuple[tuple[str, str], ...]
+
+
+def cited_json(record: BaseModel, n: int, shown: Shown) -> dict[str, Any]:
+    """``record`` as cited [n]: ``{"n": n, ...}``, then what ``shown`` names, under its JSON names."""
+    values = {name: getattr(record, what) for name, what in shown}
+    return {"n": n, **{name: value() if callable(value) else value for name, value in values.items()}}
+
+
+def cited_type(cls: type[BaseModel], title: str, shown: Shown) -> Any:
+    """The TypedDict ``cited_json`` returns for a ``cls``, its types read from ``cls``'s own fields
+    (a method's from its return annotation): the record keeps its one definition, and the API page
+    and its clients still see each field of the JSON."""
+    def hint(what: str) -> Any:
+        field = cls.model_fields.get(what)
+        return field.annotation if field is not None else get_type_hints(getattr(cls, what))["return"]
+
+    return TypedDict(title, {"n": int, **{name: hint(what) for name, what in shown}})  # type: ignore[operator]
+
+
 class Passage(BaseModel):
     """One retrieved chunk of a book, with where it comes from."""
+
+    #: Cited as [n] (the script API): where it is from, its text, which retriever found it, its score.
+    CITED: ClassVar[Shown] = (("label", "label"), ("book_id", "book_id"), ("book_title", "book_title"),
+                              ("chapter", "chapter_num"), ("text", "text"), ("retriever", "source"),
+                              ("score", "score"))
 
     id: str
     text: str
@@ -160,9 +188,17 @@ class Passage(BaseModel):
             return f"Chapter {self.chapter_num}"
         return self.book_title or "?"
 
+    def cited(self, n: int) -> dict[str, Any]:
+        """The passage as the script API shows it, cited as [n] (``CITED``)."""
+        return cited_json(self, n, self.CITED)
+
 
 class SearchResult(BaseModel):
     """One web search hit. Everything in it is untrusted text from the internet."""
+
+    #: Cited as [n] after the passages (the script API).
+    CITED: ClassVar[Shown] = (("title", "title"), ("url", "url"), ("snippet", "snippet"), ("site", "site_name"),
+                              ("date", "date"))
 
     title: str
     url: str
@@ -170,6 +206,10 @@ class SearchResult(BaseModel):
     site_name: str = ""
     date: str = ""
     provider: str = ""
+
+    def cited(self, n: int) -> dict[str, Any]:
+        """The result as the script API shows it, cited as [n] (``CITED``)."""
+        return cited_json(self, n, self.CITED)
 
 
 class RetrievalOutcome(BaseModel):

@@ -294,15 +294,8 @@ def turn_result(turn: Turn) -> dict[str, Any]:
         "total_s": turn.total_s,
         "standalone_question": turn.standalone_question,
         "evaluations": [e.model_dump(mode="json") for e in turn.evaluations],
-        "passages": [
-            {"n": n, "label": x.label(), "book_id": x.book_id, "book_title": x.book_title, "chapter": x.chapter_num,
-             "text": x.text, "retriever": x.source, "score": x.score}
-            for n, x in enumerate(turn.passages, start=1)
-        ],
-        "web_sources": [
-            {"n": p + n, "title": r.title, "url": r.url, "snippet": r.snippet, "site": r.site_name, "date": r.date}
-            for n, r in enumerate(turn.web_results, start=1)
-        ],
+        "passages": [x.cited(n) for n, x in enumerate(turn.passages, start=1)],
+        "web_sources": [r.cited(p + n) for n, r in enumerate(turn.web_results, start=1)],
         "sentence_checks": [SENTENCE_JSON.dump_python(c, mode="json") for c in turn.answer_checks],
         "notices": [notice_json(n) for n in turn.notices],
         "trace": [{"node": e.node, "status": e.status, "duration_s": e.duration_s} for e in turn.entries],
