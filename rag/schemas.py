@@ -137,26 +137,28 @@ class EvidenceJudgement(BaseModel):
     confidence: Confidence = Field(default=0.5, description="Confidence in this judgement, 0..1.")
 
 
-#: How a record is shown where it is cited as [n] (the script API's JSON): (JSON name, the record's
-#: field or method of no arguments), in the JSON's order, after ``n``.
+#: How a record is shown in the script API's JSON: (JSON name, the record's field or method of no
+#: arguments), in the JSON's order.
 Shown = tuple[tuple[str, str], ...]
 
 
-def cited_json(record: BaseModel, n: int, shown: Shown) -> dict[str, Any]:
-    """``record`` as cited [n]: ``{"n": n, ...}``, then what ``shown`` names, under its JSON names."""
+def shown_json(record: object, shown: Shown, **first: Any) -> dict[str, Any]:
+    """``record`` as the JSON ``shown`` describes: ``first`` (e.g. ``n``, the number it is cited by),
+    then each field or method's value under its JSON name."""
     values = {name: getattr(record, what) for name, what in shown}
-    return {"n": n, **{name: value() if callable(value) else value for name, value in values.items()}}
+    return {**first, **{name: value() if callable(value) else value for name, value in values.items()}}
 
 
-def cited_type(cls: type[BaseModel], title: str, shown: Shown) -> Any:
-    """The TypedDict ``cited_json`` returns for a ``cls``, its types read from ``cls``'s own fields
-    (a method's from its return annotation): the record keeps its one definition, and the API page
-    and its clients still see each field of the JSON."""
+def shown_type(cls: type, title: str, shown: Shown, **first: Any) -> Any:
+    """The TypedDict ``shown_json`` returns for a ``cls``, typed from ``cls``'s own fields (a method's
+    from its return annotation) and ``first``'s types: the record keeps its one definition, and the
+    API page and its clients still see each field of the JSON."""
+    hints = get_type_hints(cls)
+
     def hint(what: str) -> Any:
-        field = cls.model_fields.get(what)
-        return field.annotation if field is not None else get_type_hints(getattr(cls, what))["return"]
+        return hints[what] if what in hints else get_type_hints(getattr(cls, what))["return"]
 
-    return TypedDict(title, {"n": int, **{name: hint(what) for name, what in shown}})  # type: ignore[operator]
+    return TypedDict(title, {**first, **{name: hint(what) for name, what in shown}})  # type: ignore[operator]
 
 
 class Passage(BaseModel):
@@ -190,7 +192,7 @@ class Passage(BaseModel):
 
     def cited(self, n: int) -> dict[str, Any]:
         """The passage as the script API shows it, cited as [n] (``CITED``)."""
-        return cited_json(self, n, self.CITED)
+        return shown_json(self, self.CITED, n=n)
 
 
 class SearchResult(BaseModel):
@@ -209,7 +211,7 @@ class SearchResult(BaseModel):
 
     def cited(self, n: int) -> dict[str, Any]:
         """The result as the script API shows it, cited as [n] (``CITED``)."""
-        return cited_json(self, n, self.CITED)
+        return shown_json(self, self.CITED, n=n)
 
 
 class RetrievalOutcome(BaseModel):

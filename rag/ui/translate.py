@@ -18,7 +18,7 @@ from rag.agent.names import ANSWER_NODES, ROUTE, VERIFY
 from rag.agent.state import Notice, WebRound
 from rag.checks import SentenceCheck
 from rag.i18n import Msg
-from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult
+from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult, Shown, shown_json
 
 EntryStatus = Literal["running", "done", "error", "stopped"]
 #: queued: asked, waiting for a free slot; stopped: the user stopped it (the graph run was ended).
@@ -42,6 +42,10 @@ class TraceEntry:
     answer_mode: str | None = None
     answer_checks: tuple[SentenceCheck, ...] | None = None  # set by verify_answer
     error: Msg | str | None = None  # a node's error (as the graph reported it) or the turn's failure
+
+
+#: A trace entry in the script API's JSON (and the start of ``trace_model``'s).
+TRACE_JSON: Shown = (("node", "node"), ("status", "status"), ("duration_s", "duration_s"))
 
 
 @dataclass(frozen=True)
@@ -241,7 +245,7 @@ def trace_model(turn: Turn) -> dict[str, Any]:
     """A plain, JSON-able summary of one turn's trace (for tests, logs and gr.JSON)."""
     entries = []
     for e in turn.entries:
-        item: dict[str, Any] = {"node": e.node, "status": e.status, "duration_s": e.duration_s}
+        item: dict[str, Any] = shown_json(e, TRACE_JSON)
         if e.route is not None:
             item["route"] = e.route.model_dump()
         if e.passages is not None:
@@ -298,5 +302,5 @@ def turn_result(turn: Turn) -> dict[str, Any]:
         "web_sources": [r.cited(p + n) for n, r in enumerate(turn.web_results, start=1)],
         "sentence_checks": [SENTENCE_JSON.dump_python(c, mode="json") for c in turn.answer_checks],
         "notices": [notice_json(n) for n in turn.notices],
-        "trace": [{"node": e.node, "status": e.status, "duration_s": e.duration_s} for e in turn.entries],
+        "trace": [shown_json(e, TRACE_JSON) for e in turn.entries],
     }

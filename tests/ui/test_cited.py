@@ -1,6 +1,6 @@
-"""A passage and a web result as the script API cites them ([n]): the JSON comes from the records
-themselves (``Passage.cited``, ``SearchResult.cited``), and the types the API page shows are read
-from the records' own fields, so a record has one definition."""
+"""A passage and a web result as the script API cites them ([n]), and a trace entry: the JSON comes
+from the records themselves (``Passage.cited``, ``SearchResult.cited``, ``shown_json``), and the types
+the API page shows are read from the records' own fields, so a record has one definition."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from typing import get_type_hints
 
 from pydantic import TypeAdapter
 
-from rag.schemas import Passage, SearchResult
-from rag.ui.api import PassageJson, WebSourceJson
+from rag.schemas import Passage, SearchResult, shown_json
+from rag.ui.api import PassageJson, TraceJson, WebSourceJson
+from rag.ui.translate import TRACE_JSON, TraceEntry
 
 PASSAGE = Passage(id="b-1", text="白骨夫人", book_id="b", book_title="西游记", chapter_num=27,
                   chapter_title="第二十七回 尸魔三戏唐三藏", chunk_index=4, start=10, end=20, score=0.5, source="hybrid")
@@ -37,3 +38,10 @@ def test_the_api_types_are_the_records_fields_in_the_jsons_order() -> None:
     assert get_type_hints(WebSourceJson)["site"] == SearchResult.model_fields["site_name"].annotation
     TypeAdapter(PassageJson).validate_python(PASSAGE.cited(1))
     TypeAdapter(WebSourceJson).validate_python(RESULT.cited(1))
+
+
+def test_a_trace_entry_is_shown_by_its_own_fields() -> None:
+    entry = TraceEntry(node="evaluate", status="done", duration_s=1.5, answer_mode="book")
+    assert shown_json(entry, TRACE_JSON) == {"node": "evaluate", "status": "done", "duration_s": 1.5}
+    hints = get_type_hints(TraceJson)
+    assert list(hints) == ["node", "status", "duration_s"] and hints["status"] == get_type_hints(TraceEntry)["status"]
