@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Literal, Protocol, runtime_checkable
+from typing import Annotated, Any, ClassVar, Literal, Protocol, get_type_hints, runtime_checkable
 
 from pydantic import BaseModel, BeforeValidator, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
+from typing_extensions import TypedDict  # pydantic reads it on Python 3.11 (typing's is 3.12+)
 
 from rag.checks.quotes import PartCheck
 from rag.i18n import Msg
@@ -136,8 +137,37 @@ class EvidenceJudgement(BaseModel):
     confidence: Confidence = Field(default=0.5, description="Confidence in this judgement, 0..1.")
 
 
+#: How a record is shown in the script API's JSON: (JSON name, the record's field or method of no
+#: arguments), in the JSON's order.
+Shown = tuple[tuple[str, str], ...]
+
+
+def shown_json(record: object, shown: Shown, **first: Any) -> dict[str, Any]:
+    """``record`` as the JSON ``shown`` describes: ``first`` (e.g. ``n``, the number it is cited by),
+    then each field or method's value under its JSON name."""
+    values = {name: getattr(record, what) for name, what in shown}
+    return {**first, **{name: value() if callable(value) else value for name, value in values.items()}}
+
+
+def shown_type(cls: type, title: str, shown: Shown, **first: Any) -> Any:
+    """The TypedDict ``shown_json`` returns for a ``cls``, typed from ``cls``'s own fields (a method's
+    from its return annotation) and ``first``'s types: the record keeps its one definition, and the
+    API page and its clients still see each field of the JSON."""
+    hints = get_type_hints(cls)
+
+    def hint(what: str) -> Any:
+        return hints[what] if what in hints else get_type_hints(getattr(cls, what))["return"]
+
+    return TypedDict(title, {**first, **{name: hint(what) for name, what in shown}})  # type: ignore[operator]
+
+
 class Passage(BaseModel):
     """One retrieved chunk of a book, with where it comes from."""
+
+    #: Cited as [n] (the script API): where it is from, its text, which retriever found it, its score.
+    CITED: ClassVar[Shown] = (("label", "label"), ("book_id", "book_id"), ("book_title", "book_title"),
+                              ("chapter", "chapter_num"), ("text", "text"), ("retriever", "source"),
+                              ("score", "score"))
 
     id: str
     text: str
@@ -160,9 +190,17 @@ class Passage(BaseModel):
             return f"Chapter {self.chapter_num}"
         return self.book_title or "?"
 
+    def cited(self, n: int) -> dict[str, Any]:
+        """The passage as the script API shows it, cited as [n] (``CITED``)."""
+        return shown_json(self, self.CITED, n=n)
+
 
 class SearchResult(BaseModel):
     """One web search hit. Everything in it is untrusted text from the internet."""
+
+    #: Cited as [n] after the passages (the script API).
+    CITED: ClassVar[Shown] = (("title", "title"), ("url", "url"), ("snippet", "snippet"), ("site", "site_name"),
+                              ("date", "date"))
 
     title: str
     url: str
@@ -170,6 +208,10 @@ class SearchResult(BaseModel):
     site_name: str = ""
     date: str = ""
     provider: str = ""
+
+    def cited(self, n: int) -> dict[str, Any]:
+        """The result as the script API shows it, cited as [n] (``CITED``)."""
+        return shown_json(self, self.CITED, n=n)
 
 
 class RetrievalOutcome(BaseModel):

@@ -24,6 +24,7 @@ from rag.logs import RedactingFilter, redact, secrets_of
 from rag.schemas import Passage
 from rag.search import (
     BochaSearch,
+    HttpOptions,
     SearchAuthError,
     SearchBadResponse,
     SearchTimeout,
@@ -111,7 +112,7 @@ def test_a_trickling_server_cannot_hold_a_search_past_the_timeout(phase: str) ->
             yield from trickle(head(len(body))[:60])
 
     with RawServer(answer) as server:
-        provider = SearxngSearch(server.url, timeout=1.0)
+        provider = SearxngSearch(server.url, http=HttpOptions(timeout=1.0))
         with pytest.raises(SearchTimeout) as info:
             provider.search("q", 3)
         provider.close()
@@ -124,7 +125,7 @@ def test_a_trickling_server_cannot_hold_a_search_past_the_timeout(phase: str) ->
 
 def test_a_fast_answer_is_unaffected_by_the_deadline() -> None:
     with RawServer(lambda: iter([head(len(JSON_OK)), JSON_OK])) as server:
-        provider = SearxngSearch(server.url, timeout=2.0)
+        provider = SearxngSearch(server.url, http=HttpOptions(timeout=2.0))
         outcome = provider.search_detailed("q", 3)
         provider.close()
     assert [r.url for r in outcome.results] == ["https://example.org/a"]
@@ -151,7 +152,7 @@ def test_an_oversized_body_is_refused(how: str) -> None:
         assert len(packed) < 64 * 1024
         pieces = [head(len(packed), "Content-Encoding: gzip\r\n"), packed]
     with RawServer(lambda: iter(pieces)) as server:
-        provider = SearxngSearch(server.url, timeout=5.0)
+        provider = SearxngSearch(server.url, http=HttpOptions(timeout=5.0))
         with pytest.raises(SearchBadResponse, match=r"^searxng: answered with a body larger than 2 MB"):
             provider.search("q", 3)
         provider.close()
@@ -159,7 +160,7 @@ def test_an_oversized_body_is_refused(how: str) -> None:
 
 def test_the_size_cap_is_a_parameter_of_every_http_provider() -> None:
     with RawServer(lambda: iter([head(len(JSON_OK)), JSON_OK])) as server:
-        provider = SearxngSearch(server.url, timeout=2.0)
+        provider = SearxngSearch(server.url, http=HttpOptions(timeout=2.0))
         provider.max_response_bytes = 40
         with pytest.raises(SearchBadResponse, match="larger than"):
             provider.search("q", 3)
@@ -194,7 +195,7 @@ def test_a_searxng_error_echoing_basic_auth_never_shows_the_credentials(caplog) 
 
     with RawServer(answer) as server:
         url = server.url.replace("http://", f"http://{USER}:{PASSWORD}@")
-        provider = SearxngSearch(url, timeout=3.0)
+        provider = SearxngSearch(url, http=HttpOptions(timeout=3.0))
         with pytest.raises(SearchAuthError) as info:
             provider.search("q", 3)
         provider.close()

@@ -17,7 +17,7 @@ from index_fakes import CHAPTERS, BigramEmbedder, MemoryVectors, chapter_text, w
 from rag.index import BookIndex, IndexConfig
 from rag.index.catalog import KEYWORD_VERSION
 from rag.index.chapters import drop_trailers
-from rag.index.fusion import Ranking, rrf_many
+from rag.index.fusion import Ranking, RrfOptions, rrf_many
 from rag.index.loaders import load_book
 from rag.index.query import named_chapters
 from rag.index.retrieval import TITLE_PIECE, title_piece_id
@@ -48,18 +48,21 @@ def make(tmp_path: Path, config: IndexConfig = FULL, chapters: int = 5, long: bo
 def test_weighted_rrf_and_the_guaranteed_slot() -> None:
     vector = [(("a", i), 1.0 - i / 10) for i in range(6)]
     keyword = [(("k", 0), 9.0)] + [(("a", i), 5.0 - i) for i in range(1, 6)]
-    plain = rrf_many([Ranking("vector", 1.0, vector), Ranking("keyword", 1.0, keyword)], 3, rrf_k=60, per_side=0)
+    plain = rrf_many([Ranking("vector", 1.0, vector), Ranking("keyword", 1.0, keyword)], 3,
+                     options=RrfOptions(rrf_k=60, per_side=0))
     assert ("k", 0) not in [key for key, _, _ in plain]  # found by keyword alone, at rank 1: pushed out
-    kept = rrf_many([Ranking("vector", 1.0, vector, True), Ranking("keyword", 1.0, keyword, True)], 3, per_side=0)
+    kept = rrf_many([Ranking("vector", 1.0, vector, True), Ranking("keyword", 1.0, keyword, True)], 3,
+                    options=RrfOptions(per_side=0))
     keys = [key for key, _, _ in kept]
     assert ("k", 0) in keys and ("a", 0) in keys and len(keys) == 3
     assert dict((key, src) for key, _, src in kept)[("k", 0)] == frozenset({"keyword"})
     deep = [key for key, _, _ in rrf_many([Ranking("vector", 1.0, vector, True), Ranking("keyword", 1.0, keyword, True)],
-                                          8, 3, per_side=0)]
+                                          8, 3, RrfOptions(per_side=0))]
     assert set(deep[:3]) == set(keys) and len(deep) == 7 and len(set(deep)) == 7  # guaranteed within k, n kept
     even = [key for key, _, _ in rrf_many([Ranking("vector", 1.0, vector), Ranking("keyword", 1.0, keyword)], 7,
-                                          rrf_k=60, by_side=False)]
-    heavy = rrf_many([Ranking("vector", 1.0, vector), Ranking("keyword", 3.0, keyword)], 7, rrf_k=60, by_side=False)
+                                          options=RrfOptions(rrf_k=60, by_side=False))]
+    heavy = rrf_many([Ranking("vector", 1.0, vector), Ranking("keyword", 3.0, keyword)], 7,
+                     options=RrfOptions(rrf_k=60, by_side=False))
     order = [key for key, _, _ in heavy]
     assert even.index(("a", 0)) < even.index(("k", 0)) and order.index(("k", 0)) < order.index(("a", 0))
     assert dict((key, score) for key, score, _ in heavy)[("k", 0)] == pytest.approx(3.0 / 61)
@@ -77,18 +80,20 @@ def test_each_retrievers_best_hits_over_all_its_rankings_stay_in_the_first_five(
     keyword = [(("b", 0), 9.0), (("solo", 0), 8.5)] + [(key, 5.0 - i / 10) for i, key in enumerate(both[1:])]
     rankings = [Ranking("vector", 1.0, vector, True), Ranking("keyword", 1.0, keyword, True),
                 Ranking("keyword", 1.0, alias), Ranking("vector", 1.0, translated_vector)]
-    old = [key for key, _, _ in rrf_many(rankings, 20, 3, rrf_k=60, per_side=0, by_side=False)]
+    old = [key for key, _, _ in rrf_many(rankings, 20, 3, options=RrfOptions(rrf_k=60, per_side=0, by_side=False))]
     assert old.index(("solo", 0)) >= 5  # keyword rank 2, alone: below every hit the other rankings share
     for by_side in (False, True):
-        new = [key for key, _, _ in rrf_many(rankings, 20, 3, rrf_k=60, per_side=2, by_side=by_side)]
+        options = RrfOptions(rrf_k=60, per_side=2, by_side=by_side)
+        new = [key for key, _, _ in rrf_many(rankings, 20, 3, options)]
         assert ("solo", 0) in new[:5] and new[0] == ("b", 0) and len(new) == len(set(new)) == 14
     # an English question: its own keyword ranking finds nothing, the translated query's does (not guaranteed)
     english = [Ranking("vector", 1.0, vector, True), Ranking("keyword", 1.0, [], True),
                Ranking("keyword", 1.0, [(("solo", 0), 7.0)]), Ranking("vector", 1.0, translated_vector)]
     assert ("solo", 0) in [key for key, _, _ in rrf_many(english, 20, 2)][:5]  # the defaults: one per retriever
-    assert ("solo", 0) not in [key for key, _, _ in rrf_many(english, 20, 2, rrf_k=60, per_side=0, by_side=False)][:5]
+    plain_rrf = RrfOptions(rrf_k=60, per_side=0, by_side=False)
+    assert ("solo", 0) not in [key for key, _, _ in rrf_many(english, 20, 2, plain_rrf)][:5]
     # by side: the hits one retriever found in several rankings get one vote of that retriever, not several
-    sided = rrf_many(rankings, 20, rrf_k=60, per_side=0, by_side=True)
+    sided = rrf_many(rankings, 20, options=RrfOptions(rrf_k=60, per_side=0, by_side=True))
     assert dict((key, score) for key, score, _ in sided)[("b", 0)] == pytest.approx(2 / 61)
 
 
@@ -335,7 +340,7 @@ def test_no_retrievers_top_three_falls_below_rank_ten(by: str) -> None:
             top = rng.uniform(1, 20)
             items = [(key, top * (1 - i / (len(keys) + 1)) ** rng.uniform(0.5, 4)) for i, key in enumerate(keys)]
             rankings.append(Ranking(source, rng.choice([0.5, 1.0, 2.0]), items, guaranteed=r < 2))
-        fused = [key for key, _, _ in rrf_many(rankings, 50, 2, by=by)]
+        fused = [key for key, _, _ in rrf_many(rankings, 50, 2, options=RrfOptions(by=by))]
         assert len(fused) == len(set(fused))
         for ranking in rankings[:2]:  # the question's own: each retriever's first three in the first ten
             for key, _ in ranking.items[:3]:
@@ -347,8 +352,9 @@ def test_a_floor_keeps_each_hit_within_twice_its_best_rank_on_one_side() -> None
     vector = [(key, 1.0 - i / 40) for i, key in enumerate(shared)]
     keyword = [(key, 9.0 - i / 4) for i, key in enumerate(shared[:1] + [("solo", 0)] + shared[1:])]
     rankings = [Ranking("vector", 1.0, vector, True), Ranking("keyword", 1.0, keyword, True)]
-    plain = [key for key, _, _ in rrf_many(rankings, 30, 2, per_side=0, deep=(0, 0))]
-    floored = [key for key, _, _ in rrf_many(rankings, 30, 2, per_side=0, deep=(0, 0), floor=(2.0, 0.0))]
+    plain = [key for key, _, _ in rrf_many(rankings, 30, 2, options=RrfOptions(per_side=0, deep=(0, 0)))]
+    floored = [key for key, _, _ in rrf_many(rankings, 30, 2,
+                                             options=RrfOptions(per_side=0, deep=(0, 0), floor=(2.0, 0.0)))]
     assert plain.index(("solo", 0)) + 1 > 4  # keyword rank 2, alone: below the hits both sides share
     assert sorted(floored) == sorted(plain) and floored[0] == plain[0]
     for ranking in rankings:

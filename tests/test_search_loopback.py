@@ -16,6 +16,7 @@ from rag.agent.graph import build_graph
 from rag.schemas import Passage
 from rag.search import (
     BochaSearch,
+    HttpOptions,
     SearchAuthError,
     SearchBadResponse,
     SearchNetworkError,
@@ -70,7 +71,7 @@ def test_real_client_against_loopback_bocha(caplog):
 
 def test_slow_loopback_server_hits_the_timeout():
     with BochaStubServer(pages=PAGES, delay=1.5) as stub:
-        provider = BochaSearch(_key(), url=stub.url, timeout=0.3)
+        provider = BochaSearch(_key(), url=stub.url, http=HttpOptions(timeout=0.3))
         started = time.monotonic()
         with pytest.raises(SearchTimeout, match=r"no answer within 0.3 s"):
             provider.search("q", 3)
@@ -98,7 +99,7 @@ def _key():
 def test_loopback_error_statuses(status, raw, headers, error, text, caplog):
     caplog.set_level(logging.DEBUG)
     with BochaStubServer(status=status, raw_body=raw, headers=headers) as stub:
-        provider = BochaSearch(_key(), url=stub.url, timeout=3.0)
+        provider = BochaSearch(_key(), url=stub.url, http=HttpOptions(timeout=3.0))
         with pytest.raises(error) as info:
             provider.search("q", 3)
         provider.close()
@@ -110,7 +111,7 @@ def test_loopback_error_statuses(status, raw, headers, error, text, caplog):
 
 def test_undecodable_body_is_a_bad_response():
     with BochaStubServer(raw_body=b"definitely not gzip", headers={"Content-Encoding": "gzip"}) as stub:
-        provider = BochaSearch(_key(), url=stub.url, timeout=3.0)
+        provider = BochaSearch(_key(), url=stub.url, http=HttpOptions(timeout=3.0))
         with pytest.raises(SearchBadResponse, match="cannot be decoded"):
             provider.search("q", 3)
         provider.close()
@@ -119,7 +120,7 @@ def test_undecodable_body_is_a_bad_response():
 def test_nothing_listening_is_a_network_error():
     with BochaStubServer() as stub:
         url = stub.url
-    provider = BochaSearch(_key(), url=url, timeout=2.0)
+    provider = BochaSearch(_key(), url=url, http=HttpOptions(timeout=2.0))
     with pytest.raises(SearchNetworkError, match="could not reach http://127.0.0.1"):
         provider.search("q", 3)
     provider.close()

@@ -14,6 +14,7 @@ rankings. Equal-weight RRF with rrf_k = 60 pushes a hit that only one retriever 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from typing import NamedTuple
 
 Ranked = Sequence[tuple[Hashable, float]]
@@ -160,10 +161,22 @@ def _place(ordered: list[Hashable], must: Sequence[Hashable], kept: set[Hashable
     return head + [key for key in ordered if key not in chosen]
 
 
-def rrf_many(rankings: Sequence[Ranking], n: int, k: int | None = None, rrf_k: int | None = None,
-             per_side: int | None = None, window: int | None = None, by_side: bool | None = None,
-             deep: tuple[int, int] | None = None, by: str = "rank",
-             floor: tuple[float, float] | None = None) -> Fused:
+@dataclass(frozen=True)
+class RrfOptions:
+    """How ``rrf_many`` fuses and what it guarantees (see there). None: the module's default at the
+    time of the call (``RRF_K_MANY``, ``PER_SIDE``, ``SIDE_WINDOW``, ``BY_SIDE``, ``DEEP``, ``FLOOR``),
+    so that bench/retrieval.py can sweep them."""
+
+    rrf_k: int | None = None
+    per_side: int | None = None
+    window: int | None = None
+    by_side: bool | None = None
+    deep: tuple[int, int] | None = None
+    by: str = "rank"
+    floor: tuple[float, float] | None = None
+
+
+def rrf_many(rankings: Sequence[Ranking], n: int, k: int | None = None, options: RrfOptions = RrfOptions()) -> Fused:
     """Weighted RRF: sum of ``weight / (rrf_k + rank)``; an exact tie goes to the key whose scores are
     closer to each ranking's best (RRF alone forgets that one retriever was far surer), then to the
     one seen first (deterministic). The best ``n``.
@@ -188,11 +201,12 @@ def rrf_many(rankings: Sequence[Ranking], n: int, k: int | None = None, rrf_k: i
     ``by``: "rank" (RRF as above); "score": each ranking's scores min-max scaled over its candidates,
     weighted and summed (a hit far ahead of the next on one side counts for more than its rank);
     "blend": RRF plus the scaled scores worth at most one first place (``weight / (rrf_k + 1)``)."""
+    by, window = options.by, options.window
     if by not in FUSED_BY:
         raise ValueError(f"unknown fusion {by!r} ({', '.join(FUSED_BY)})")
-    per_side = PER_SIDE if per_side is None else per_side
-    rrf_k = RRF_K_MANY if rrf_k is None else rrf_k
-    by_side = BY_SIDE if by_side is None else by_side
+    per_side = PER_SIDE if options.per_side is None else options.per_side
+    rrf_k = RRF_K_MANY if options.rrf_k is None else options.rrf_k
+    by_side = BY_SIDE if options.by_side is None else options.by_side
     scores: dict[Hashable, float] = {}
     strength: dict[Hashable, float] = {}  # breaks exact ties: each ranking's score relative to its best
     found: dict[Hashable, set[str]] = {}
@@ -243,14 +257,14 @@ def rrf_many(rankings: Sequence[Ranking], n: int, k: int | None = None, rrf_k: i
     head.sort(key=lambda key: (-scores[key], order[key]))
     chosen = set(head)
     ordered = head + [key for key in ordered if key not in chosen]
-    depth, deep_window = DEEP if deep is None else deep
+    depth, deep_window = DEEP if options.deep is None else options.deep
     if per_side > 0 and sides and depth > 0:
         # the question's own rankings' first places before the other queries' (translated, other names)
         deeper = [[key for key, _ in r.items[:depth]] for r in rankings if r.guaranteed]
         deeper += [_side_best(rankings, side, depth, rrf_k) for side in sides]
         extra = list(dict.fromkeys(key for d in range(depth) for keys in deeper if d < len(keys) for key in [keys[d]]))
         ordered = _place(ordered, extra[: max(min(n, deep_window) - 1, 1)], set(must), min(n, deep_window))
-    floor = FLOOR if floor is None else floor
+    floor = FLOOR if options.floor is None else options.floor
     if floor and floor[0] > 0:
         ordered = _floored(ordered, rankings, rrf_k, floor)
     return [(key, scores[key], frozenset(found[key])) for key in ordered[:n]]

@@ -156,6 +156,33 @@ class BookMatrix:
                    np.asarray([p for p, _, _ in rows], dtype=np.int64), titles, has_titles)
 
 
+@dataclass(frozen=True)
+class Request:
+    """One search: the question, ``queries`` more for it (e.g. rewritten ones), how many passages
+    (``k``), the ``mode`` (``MODES``) and the chapter range (None: every chapter)."""
+
+    query: str
+    k: int
+    mode: str
+    chapters: Chapters = None
+    queries: Sequence[str] = ()
+
+
+@dataclass
+class _Run:
+    """One search under way: what each of its rankings shares, and what they gather (notes for the
+    trace, each query's vector, embedded once)."""
+
+    texts: list[str]
+    books: list[StoredBook]
+    ready: set[str]
+    k: int
+    mode: str
+    config: IndexConfig
+    notes: list[Msg] = field(default_factory=list)
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+
+
 @dataclass
 class Found:
     """What a search returns: passages best first, and notes for the trace (e.g. a fallback)."""
@@ -233,23 +260,23 @@ class Retrieval:
 
     # ------------------------------------------------------------------------------ search
 
-    def search(self, query: str, books: list[StoredBook], ready: set[str], *, k: int, mode: str,
-               config: IndexConfig, chapters: Chapters = None, queries: Sequence[str] = ()) -> Found:
-        """Best passages for ``query`` (and the extra ``queries``, e.g. rewritten ones) in ``books``,
-        best first. ``hybrid`` uses vectors only for the books in ``ready`` (vectors complete),
-        ``vector`` for all of them."""
+    def search(self, request: Request, books: list[StoredBook], ready: set[str], config: IndexConfig) -> Found:
+        """Best passages for the request's query (and its extra ``queries``) in ``books``, best first.
+        ``hybrid`` uses vectors only for the books in ``ready`` (vectors complete), ``vector`` for all
+        of them."""
+        query, k, mode, chapters = request.query, request.k, request.mode, request.chapters
         if mode not in MODES:
             raise ValueError(f"unknown retrieval mode {mode!r} (hybrid, vector or keyword)")
         if chapters is not None and chapters[0] > chapters[1]:
             raise ValueError(f"empty chapter range {chapters!r}")
         notes: list[Msg] = []
         translated = self._translated(query, books, notes) if config.crosslingual else []
-        texts = list(dict.fromkeys(q.strip() for q in [query, *queries, *translated] if q and q.strip()))
-        vectors: dict[str, np.ndarray] = {}
-        fused = self._rank(texts, books, ready, k, mode, config, chapters, notes, vectors)
+        texts = list(dict.fromkeys(q.strip() for q in [query, *request.queries, *translated] if q and q.strip()))
+        run = _Run(texts, books, ready, k, mode, config, notes)
+        fused = self._rank(run, chapters)
         named = self._named(query, books, chapters) if config.chapter_hint else None
         if named is not None:
-            first = self._rank(texts, books, ready, k, mode, config, named, notes, vectors)
+            first = self._rank(run, named)
             if first:
                 keys = {key for key, _, _ in first}
                 fused = first + [hit for hit in fused if hit[0] not in keys]
@@ -315,8 +342,9 @@ class Retrieval:
         named = [n for n in named_chapters(query) if n in nums and (chapters is None or chapters[0] <= n <= chapters[1])]
         return (min(named), max(named)) if named and max(named) - min(named) <= 3 else None
 
-    def _rank(self, texts: list[str], books: list[StoredBook], ready: set[str], k: int, mode: str,
-              config: IndexConfig, chapters: Chapters, notes: list[Msg], cache: dict[str, np.ndarray]) -> fusion.Fused:
+    def _rank(self, run: _Run, chapters: Chapters) -> fusion.Fused:
+        texts, books, ready, k, mode, config = run.texts, run.books, run.ready, run.k, run.mode, run.config
+        notes, cache = run.notes, run.vectors
         n = max(config.candidates, k)
         searched = books if mode == "vector" else [b for b in books if b.id in ready and mode == "hybrid"]
         rankings: list[fusion.Ranking] = []
@@ -359,7 +387,7 @@ class Retrieval:
         if config.fusion == "rrf" or len(texts) > 1:
             # each retriever's best hit among the first 1 + (number of retrievers): right after the fused best
             window = 1 + sum(1 for r in live if r.guaranteed)
-            return fusion.rrf_many(live, n, min(k, window), by=config.fused_by)
+            return fusion.rrf_many(live, n, min(k, window), fusion.RrfOptions(by=config.fused_by))
         vector = next((r.items for r in live if r.source == "vector"), [])
         keyword = next((r.items for r in live if r.source == "keyword"), [])
         return fuse(vector, keyword, n, config.fusion)

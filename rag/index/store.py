@@ -44,7 +44,7 @@ from rag.index.embeddings import Embedder, make_embedder
 from rag.index.library import LibraryView
 from rag.index.loaders import load_book
 from rag.index.rerank import Reranker, make_reranker
-from rag.index.retrieval import Retrieval
+from rag.index.retrieval import Request, Retrieval
 from rag.index.vectors import ChromaVectors, VectorStore, space_key
 from rag.index.worker import (
     STATUS_EMBEDDING,
@@ -307,8 +307,8 @@ class BookIndex:
         books, skipped = self._searchable(self._visible(owner, book_id))
         mode = (mode or self.settings.retrieval_mode).lower()
         ready = {b.id for b in books if mode in ("hybrid", "vector") and self._worker.state(b).status == STATUS_READY}
-        found = self._retrieval.search(query, books, ready, k=k or self.settings.retrieval_k, mode=mode,
-                                       config=self.config, chapters=chapters, queries=queries)
+        request = Request(query, k or self.settings.retrieval_k, mode, chapters, tuple(queries))
+        found = self._retrieval.search(request, books, ready, self.config)
         return RetrievalOutcome(passages=found.passages, notes=[*skipped, *found.notes],
                                 queries=[q for q in queries if q and q.strip() and q.strip() != query])
 

@@ -20,7 +20,7 @@ from rag.errors import (
     SearchServerError,
     SearchTimeout,
 )
-from rag.search.base import HttpProvider, Provider
+from rag.search.base import HttpOptions, HttpProvider, Provider
 from rag.search.bocha import BochaSearch
 from rag.search.cache import CachedWebSearch
 from rag.search.chain import SearchChain
@@ -38,6 +38,7 @@ __all__ = [
     "BudgetExceeded",
     "CachedWebSearch",
     "DuckDuckGoSearch",
+    "HttpOptions",
     "HttpProvider",
     "Provider",
     "SearchAuthError",

@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -198,6 +199,32 @@ class Provider:
         return f"{type(self).__name__}(name={self.name!r})"
 
 
+@dataclass(frozen=True)
+class HttpOptions:
+    """What every provider is built with besides its own settings: the limits of each request
+    (``timeout`` seconds in all, ``max_response_bytes`` of body, one wait of at most
+    ``max_retry_after`` seconds on HTTP 429), of its results (``max_count``, ``snippet_chars``), and
+    for tests a ``client``, ``transport`` or ``sleep`` of their own. Providers that do not speak
+    HTTP themselves (DuckDuckGo) read only the limits."""
+
+    timeout: float = 8.0
+    snippet_chars: int = 800
+    max_count: int = 8
+    client: httpx.Client | None = None
+    transport: httpx.BaseTransport | None = None
+    sleep: Callable[[float], None] | None = None
+    max_retry_after: float = DEFAULT_MAX_RETRY_AFTER
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+
+
+DEFAULT_HTTP = HttpOptions()
+
+
+def capped(http: HttpOptions, most: int) -> HttpOptions:
+    """``http`` with ``max_count`` at most ``most`` (what the provider's API accepts)."""
+    return http if http.max_count <= most else replace(http, max_count=most)
+
+
 class HttpProvider(Provider):
     """A provider spoken to over HTTP with one ``httpx.Client`` (created in the constructor).
 
@@ -211,32 +238,20 @@ class HttpProvider(Provider):
     #: Environment variable holding the key, named in auth errors ("" for keyless providers).
     key_env: str = ""
 
-    def __init__(
-        self,
-        *,
-        timeout: float = 8.0,
-        snippet_chars: int = 800,
-        max_count: int = 8,
-        secrets: Iterable[SecretStr | str | None] = (),
-        client: httpx.Client | None = None,
-        transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] | None = None,
-        max_retry_after: float = DEFAULT_MAX_RETRY_AFTER,
-        max_response_bytes: int = MAX_RESPONSE_BYTES,
-    ) -> None:
-        super().__init__(snippet_chars=snippet_chars, max_count=max_count)
-        self.timeout = timeout
-        self.max_response_bytes = max_response_bytes
+    def __init__(self, http: HttpOptions = DEFAULT_HTTP, *, secrets: Iterable[SecretStr | str | None] = ()) -> None:
+        super().__init__(snippet_chars=http.snippet_chars, max_count=http.max_count)
+        self.timeout = http.timeout
+        self.max_response_bytes = http.max_response_bytes
         self._redact = Redactor(secrets)
-        self._owns_client = client is None
-        self._client = client or httpx.Client(
-            timeout=httpx.Timeout(timeout),
-            transport=transport,
+        self._owns_client = http.client is None
+        self._client = http.client or httpx.Client(
+            timeout=httpx.Timeout(http.timeout),
+            transport=http.transport,
             follow_redirects=False,
             headers={"Accept": "application/json", "User-Agent": "enough-rag/0.1"},
         )
-        self._sleep = sleep if sleep is not None else time.sleep
-        self.max_retry_after = max_retry_after
+        self._sleep = http.sleep if http.sleep is not None else time.sleep
+        self.max_retry_after = http.max_retry_after
 
     def close(self) -> None:
         if self._owns_client:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -18,7 +17,7 @@ from rag.errors import (
 )
 from rag.i18n import Msg
 from rag.schemas import SearchResult
-from rag.search.base import DEFAULT_MAX_RETRY_AFTER, HttpProvider, require_http_url, with_detail
+from rag.search.base import DEFAULT_HTTP, HttpOptions, HttpProvider, capped, require_http_url, with_detail
 from rag.search.hygiene import first_text, list_of_dicts, make_result
 
 logger = logging.getLogger(__name__)
@@ -34,33 +33,12 @@ class BochaSearch(HttpProvider):
     name = "bocha"
     key_env = "BOCHA_API_KEY"
 
-    def __init__(
-        self,
-        api_key: SecretStr | None,
-        *,
-        url: str = DEFAULT_URL,
-        freshness: str = "noLimit",
-        timeout: float = 8.0,
-        snippet_chars: int = 800,
-        max_count: int = 8,
-        client: httpx.Client | None = None,
-        transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] | None = None,
-        max_retry_after: float = DEFAULT_MAX_RETRY_AFTER,
-    ) -> None:
+    def __init__(self, api_key: SecretStr | None, *, url: str = DEFAULT_URL, freshness: str = "noLimit",
+                 http: HttpOptions = DEFAULT_HTTP) -> None:
         self._api_key = self.require_key(api_key)
         self.url = require_http_url(url or DEFAULT_URL, "BOCHA_API_URL")
         self.freshness = freshness
-        super().__init__(
-            timeout=timeout,
-            snippet_chars=snippet_chars,
-            max_count=min(max_count, MAX_COUNT),
-            secrets=[api_key],
-            client=client,
-            transport=transport,
-            sleep=sleep,
-            max_retry_after=max_retry_after,
-        )
+        super().__init__(capped(http, MAX_COUNT), secrets=[api_key])
 
     def _build_request(self, query: str, count: int) -> httpx.Request:
         return self._client.build_request(

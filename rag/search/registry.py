@@ -14,7 +14,7 @@ from rag.config import Settings
 from rag.errors import ConfigError
 from rag.i18n import Msg
 from rag.schemas import WebSearch
-from rag.search.base import Provider
+from rag.search.base import HttpOptions, Provider
 from rag.search.bocha import BochaSearch
 from rag.search.cache import CachedWebSearch
 from rag.search.chain import SearchChain
@@ -27,35 +27,20 @@ logger = logging.getLogger(__name__)
 Sleep = Callable[[float], None]
 
 
-@dataclass(frozen=True)
-class Common:
-    """What every provider is built with: the limits from settings and, for tests, ``transport``
-    and ``sleep`` (HTTP providers only)."""
-
-    timeout: float
-    snippet_chars: int
-    max_count: int
-    transport: httpx.BaseTransport | None = None
-    sleep: Sleep | None = None
+def _bocha(s: Settings, http: HttpOptions) -> Provider:
+    return BochaSearch(s.bocha_api_key, url=s.bocha_api_url, http=http)
 
 
-def _bocha(s: Settings, c: Common) -> Provider:
-    return BochaSearch(s.bocha_api_key, url=s.bocha_api_url, timeout=c.timeout, snippet_chars=c.snippet_chars,
-                       max_count=c.max_count, transport=c.transport, sleep=c.sleep)
+def _tavily(s: Settings, http: HttpOptions) -> Provider:
+    return TavilySearch(s.tavily_api_key, http=http)
 
 
-def _tavily(s: Settings, c: Common) -> Provider:
-    return TavilySearch(s.tavily_api_key, timeout=c.timeout, snippet_chars=c.snippet_chars, max_count=c.max_count,
-                        transport=c.transport, sleep=c.sleep)
+def _searxng(s: Settings, http: HttpOptions) -> Provider:
+    return SearxngSearch(s.searxng_url, http=http)
 
 
-def _searxng(s: Settings, c: Common) -> Provider:
-    return SearxngSearch(s.searxng_url, timeout=c.timeout, snippet_chars=c.snippet_chars, max_count=c.max_count,
-                         transport=c.transport, sleep=c.sleep)
-
-
-def _duckduckgo(s: Settings, c: Common) -> Provider:
-    return DuckDuckGoSearch(timeout=c.timeout, snippet_chars=c.snippet_chars, max_count=c.max_count)
+def _duckduckgo(s: Settings, http: HttpOptions) -> Provider:
+    return DuckDuckGoSearch(timeout=http.timeout, snippet_chars=http.snippet_chars, max_count=http.max_count)
 
 
 @dataclass(frozen=True)
@@ -63,7 +48,7 @@ class ProviderSpec:
     name: str  # the name in SEARCH_PROVIDER (the class's ``name``)
     label: str  # shown in the settings page's choices
     cls: type[Provider]
-    build: Callable[[Settings, Common], Provider]  # the class, given what it needs from settings
+    build: Callable[[Settings, HttpOptions], Provider]  # the class, given what it needs from settings
     env: tuple[str, ...] = ()  # the settings it needs (named when one is missing)
 
 
@@ -121,9 +106,9 @@ def make_provider(
     spec = SPECS.get(name)
     if spec is None:
         raise _unknown([name])
-    common = Common(timeout=settings.search_timeout, snippet_chars=settings.search_snippet_chars,
-                    max_count=settings.search_count, transport=transport, sleep=sleep)
-    return spec.build(settings, common)
+    http = HttpOptions(timeout=settings.search_timeout, snippet_chars=settings.search_snippet_chars,
+                       max_count=settings.search_count, transport=transport, sleep=sleep)
+    return spec.build(settings, http)
 
 
 def make_web_search(

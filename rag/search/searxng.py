@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import httpx
 
 from rag.errors import ConfigError, SearchConfigError, SearchError
 from rag.i18n import Msg
 from rag.logs import url_secrets
 from rag.schemas import SearchResult
-from rag.search.base import DEFAULT_MAX_RETRY_AFTER, HttpProvider, missing_setting, require_http_url
+from rag.search.base import DEFAULT_HTTP, HttpOptions, HttpProvider, missing_setting, require_http_url
 from rag.search.hygiene import excerpt, make_result
 
 
@@ -19,34 +17,14 @@ class SearxngSearch(HttpProvider):
 
     name = "searxng"
 
-    def __init__(
-        self,
-        base_url: str | None,
-        *,
-        timeout: float = 8.0,
-        snippet_chars: int = 800,
-        max_count: int = 8,
-        client: httpx.Client | None = None,
-        transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] | None = None,
-        max_retry_after: float = DEFAULT_MAX_RETRY_AFTER,
-    ) -> None:
+    def __init__(self, base_url: str | None, *, http: HttpOptions = DEFAULT_HTTP) -> None:
         if not base_url or not base_url.strip():
             raise ConfigError(missing_setting(self.name, "SEARXNG_URL"))
         base = require_http_url(base_url, "SEARXNG_URL").rstrip("/")
         self.url = base if base.endswith("/search") else base + "/search"
         # URL credentials (https://user:pass@host) are secrets too, and so is their Basic-auth form.
         secrets = url_secrets(self.url)
-        super().__init__(
-            timeout=timeout,
-            snippet_chars=snippet_chars,
-            max_count=max_count,
-            secrets=secrets,
-            client=client,
-            transport=transport,
-            sleep=sleep,
-            max_retry_after=max_retry_after,
-        )
+        super().__init__(http, secrets=secrets)
 
     def _build_request(self, query: str, count: int) -> httpx.Request:
         return self._client.build_request("GET", self.url, params={"q": query, "format": "json"})

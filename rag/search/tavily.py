@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import httpx
 from pydantic import SecretStr
 
 from rag.errors import SearchRateLimited
 from rag.i18n import Msg
 from rag.schemas import SearchResult
-from rag.search.base import DEFAULT_MAX_RETRY_AFTER, HttpProvider, with_detail
+from rag.search.base import DEFAULT_HTTP, HttpOptions, HttpProvider, capped, with_detail
 from rag.search.hygiene import make_result
 
 DEFAULT_URL = "https://api.tavily.com/search"
@@ -26,33 +24,12 @@ class TavilySearch(HttpProvider):
     name = "tavily"
     key_env = "TAVILY_API_KEY"
 
-    def __init__(
-        self,
-        api_key: SecretStr | None,
-        *,
-        url: str = DEFAULT_URL,
-        search_depth: str = "basic",
-        timeout: float = 8.0,
-        snippet_chars: int = 800,
-        max_count: int = 8,
-        client: httpx.Client | None = None,
-        transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] | None = None,
-        max_retry_after: float = DEFAULT_MAX_RETRY_AFTER,
-    ) -> None:
+    def __init__(self, api_key: SecretStr | None, *, url: str = DEFAULT_URL, search_depth: str = "basic",
+                 http: HttpOptions = DEFAULT_HTTP) -> None:
         self._api_key = self.require_key(api_key)
         self.url = url
         self.search_depth = search_depth
-        super().__init__(
-            timeout=timeout,
-            snippet_chars=snippet_chars,
-            max_count=min(max_count, MAX_COUNT),
-            secrets=[api_key],
-            client=client,
-            transport=transport,
-            sleep=sleep,
-            max_retry_after=max_retry_after,
-        )
+        super().__init__(capped(http, MAX_COUNT), secrets=[api_key])
 
     def _build_request(self, query: str, count: int) -> httpx.Request:
         return self._client.build_request(

@@ -12,7 +12,7 @@ import dataclasses
 import hashlib
 from collections.abc import Callable, Iterator
 from types import UnionType
-from typing import Annotated, Any, TypeVar, Union, cast, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel
 from typing_extensions import TypedDict, is_typeddict  # pydantic reads it on Python 3.11 (typing's is 3.12+)
@@ -20,9 +20,9 @@ from typing_extensions import TypedDict, is_typeddict  # pydantic reads it on Py
 from rag.checks import SentenceCheck
 from rag.errors import RagError
 from rag.i18n import Msg
-from rag.schemas import Evaluation
+from rag.schemas import Evaluation, Passage, SearchResult, shown_type
 from rag.scope import Scope, chapter_range
-from rag.ui.translate import Turn, UiState, apply_event, start_turn, turn_result
+from rag.ui.translate import TRACE_JSON, TraceEntry, Turn, UiState, apply_event, start_turn, turn_result
 
 # -- ``/ask_json``'s result, typed: the JSON ``rag.ui.translate.turn_result``
 # returns, field by field, so ``view_api()`` and MCP clients see its fields instead of "Any".
@@ -30,31 +30,19 @@ from rag.ui.translate import Turn, UiState, apply_event, start_turn, turn_result
 # is ``pydantic.TypeAdapter(AskResult).json_schema()``. An evaluation, a checked part and a checked
 # sentence are the records the turn keeps (``rag.schemas.Evaluation``, ``rag.checks.PartCheck``,
 # ``SentenceCheck``), serialised as they are; a passage and a web source are shown numbered, as
-# cited, under names of their own (``n``, ``label``, ``retriever``, ``site``).
+# cited, under names of their own (``n``, ``label``, ``retriever``, ``site``): ``Passage.cited`` and
+# ``SearchResult.cited``, typed from the records' own fields (``rag.schemas.shown_type``), as is a
+# trace entry (``TRACE_JSON``).
 
 
-class PassageJson(TypedDict):
-    """A book passage, cited as [n]; ``retriever``: keyword, vector or hybrid."""
-
-    n: int
-    label: str
-    book_id: str
-    book_title: str
-    chapter: int | None
-    text: str
-    retriever: str
-    score: float
-
-
-class WebSourceJson(TypedDict):
-    """A web result, cited as [n] after the passages."""
-
-    n: int
-    title: str
-    url: str
-    snippet: str
-    site: str | None
-    date: str | None
+if TYPE_CHECKING:  # to mypy a record's JSON is a dict; to the API page and its clients, its fields
+    PassageJson = dict[str, Any]
+    WebSourceJson = dict[str, Any]
+    TraceJson = dict[str, Any]
+else:
+    PassageJson = shown_type(Passage, "PassageJson", Passage.CITED, n=int)  # a book passage, cited as [n]
+    WebSourceJson = shown_type(SearchResult, "WebSourceJson", SearchResult.CITED, n=int)  # a web result, after them
+    TraceJson = shown_type(TraceEntry, "TraceJson", TRACE_JSON)  # one node of the trace and how long it took
 
 
 class NoticeJson(TypedDict):
@@ -63,14 +51,6 @@ class NoticeJson(TypedDict):
     node: str
     level: str
     message: str
-
-
-class TraceJson(TypedDict):
-    """One node of the trace and how long it took."""
-
-    node: str
-    status: str
-    duration_s: float | None
 
 
 class AskResult(TypedDict):

@@ -18,7 +18,7 @@ from rag.agent.names import ANSWER_NODES, ROUTE, VERIFY
 from rag.agent.state import Notice, WebRound
 from rag.checks import SentenceCheck
 from rag.i18n import Msg
-from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult
+from rag.schemas import Evaluation, Passage, RouteDecision, SearchResult, Shown, shown_json
 
 EntryStatus = Literal["running", "done", "error", "stopped"]
 #: queued: asked, waiting for a free slot; stopped: the user stopped it (the graph run was ended).
@@ -42,6 +42,10 @@ class TraceEntry:
     answer_mode: str | None = None
     answer_checks: tuple[SentenceCheck, ...] | None = None  # set by verify_answer
     error: Msg | str | None = None  # a node's error (as the graph reported it) or the turn's failure
+
+
+#: A trace entry in the script API's JSON (and the start of ``trace_model``'s).
+TRACE_JSON: Shown = (("node", "node"), ("status", "status"), ("duration_s", "duration_s"))
 
 
 @dataclass(frozen=True)
@@ -241,7 +245,7 @@ def trace_model(turn: Turn) -> dict[str, Any]:
     """A plain, JSON-able summary of one turn's trace (for tests, logs and gr.JSON)."""
     entries = []
     for e in turn.entries:
-        item: dict[str, Any] = {"node": e.node, "status": e.status, "duration_s": e.duration_s}
+        item: dict[str, Any] = shown_json(e, TRACE_JSON)
         if e.route is not None:
             item["route"] = e.route.model_dump()
         if e.passages is not None:
@@ -294,16 +298,9 @@ def turn_result(turn: Turn) -> dict[str, Any]:
         "total_s": turn.total_s,
         "standalone_question": turn.standalone_question,
         "evaluations": [e.model_dump(mode="json") for e in turn.evaluations],
-        "passages": [
-            {"n": n, "label": x.label(), "book_id": x.book_id, "book_title": x.book_title, "chapter": x.chapter_num,
-             "text": x.text, "retriever": x.source, "score": x.score}
-            for n, x in enumerate(turn.passages, start=1)
-        ],
-        "web_sources": [
-            {"n": p + n, "title": r.title, "url": r.url, "snippet": r.snippet, "site": r.site_name, "date": r.date}
-            for n, r in enumerate(turn.web_results, start=1)
-        ],
+        "passages": [x.cited(n) for n, x in enumerate(turn.passages, start=1)],
+        "web_sources": [r.cited(p + n) for n, r in enumerate(turn.web_results, start=1)],
         "sentence_checks": [SENTENCE_JSON.dump_python(c, mode="json") for c in turn.answer_checks],
         "notices": [notice_json(n) for n in turn.notices],
-        "trace": [{"node": e.node, "status": e.status, "duration_s": e.duration_s} for e in turn.entries],
+        "trace": [shown_json(e, TRACE_JSON) for e in turn.entries],
     }

@@ -17,7 +17,7 @@ from pydantic import SecretStr
 
 from rag.errors import SearchError
 from rag.i18n import codes, text
-from rag.search import BochaSearch
+from rag.search import BochaSearch, HttpOptions
 from rag.search.duckduckgo import DuckDuckGoSearch
 from rag.search.searxng import SearxngSearch
 from rag.search.tavily import TavilySearch
@@ -68,11 +68,11 @@ class _Ddgs:
 
 def _provider(name: str, base: str, body: Any) -> Any:
     if name == "bocha":
-        return BochaSearch(SecretStr(KEY), url=f"{base}/v1/web-search", timeout=3.0)
+        return BochaSearch(SecretStr(KEY), url=f"{base}/v1/web-search", http=HttpOptions(timeout=3.0))
     if name == "tavily":
-        return TavilySearch(SecretStr(KEY), url=f"{base}/search", timeout=3.0)
+        return TavilySearch(SecretStr(KEY), url=f"{base}/search", http=HttpOptions(timeout=3.0))
     if name == "searxng":
-        return SearxngSearch(base, timeout=3.0)
+        return SearxngSearch(base, http=HttpOptions(timeout=3.0))
     return DuckDuckGoSearch(ddgs_factory=lambda: _Ddgs(body))
 
 
