@@ -19,15 +19,14 @@ from rag.index.catalog import (
     INDEX_VERSION,
     Catalog,
     ChapterEntry,
-    Heartbeat,
     Manifest,
     StoredBook,
-    VectorProgress,
     book_id_of,
     plan_book,
 )
 from rag.index.chunking import Chunk
 from rag.index.loaders import load_book
+from rag.index.progress import Heartbeat, VectorProgress
 
 
 def planned(tmp_path: Path, chunk_size: int = 200, chapters: int = 3) -> tuple[Manifest, list[Chunk]]:

@@ -206,12 +206,17 @@ def test_retrieval_takes_the_rerankers_order(tmp_path: Path, stub: RerankStub) -
     plain = make(tmp_path / "a")
     before = plain.search(QUESTION, k=6, mode="hybrid")
     assert not before.notes  # no reranker: no note
+    fused = {p.id: i for i, p in enumerate(plain.search(QUESTION, k=30, mode="hybrid").passages)}
     stub.score = prefers(marker_of(plain, before.passages[4]))  # the reranker's favourite is 5th
     idx = make(tmp_path / "b", rerank_base_url=stub.url, candidates=10)
     after = idx.search(QUESTION, k=6, mode="hybrid")
     assert after.passages[0].id == before.passages[4].id and after.passages[0].score == 1.0  # first, its score
     assert [p.score for p in after.passages[1:]] == [0.0] * 5
-    assert [p.id for p in after.passages[1:5]] == [p.id for p in before.passages[:4]]  # ties keep the fused order
+    # ties keep the fused order (compared as an order, not as places: a passage next to the new
+    # first one is merged into it, and one that was merged into a neighbour may now stand alone)
+    rest = [i for i in (fused.get(p.id) for p in after.passages[1:]) if i is not None]
+    assert len(rest) >= 3 and rest == sorted(rest), rest
+    assert after.passages[1].id == before.passages[0].id
     body = stub.requests[-1]["body"]
     assert body["query"] == QUESTION and len(body["documents"]) == 10
     assert all(re.match(r"第.回 ", doc) and "\n" in doc for doc in body["documents"])  # chapter title, then text

@@ -14,8 +14,9 @@ from index_fakes import BigramEmbedder, MemoryVectors, write_book
 
 from rag.errors import IndexError_
 from rag.index import BookIndex, IndexConfig
-from rag.index.catalog import Catalog, Heartbeat, StoredBook, VectorProgress, plan_book
+from rag.index.catalog import Catalog, StoredBook, plan_book
 from rag.index.loaders import load_book
+from rag.index.progress import Heartbeat, VectorProgress
 from rag.index.worker import EmbeddingWorker, title_pieces
 
 SPACE = "bigram64"

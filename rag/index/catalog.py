@@ -20,7 +20,6 @@ import json
 import logging
 import os
 import shutil
-import socket
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -35,6 +34,7 @@ from rag.i18n import Msg
 from rag.index.chapters import LoadedBook
 from rag.index.chunking import Chunk, chunk_chapters
 from rag.index.keyword import KeywordIndex, fsync_dir
+from rag.index.progress import VectorProgress
 from rag.lang import text_lang
 
 log = logging.getLogger(__name__)
@@ -127,51 +127,6 @@ def chunk_row(chunk: Chunk) -> dict[str, Any]:
 def chunk_from_row(book_id: str, row: dict[str, Any]) -> Chunk:
     return Chunk(book_id=book_id, pieces=[(int(a), int(b)) for a, b in row["pieces"]],
                  **{name: row[name] for name in _ROW_FIELDS})
-
-
-@dataclass(frozen=True)
-class Heartbeat:
-    """Who is embedding a book right now (any process), and when it last said so."""
-
-    pid: int
-    host: str
-    at: float  # time.time()
-
-    @classmethod
-    def now(cls) -> Heartbeat:
-        return cls(os.getpid(), socket.gethostname(), time.time())
-
-    def alive(self, stale_after: float) -> bool:
-        if time.time() - self.at > stale_after:
-            return False
-        if self.host == socket.gethostname() and self.pid != os.getpid():
-            try:
-                os.kill(self.pid, 0)
-            except ProcessLookupError:
-                return False  # that process is gone
-            except OSError:
-                pass  # it exists (under another user)
-        return True
-
-
-@dataclass(frozen=True)
-class VectorProgress:
-    """One vector space's entry in ``vectors.json``."""
-
-    complete: bool = False
-    embedded: int = 0  # chunks whose pieces are all stored
-    worker: Heartbeat | None = None  # set while a process embeds the book
-
-    @classmethod
-    def from_json(cls, data: Any) -> VectorProgress:
-        if not isinstance(data, dict):
-            return cls()
-        beat = data.get("worker")
-        try:
-            worker = Heartbeat(int(beat["pid"]), str(beat["host"]), float(beat["at"])) if beat else None
-        except (KeyError, TypeError, ValueError):
-            worker = None
-        return cls(bool(data.get("complete")), int(data.get("embedded", 0)), worker)
 
 
 def no_such_book(book_id: str) -> BookError:

@@ -19,11 +19,12 @@ from typing import Any, NamedTuple
 
 from rag.errors import RagError, disk_full
 from rag.i18n import Msg
-from rag.index.catalog import Catalog, Heartbeat, StoredBook, VectorProgress
+from rag.index.catalog import Catalog, StoredBook
 from rag.index.chunking import embedding_text
 from rag.index.config import IndexConfig
 from rag.index.cost import EmbedRates, estimate_seconds
 from rag.index.embeddings import Embedder
+from rag.index.progress import Heartbeat, VectorProgress
 from rag.index.retrieval import TITLE_PIECE, title_piece_id
 from rag.index.vectors import VectorStore
 
