@@ -32,9 +32,11 @@ SETS = ("guide_cases", "xiyouji_refs", "sanguo_refs")
 FIXTURES = REPO / "bench" / "fixtures" / "replies"
 DEV_CASES = REPO / "assets" / "eval" / "dev"
 # New books and documents (assets/eval/dev): each in a tune half and a half kept aside; replies
-# capable-<set>-<half>.jsonl written by a helper agent playing the model on the prompts alone.
+# capable-<set>-<half>.jsonl written by a helper agent playing the model on the prompts alone;
 DEV_SETS = ("cail", "squad", "hongloumeng", "pride", "nahan")
-DEV_FIXTURES = tuple(f"capable-{name}-{half}" for half in ("tune", "heldout") for name in DEV_SETS)
+# qwen1.5b-<set>-heldout: the small model's judge replies (json_schema) on the halves kept aside
+DEV_FIXTURES = (*(f"capable-{name}-{half}" for half in ("tune", "heldout") for name in DEV_SETS),
+                *(f"qwen1.5b-{name}-heldout" for name in DEV_SETS))
 # capable: judge and answers; capable-answers2/3: more answers (3 held out from the sentence checks'
 # calibration); qwen1.5b: the small model's judge replies; qwen1.5b-answers: its answers
 DEFAULT_FIXTURES = ("capable", "capable-answers2", "capable-answers3", "qwen1.5b", "qwen1.5b-answers")
