@@ -96,7 +96,7 @@ class SentenceResult(BaseModel):
     start: int
     end: int
     citations: list[int] = Field(default_factory=list)
-    status: Literal["supported", "unsupported", "uncited", "no_claim"]
+    status: Literal["supported", "unsupported", "uncited", "no_claim", "not_checked"]
     reason: CheckNote = ""
     origin: Literal["book", "web", "both"] | None = None
 

@@ -89,7 +89,7 @@ class SentenceCheckJson(TypedDict):
     start: int
     end: int
     citations: list[int]
-    status: Literal["supported", "unsupported", "uncited", "no_claim"]
+    status: Literal["supported", "unsupported", "uncited", "no_claim", "not_checked"]
     reason: MessageJson | str
     origin: Literal["book", "web", "both"] | None
 
