@@ -120,3 +120,32 @@ def test_english_number_words_verify_a_chinese_answer_on_an_english_book() -> No
     src = [Source(1, "Elizabeth was then thirteen years old and lived at Longbourn with her sisters.")]
     check = verify_part("How old was Elizabeth", "thirteen", 1, "Elizabeth was then thirteen years old", src)
     assert check.status == "verified", check.detail
+
+
+# --------------------------------------------------------------------------- part verification
+FLIGHT = "案发后，张某携款逃往外地，至今下落不明。经查，邓某共逃税4765.82万元。"
+
+
+def test_a_hedged_answer_is_not_a_verified_answer() -> None:
+    src = [Source(1, FLIGHT)]
+    check = verify_part("逃到了何处", "外地（未说明具体地点）", 1, "张某携款逃往外地", src, question="张某逃到了何处？")
+    assert check.status == "unverified" and check.detail.code == "check.answer_hedged"
+    assert verify_part("逃到了何处", "外地", 1, "张某携款逃往外地", src, question="张某逃到了何处？").status == "verified"
+
+
+def test_an_answer_equal_to_a_short_quote_is_fine() -> None:
+    src = [Source(1, FLIGHT)]
+    check = verify_part("逃税金额", "邓某共逃税4765.82万元", 1, "邓某共逃税4765.82万元", src, question="邓某逃税多少？")
+    assert check.status == "verified", check.detail
+
+
+def test_a_case_whose_parts_verify_names_the_question_sentence_left_out() -> None:
+    from rag.agent.judge import check_parts, decide
+    from rag.schemas import ClaimedPart, EvidenceJudgement
+
+    question = "邓某逃税多少？他的同伙叫什么名字？"
+    claimed = [ClaimedPart(part="邓某逃税多少", answer="4765.82万元", source=1, quote="邓某共逃税4765.82万元")]
+    parts = check_parts(claimed, [Source(1, FLIGHT)], question)
+    assert parts[0].status == "verified"
+    ev = decide(EvidenceJudgement(reason="r", parts=claimed, enough=True), parts, "evidence", question)
+    assert not ev.enough and "他的同伙叫什么名字" in ev.reason and "did not verify" not in ev.reason

@@ -149,6 +149,17 @@ MIN_BEFORE = 20  # characters of context before the quote that its sentence wind
 WINDOW = 60  # the quote's sentence and the one before, at most this many characters before the quote
 
 
+_HEDGED = ("未说明", "没有说明", "未提及", "没有提到", "未写明", "不详", "未知", "不明", "无法确定", "无从得知",
+           "not stated", "not mentioned", "not specified", "not given", "unknown", "unclear")
+REPEAT_WEIGHT = 30.0  # a quote weighing more than this is not an answer by itself
+
+
+def hedged(answer: str) -> bool:
+    """An answer that says, in part, that the sources do not give it ("外地（未说明具体地点）", "unknown")."""
+    low = answer.lower()
+    return any(h in low for h in _HEDGED)
+
+
 def says_not_found(value: str | None) -> bool:
     return value is None or normalize(value, numerals=False).text in NOT_FOUND
 
@@ -382,7 +393,11 @@ def verify_part(part: str, answer: str | None, source: int | None, quote: str | 
         return PartCheck(part, answer, source, quote, "unverified", Msg.of("check.quote_too_short"))
     if content_weight(quote_norm) > MAX_QUOTE_WEIGHT:
         return PartCheck(part, answer, source, quote, "unverified", Msg.of("check.quote_too_long", n=len(quote_norm)))
-    if len(quote_norm) > 30 and normalize(main_answer(answer)).text == quote_norm:
+    if hedged(answer):  # "外地（未说明具体地点）": the answer says the sources do not give it
+        return PartCheck(part, answer, source, quote, "unverified", Msg.of("check.answer_hedged"))
+    # an answer that is its whole quote shows nothing of which words state it, unless the quote is short
+    # (a figure: "4765.82万元"); digits and Latin letters weigh a third of a Han character
+    if content_weight(quote_norm) > REPEAT_WEIGHT and normalize(main_answer(answer)).text == quote_norm:
         return PartCheck(part, answer, source, quote, "unverified", Msg.of("check.answer_repeats_quote"))
     ordered = sorted(sources, key=lambda s: (s.number != source, s.number))
     reasons: list[Msg] = []

@@ -400,6 +400,8 @@ CHECKS: dict[str, str] = {
     "check.quote_too_short": "quote too short to verify",
     "check.quote_too_long": "quote too long to show what states the answer ({n} characters)",
     "check.answer_repeats_quote": "the answer only repeats the quote",
+    "check.answer_hedged": "the answer says the sources do not give it (a hedge is not a verified answer)",
+    "check.parts_verified_question_left_out": "every part verified, but the judge did not examine this sentence of the question: {left}",
     "check.quote_not_found": "quote not found in any source",
     "check.in_source": "[{n}]: {detail}",
     "check.answer_differs": "the answer differs from what the quote says",

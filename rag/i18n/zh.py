@@ -390,6 +390,8 @@ CHECKS: dict[str, str] = {
     "check.quote_too_short": "引文太短，无法核实",
     "check.quote_too_long": "引文太长（{n} 字），看不出是哪句说出了答案",
     "check.answer_repeats_quote": "答案只是重复了引文",
+    "check.answer_hedged": "答案本身说来源没有给出（含糊的答案不算已核实）",
+    "check.parts_verified_question_left_out": "各部分均已核实，但判断模型没有检查问题中的这一句：{left}",
     "check.quote_not_found": "任何来源中都找不到这段引文",
     "check.in_source": "[{n}]：{detail}",
     "check.answer_differs": "答案与引文所说不同",

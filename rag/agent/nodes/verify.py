@@ -28,7 +28,7 @@ class VerifyNode(NodeBase):
         if raw_from is not None:  # the sources listed as found are not an answer: never checked as one
             answer = answer[:raw_from]
             notices.append(self._n(VERIFY, "agent.verify_skipped_raw"))
-        checked = check_answer(answer, sources)
+        checked = check_answer(answer, sources, question=state.get("question"))
         results = [SentenceResult(text=c.text, start=c.start, end=c.end, citations=list(c.citations),
                                   status=c.status, reason=c.reason, origin=c.origin) for c in checked.sentences]
         if self.settings.verify_answers == "llm":
