@@ -380,7 +380,12 @@ def _negation_differs(body: str, windows: Sequence[str], names: Names) -> str | 
             n = sum(1 for _, forms in terms if found_in(forms, norm))
             if n > best_n:
                 best, best_n = sc, n
-        if best is None or best_n < max(NEGATION_MATCH + 1, 0.6 * len(terms)):
+        if best is None or best_n < NEGATION_MATCH:
+            continue
+        if _negated(clause) and not any(_negated(sc) for sc in source_clauses):
+            # the claim denies something; the sentences that state the rest of it deny nothing
+            return clause.strip()
+        if best_n < max(NEGATION_MATCH + 1, 0.6 * len(terms)):
             continue
         negated, other = (clause, best) if _negated(clause) else (best, clause)
         if _negated(other) or not _negated(negated):
@@ -533,7 +538,7 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
         run = run or (_novel_run(body_terms, region, REGION_RUN) if has_han and REGION_RUN else None)
         if run:
             return "unsupported", Msg.of("check.sentence_not_in_sources", missing=run), origin
-        subject = _missing_subject(body, everything, names) if has_han else None
+        subject = _missing_subject(body, everything, names, question) if has_han else None
         if subject:
             return "unsupported", Msg.of("check.sentence_not_in_sources", missing=subject), origin
         thin = _thin_clause(body, region, names, has_han)
@@ -555,12 +560,15 @@ def _thin_clause(body: str, region: str, names: Names, has_han: bool) -> str | N
     return None
 
 
-def _missing_subject(body: str, everything: str, names: Names) -> str | None:
-    """A clause opening with two content characters (a name: 宋江 of "宋江把那株绿杨树带根拔起") neither
-    of which its cited sources have anywhere (``everything``): the claim is about someone else."""
+def _missing_subject(body: str, everything: str, names: Names, question: str | None) -> str | None:
+    """A sentence opening with two content characters (a name: 宋江 of "宋江把那株绿杨树带根拔起") neither
+    of which its cited sources have anywhere (``everything``) nor the question (the scene it sets,
+    "取经成功后…", is not a claim of the sources): the claim is about someone else. Only the sentence's
+    first clause: later ones open with what the subject did (自称, 并说), as often as not in other words."""
     from rag.checks.text import FUNCTION_WORDS, STOP_HAN, VARIANTS
 
-    for clause in _CLAUSES.split(body):
+    asked = normalize(question or "").text
+    for clause in [c for c in _CLAUSES.split(body) if normalize(c).text][:1]:
         norm = normalize(clause).text
         head = norm[:2]
         if len(norm) < 4 or len(head) < 2 or not all(is_han(ch) and ch not in STOP_HAN for ch in head):
@@ -568,7 +576,7 @@ def _missing_subject(body: str, everything: str, names: Names) -> str | None:
         if any(w in VARIANTS or w in FUNCTION_WORDS for w in (head[0], head, norm[:3])) or any(
                 norm.startswith(n) for n in names):
             continue
-        if not any(found_in(frozenset({ch}), everything) for ch in head):
+        if not any(found_in(frozenset({ch}), everything) or ch in asked for ch in head):
             return head
     return None
 
