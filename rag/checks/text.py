@@ -342,8 +342,8 @@ def content(text: str, names: Names | None = None) -> Content:
             i += 1
     for word in latin_words(text):
         if len(word) >= 3 and word not in STOP_EN and cn_to_int(word) is None:
-            root = stem(word)
-            terms.append((root, frozenset({root})))
+            root = stem(word)  # the word as written too: "heavy" is "heavi" to the stemmer
+            terms.append((root, frozenset({root, word})))
     return Content(tuple(terms))
 
 
