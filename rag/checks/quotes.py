@@ -315,11 +315,7 @@ def about_the_part(part: str, answer: str, region: str, question: str = "", pass
         words = chinese_terms(part, BookText([passage or region]), glossary())
         forms = {f for w in words for f in names.get(normalize(w).text, frozenset({normalize(w).text}))}
         found = sorted(f for f in forms if f in region and (len(f) >= 2 or f not in STOP_HAN))
-        # the quote is about something else only when what the part names is in the passage, not in the
-        # quote's sentence; a part whose words the glossary cannot find in the passage code cannot judge
-        # (Guan Yu -> 关羽, where the passage says 云长): it is not refused for that
-        elsewhere = [f for f in forms if f in normalize(passage).text and (len(f) >= 2 or f not in STOP_HAN)]
-        return bool(found) or not elsewhere, found
+        return bool(found), found
     shared = shared_terms(Content(tuple(terms)), region)
     asks = [(t, forms) for t, forms in terms if t not in names]
     if not asks:

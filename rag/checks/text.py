@@ -347,6 +347,22 @@ def content(text: str, names: Names | None = None) -> Content:
     return Content(tuple(terms))
 
 
+_HAN_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
+
+
+def frequent_words(text: str, size: int = 2, least: int = 2) -> list[str]:
+    """Strings of ``size`` Han characters (no function character among them) that ``text`` uses at
+    least ``least`` times, most used first: in a passage, mostly the people, places and things it is
+    about (read from the passage itself, no table of names)."""
+    counts: dict[str, int] = {}
+    for run in _HAN_RUN.findall(text):
+        for i in range(len(run) - size + 1):
+            w = run[i:i + size]
+            if not any(ch in STOP_HAN for ch in w):
+                counts[w] = counts.get(w, 0) + 1
+    return [w for w, n in sorted(counts.items(), key=lambda kv: -kv[1]) if n >= least]
+
+
 def found_in(forms: frozenset[str], haystack: str) -> bool:
     """Any of ``forms`` in ``haystack`` (normalised text); numbers as whole numbers."""
     return any(contains(haystack, f) for f in forms)

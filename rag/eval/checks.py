@@ -21,6 +21,7 @@ from typing import Any
 from rag.agent.judge import sources_of
 from rag.checks import Source, check_answer, citations_of, normalize, verify_part
 from rag.checks.quotes import main_answer
+from rag.checks.text import frequent_words
 from rag.eval.cases import Case
 from rag.eval.metrics import ratio
 
@@ -279,27 +280,10 @@ def tamper_replies(cases: Sequence[Case], replies: dict[tuple[str, str, int], An
             "tampers": rows, "not_flipped": failures}
 
 
-_HAN_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
-
-
-def _frequent_words(text: str, size: int = 2, least: int = 2) -> list[str]:
-    """Strings of ``size`` Han characters ``text`` uses at least ``least`` times, most used first: in a
-    passage, mostly its people, places and things (read from the passage, no table of names)."""
-    from rag.checks.text import STOP_HAN
-
-    counts: dict[str, int] = {}
-    for run in _HAN_RUN.findall(text):
-        for i in range(len(run) - size + 1):
-            w = run[i:i + size]
-            if not any(ch in STOP_HAN for ch in w):
-                counts[w] = counts.get(w, 0) + 1
-    return [w for w, n in sorted(counts.items(), key=lambda kv: -kv[1]) if n >= least]
-
-
 def _seed_name(sentence: str, haystack: str, others: Sequence[str]) -> str | None:
     """The sentence with a word its sources use often (a person, a place: read from the passage) replaced
     by one another case's passages use often and these sources never do."""
-    for word in _frequent_words(haystack):
+    for word in frequent_words(haystack):
         if word in sentence:
             other = next((o for o in others if o not in haystack and o != word), None)
             return None if other is None else sentence.replace(word, other, 1)
@@ -420,7 +404,7 @@ def seeded_answer_report(cases: Sequence[Case], replies: dict[tuple[str, str, in
         sources = sources_of(case.passages(), (), max_chars)
         haystack = " ".join(f"{s.label} {s.text}" for s in sources)
         elsewhere = [t for cid, t in passages.items() if cid != case.id]
-        other_words = [w for t in elsewhere for w in _frequent_words(t)[:6]]
+        other_words = [w for t in elsewhere for w in frequent_words(t)[:6]]
         other_clauses = [c.group(0) for t in elsewhere for c in _CLAUSE.finditer(t)
                          if 8 <= len(c.group(0)) <= 30 and normalize(c.group(0)).text not in normalize(haystack).text]
         checked = check_answer(answer, sources, question=case.question)
