@@ -234,7 +234,7 @@ def _fact_in(fact: str, haystack: str) -> bool:
         n, word, thing = counted.groups()
         # 四只 / 母子四虎: in the sentences that state the claim, the count with another counting word
         return (contains(haystack, n + word) or re.search(rf"{_num(n)}[{_CLASSIFIERS}]?{re.escape(thing)}", haystack)
-                is not None or re.search(rf"(?<!\d){_num(n)}(?!\d)", haystack) is not None)
+                is not None or _in_compound(n, haystack))
     thing = re.fullmatch(r"(\d)([\u4e00-\u9fff])", fact)  # 三魔 where the source says 三个魔头
     if thing and re.search(rf"{_num(thing.group(1))}[{_CLASSIFIERS}]?{re.escape(thing.group(2))}", haystack):
         return True
@@ -243,12 +243,8 @@ def _fact_in(fact: str, haystack: str) -> bool:
         n = str(cn_to_int(word.group(1)))
         return re.search(rf"{_num(n)}[{_CLASSIFIERS}]?{re.escape(word.group(2))}", haystack) is not None
     small = re.match(r"(\d)(?!\d)", fact)
-    if small and fact[1:2] and not fact[1:2].isdigit():
-        # a count with another counting word, or written as part of a word (四只 / 母子四虎): the
-        # numeral as a character of the source's sentence
-        han = _HAN_NUMERALS[int(small.group(1))]
-        if any(ch in haystack for ch in han) or contains(haystack, small.group(1)):
-            return True
+    if small and fact[1:2] and not fact[1:2].isdigit() and _in_compound(small.group(1), haystack):
+        return True
     number = _NUMBER.match(fact)
     if number and (not number.group(0).isdigit() or int(number.group(0)) >= 10) and contains(haystack, number.group(0)):
         return True
@@ -256,6 +252,13 @@ def _fact_in(fact: str, haystack: str) -> bool:
 
 
 _HAN_NUMERALS = ("零〇", "一", "二两", "三", "四", "五", "六", "七", "八", "九")
+
+
+def _in_compound(digit: str, haystack: str) -> bool:
+    """A small number written as part of a word in the source, without a counting word (四只 / 母子四虎)."""
+    from rag.checks.text import MEASURES
+
+    return any(m.group(1) not in MEASURES for m in re.finditer(rf"[{_HAN_NUMERALS[int(digit)]}]([\u4e00-\u9fff])", haystack))
 
 
 def _num(digit: str) -> str:

@@ -394,7 +394,9 @@ def seeded_answer_report(cases: Sequence[Case], replies: dict[tuple[str, str, in
             return
         seeded[kind]["tried"] += 1
         marks = [s.status for s in check_answer(sentence, sources, question=case.question).sentences]
-        if marks and "supported" not in marks:  # no part of the seeded sentence is marked supported
+        # flagged: a part of it marked wrong (as before), or no part of it marked supported (a question
+        # echo is "no claim", a claim in the other language "not checked": neither gets a ✓)
+        if any(m in ("unsupported", "uncited", "not_checked") for m in marks) or (marks and "supported" not in marks):
             seeded[kind]["flagged"] += 1
         else:
             misses.append({"case": case.id, "kind": kind, "sentence": sentence, "marks": marks})
