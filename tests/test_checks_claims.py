@@ -149,3 +149,14 @@ def test_a_case_whose_parts_verify_names_the_question_sentence_left_out() -> Non
     assert parts[0].status == "verified"
     ev = decide(EvidenceJudgement(reason="r", parts=claimed, enough=True), parts, "evidence", question)
     assert not ev.enough and "他的同伙叫什么名字" in ev.reason and "did not verify" not in ev.reason
+
+
+def test_the_trace_lists_a_sentence_not_checked_and_the_cli_marks_it() -> None:
+    from rag.cli import describe_checks
+    from rag.schemas import SentenceResult
+    from rag.ui.render.trace import checks_html
+
+    checks = [SentenceResult(text="The moon is made of cheese [1].", start=0, end=31, citations=[1],
+                             status="not_checked", reason="x")]
+    assert "The moon is made of cheese" in checks_html(checks, "en")
+    assert "NOT CHECKED" in describe_checks(checks) and "0 of 1" in describe_checks(checks)
