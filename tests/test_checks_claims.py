@@ -160,3 +160,11 @@ def test_the_trace_lists_a_sentence_not_checked_and_the_cli_marks_it() -> None:
                              status="not_checked", reason="x")]
     assert "The moon is made of cheese" in checks_html(checks, "en")
     assert "NOT CHECKED" in describe_checks(checks) and "0 of 1" in describe_checks(checks)
+
+
+def test_a_pronoun_in_the_part_is_its_subject_where_the_quote_names_the_subject() -> None:
+    text = "曹操闻之，知其诈降。操大怒，喝刀斧手推出斩之。众官告免，操不听。"
+    src = [Source(1, text)]
+    q = "曹操得知后怎么处置他？"
+    check = verify_part("曹操得知后怎么处置他", "推出斩了", 1, "喝刀斧手推出斩之", src, question=q)
+    assert check.status == "verified", check.detail  # the part's subject (曹操, 操) is in the quote's sentences
