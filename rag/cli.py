@@ -73,7 +73,8 @@ def describe_update(node: str, update: NodeUpdate | Mapping[str, Any]) -> str:
 
 
 PART_MARKS = {"verified": "[verified]  ", "unverified": "[unverified]", "not_found": "[not found] "}
-SENTENCE_MARKS = {"supported": "ok", "unsupported": "UNSUPPORTED", "uncited": "UNCITED", "no_claim": "-"}
+SENTENCE_MARKS = {"supported": "ok", "unsupported": "UNSUPPORTED", "uncited": "UNCITED", "no_claim": "-",
+                  "not_checked": "NOT CHECKED"}
 
 
 def describe_checks(checks: Sequence[Any]) -> str:

@@ -224,7 +224,10 @@ def decide(claimed: EvidenceJudgement, parts: list[PartCheck], mode: JudgeMode, 
         missing += [str(Msg.of("check.not_examined", part=s)) for s in left_out]
     enough = verified and (claimed.enough if mode == "guarded" else True)
     reason = claimed.reason
-    if claimed.enough and not verified:
+    if claimed.enough and left_out and all(p.status == "verified" for p in parts):
+        # the parts did verify: say which sentence of the question none of them covers
+        reason = f"{reason} [code: {Msg.of('check.parts_verified_question_left_out', left=' / '.join(left_out))}]"
+    elif claimed.enough and not verified:
         reason = f"{reason} [code: the claimed evidence did not verify]"
     elif mode == "guarded" and verified and not claimed.enough:
         reason = f"{reason} [guarded: the model said not enough]"

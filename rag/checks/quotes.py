@@ -16,15 +16,15 @@ Pure: no model, no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
 from rag.checks.text import (
-    NAMES,
     STOP_HAN,
     Content,
+    Names,
     Norm,
     contains,
     content,
@@ -32,6 +32,7 @@ from rag.checks.text import (
     coverage,
     found_in,
     is_han,
+    name_groups,
     normalize,
     shared_terms,
 )
@@ -148,6 +149,17 @@ MIN_BEFORE = 20  # characters of context before the quote that its sentence wind
 WINDOW = 60  # the quote's sentence and the one before, at most this many characters before the quote
 
 
+_HEDGED = ("未说明", "没有说明", "未提及", "没有提到", "未写明", "不详", "未知", "不明", "无法确定", "无从得知",
+           "not stated", "not mentioned", "not specified", "not given", "unknown", "unclear")
+REPEAT_WEIGHT = 30.0  # a quote weighing more than this is not an answer by itself
+
+
+def hedged(answer: str) -> bool:
+    """An answer that says, in part, that the sources do not give it ("外地（未说明具体地点）", "unknown")."""
+    low = answer.lower()
+    return any(h in low for h in _HEDGED)
+
+
 def says_not_found(value: str | None) -> bool:
     return value is None or normalize(value, numerals=False).text in NOT_FOUND
 
@@ -179,15 +191,16 @@ def answer_pieces(answer: str) -> list[str]:
     return pieces or ([normalize(answer).text] if normalize(answer).text else [])
 
 
-def hard_facts(answer: str) -> list[tuple[str, frozenset[str]]]:
+def hard_facts(answer: str, names: Names | None = None) -> list[tuple[str, frozenset[str]]]:
     """The terms of an answer that must be in the quote as they are: its numbers (with their unit) and
     the names it uses (each in any of its forms)."""
-    return [(t, forms) for t, forms in content(answer).terms if t[0].isdigit() or t in NAMES]
+    names = names or {}
+    return [(t, forms) for t, forms in content(answer, names).terms if t[0].isdigit() or t in names]
 
 
-def _piece_found(piece: str, region: str) -> bool:
+def _piece_found(piece: str, region: str, names: Names) -> bool:
     """A short answer piece in the region: as written, or as one of its names' other forms."""
-    return contains(region, piece) or (piece in NAMES and found_in(NAMES[piece], region))
+    return contains(region, piece) or (piece in names and found_in(names[piece], region))
 
 
 _GLOSS = re.compile(r"[（(][^（）()]*[）)]")
@@ -200,7 +213,7 @@ def main_answer(answer: str) -> str:
 
 
 def answer_supported(answer: str, region: str, passage: str = "", part: str = "",
-                     quoted: str = "") -> tuple[bool, Msg]:
+                     quoted: str = "", names: Names | None = None) -> tuple[bool, Msg]:
     """Whether the quote states ``answer`` (see the module docstring). ``quoted``: the passage text the
     quote matched; ``region``: the quote's sentence; ``passage``: the source's whole text (all
     normalised). Numbers must be in the quoted text, names in the passage; a short answer in the quoted
@@ -208,11 +221,12 @@ def answer_supported(answer: str, region: str, passage: str = "", part: str = ""
     longer one, or a paraphrase, by its content in the quote's sentence."""
     gloss = "".join(_GLOSS.findall(answer))
     if gloss and main_answer(answer) != answer:
-        ok, why = answer_supported(main_answer(answer), region, passage, part, quoted)
+        ok, why = answer_supported(main_answer(answer), region, passage, part, quoted, names)
         if ok or not any(is_han(ch) for ch in gloss) or any(is_han(ch) for ch in main_answer(answer)):
             return ok, why
         # an English answer with the book's words in brackets ("burning incense (焚香操琴)"): those words
-        return answer_supported(gloss.strip("（）()"), region, passage, part, quoted)
+        return answer_supported(gloss.strip("（）()"), region, passage, part, quoted, names)
+    names = names or {}
     passage = passage or region
     quoted = quoted or region
     yes_no, rest = yes_no_rest(answer)
@@ -221,31 +235,31 @@ def answer_supported(answer: str, region: str, passage: str = "", part: str = ""
         # what follows the yes or no ("没有喝，他让酒先斟下") is stated by the quote like any answer
         if not normalize(rest).text:
             return True, Msg.of("check.yes_no")
-        ok, why = answer_supported(rest, region, passage, "", quoted)
+        ok, why = answer_supported(rest, region, passage, "", quoted, names)
         return ok, join([Msg.of("check.yes_no"), why])
     answer_norm = normalize(answer).text
     if part:  # (a yes/no answer returned above)
-        own = content(answer).terms
+        own = content(answer, names).terms
         if own and all(contains(normalize(part).text, t) for t, _ in own):
             return False, Msg.of("check.answer_repeats_question")
     if not answer_norm:
         return False, Msg.of("check.empty_answer")
     if content_weight(answer_norm) > MAX_ANSWER_WEIGHT:
         return False, Msg.of("check.answer_too_long", n=len(answer_norm))
-    missing = [t for t, forms in hard_facts(answer)
+    missing = [t for t, forms in hard_facts(answer, names)
                if not found_in(forms, quoted if t[0].isdigit() else passage)]
     if missing:
         return False, Msg.of("check.answer_not_in_quote", missing=", ".join(missing))
     pieces = answer_pieces(answer)
-    terms = content(answer).terms
+    terms = content(answer, names).terms
     if all(len(p) <= SHORT_ANSWER for p in pieces):
-        absent = [p for p in pieces if not _piece_found(p, quoted)
-                  and not (_piece_found(p, passage) and coverage(content(p), quoted) >= ANSWER_COVERAGE / 2)]
+        absent = [p for p in pieces if not _piece_found(p, quoted, names)
+                  and not (_piece_found(p, passage, names) and coverage(content(p, names), quoted) >= ANSWER_COVERAGE / 2)]
         if not absent:
             return True, Msg.of("check.answer_in_quote")
         # a short paraphrase (酒还是温的 for 其酒尚温) is judged by its content like a long one; a name
         # the quote does not hold is not an answer the quote states, whatever the sentence around it says
-        if all(t in NAMES for t, _ in terms):
+        if all(t in names for t, _ in terms):
             return False, Msg.of("check.answer_not_in_quote", missing=", ".join(absent))
     copied = _copy_slip(answer_norm, region)
     if copied:
@@ -277,19 +291,20 @@ def _copy_slip(answer_norm: str, region: str) -> str:
 
 
 def about_the_part(part: str, answer: str, region: str, question: str = "", passage: str = "",
-                   quoted: str = "") -> tuple[bool, list[str]]:
+                   quoted: str = "", names: Names | None = None) -> tuple[bool, list[str]]:
     """Whether the quote's sentence (``region``) speaks of ``part``: it states a term of what the part
     asks (other than its names, and other than the answer's own names and numbers), and more than one
     character's worth of the part (山 of 落伽山 alone for 五行山, 王 of 大王 for 国王, is too little),
     unless it states half of what the part asks. A part that asks nothing but a name is held to the
     name. An English part on a Chinese passage must name something the quote's sentence says, as the
     book writes it (rag.crosslingual); a part with nothing to compare is not held to it."""
-    facts = "".join(t for t, _ in hard_facts(answer))
+    names = names or {}
+    facts = "".join(t for t, _ in hard_facts(answer, names))
     # a part asks what its sentence of the question asks ("多远" is "一个筋斗能翻多远"): the sentence of the
     # question that shares most with the part
-    asked = max(_QUESTION_END.split(question), key=lambda q: len(shared_terms(content(part), normalize(q).text)),
+    asked = max(_QUESTION_END.split(question), key=lambda q: len(shared_terms(content(part, names), normalize(q).text)),
                 default="") if question else ""
-    terms = [(t, forms) for t, forms in content(f"{part} {asked}").terms if not (facts and t in facts)]
+    terms = [(t, forms) for t, forms in content(f"{part} {asked}", names).terms if not (facts and t in facts)]
     if not any(is_han(ch) for ch in region) or not terms:
         return True, []
     if not any(is_han(t[0]) for t, _ in terms):
@@ -298,17 +313,17 @@ def about_the_part(part: str, answer: str, region: str, question: str = "", pass
         from rag.crosslingual import BookText, chinese_terms, glossary
 
         words = chinese_terms(part, BookText([passage or region]), glossary())
-        forms = {f for w in words for f in NAMES.get(normalize(w).text, frozenset({normalize(w).text}))}
+        forms = {f for w in words for f in names.get(normalize(w).text, frozenset({normalize(w).text}))}
         found = sorted(f for f in forms if f in region and (len(f) >= 2 or f not in STOP_HAN))
         return bool(found), found
     shared = shared_terms(Content(tuple(terms)), region)
-    asks = [(t, forms) for t, forms in terms if t not in NAMES]
+    asks = [(t, forms) for t, forms in terms if t not in names]
     if not asks:
         return bool(shared), shared
-    asked = [t for t in shared if t not in NAMES]
+    asked = [t for t in shared if t not in names]
     if is_yes_no(answer):  # a bare yes or no says nothing itself: the quote itself must speak of the part
         own = shared_terms(Content(tuple(terms)), quoted or region)
-        return len(own) >= 2 and any(t not in NAMES for t in own), own
+        return len(own) >= 2 and any(t not in names for t in own), own
     enough_of_it = sum(len(t) for t in shared) >= 2 or coverage(Content(tuple(asks)), region) >= 0.5
     return bool(asked) and enough_of_it, shared
 
@@ -353,9 +368,23 @@ def sentence_around(norm: Norm, text: str, match: QuoteMatch) -> str:
     return normalize(text[start:end]).text
 
 
+def source_names(sources: Sequence[Source], aliases: Mapping[str, Sequence[str]] | None = None) -> Names:
+    """The other names of the people the sources speak of: the book's own (``aliases``, from
+    ``rag.aliases`` over the whole book, when the caller has it) and those the sources introduce."""
+    from rag.aliases import build_aliases
+
+    found = dict(build_aliases(s.text for s in sources))
+    for name, others in (aliases or {}).items():
+        found[name] = tuple(dict.fromkeys([*found.get(name, ()), *others]))
+    return name_groups(found)
+
+
 def verify_part(part: str, answer: str | None, source: int | None, quote: str | None,
-                sources: Sequence[Source], *, question: str = "") -> PartCheck:
-    """Verify one claimed part (see the module docstring): the cited source first, then any other."""
+                sources: Sequence[Source], *, question: str = "",
+                aliases: Mapping[str, Sequence[str]] | None = None) -> PartCheck:
+    """Verify one claimed part (see the module docstring): the cited source first, then any other.
+    ``aliases``: the book's other names of its people (``rag.aliases``), when the caller has them."""
+    names = source_names(sources, aliases)
     if says_not_found(quote) or says_not_found(answer):
         return PartCheck(part, answer, source, quote, "not_found", Msg.of("check.no_evidence"))
     assert quote is not None and answer is not None
@@ -366,7 +395,11 @@ def verify_part(part: str, answer: str | None, source: int | None, quote: str | 
         return PartCheck(part, answer, source, quote, "unverified", Msg.of("check.quote_too_short"))
     if content_weight(quote_norm) > MAX_QUOTE_WEIGHT:
         return PartCheck(part, answer, source, quote, "unverified", Msg.of("check.quote_too_long", n=len(quote_norm)))
-    if len(quote_norm) > 30 and normalize(main_answer(answer)).text == quote_norm:
+    if hedged(answer):  # "外地（未说明具体地点）": the answer says the sources do not give it
+        return PartCheck(part, answer, source, quote, "unverified", Msg.of("check.answer_hedged"))
+    # an answer that is its whole quote shows nothing of which words state it, unless the quote is short
+    # (a figure: "4765.82万元"); digits and Latin letters weigh a third of a Han character
+    if content_weight(quote_norm) > REPEAT_WEIGHT and normalize(main_answer(answer)).text == quote_norm:
         return PartCheck(part, answer, source, quote, "unverified", Msg.of("check.answer_repeats_quote"))
     ordered = sorted(sources, key=lambda s: (s.number != source, s.number))
     reasons: list[Msg] = []
@@ -378,7 +411,7 @@ def verify_part(part: str, answer: str | None, source: int | None, quote: str | 
             # a quote from the chapter heading: the heading and the chapter's passage say where it happens
             region = f"{norm.text}{src.norm.text}" if in_label else sentence_around(norm, text, match)
             ok, why = answer_supported(answer, region, f"{src.label_norm.text}{src.norm.text}", question or part,
-                                       match.region(norm))
+                                       match.region(norm), names)
             if ok and not match.exact:
                 # A quote that matched only approximately must carry the answer as the book writes it: an
                 # answer copied into the quote but not in the book, or an answer the book states that the
@@ -388,7 +421,7 @@ def verify_part(part: str, answer: str | None, source: int | None, quote: str | 
                     ok, why = False, Msg.of("check.answer_differs")
             if ok:
                 about, _ = about_the_part(part, answer, region, question, f"{src.label}\n{src.text}",
-                                          match.region(norm))
+                                          match.region(norm), names)
                 if not about:
                     ok, why = False, Msg.of("check.not_about_part")
             if ok:

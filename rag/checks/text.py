@@ -7,22 +7,59 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
 
-# --------------------------------------------------------------------------- normalisation
+# --------------------------------------------------------------------------- numbers
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _CN_SMALL_UNITS = {"十": 10, "百": 100, "千": 1000}
 _CN_BIG_UNITS = {"万": 10_000, "亿": 100_000_000}
 _CN_NUMERAL = re.compile("[零〇一二两三四五六七八九十百千万亿]+")
 # Idioms and words in which a numeral character is not a number (kept as written).
 _NOT_NUMBERS = ("一起", "一样", "一直", "一定", "一些", "一切", "一般", "统一", "万一", "千万", "一心", "一点")
-
-
 _CHAPTER_UNITS = tuple("回章节集卷篇")  # 第一回: a lone 一 that is a chapter number
+# Counting words and units: a single numeral character is a number only before one of these (四只, 三年,
+# 两字) or after 第; elsewhere it is part of a word or a name (五常, 安倍晋三, 三藏) and stays as written.
+MEASURES = frozenset("个只位名人员匹条张把件枚座间支根株棵朵片块颗粒本部卷册篇首句字页层"
+                     "年月日天夜岁旬周时点分秒刻更回章节集次遍番趟场顿段处"
+                     "里丈尺寸斤两钱石斗升亩顷米克元角倍艘辆架封碗杯盏坛瓶壶斛")
+_EN_UNITS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+             "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+             "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19}
+_EN_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+            "ninety": 90}
+_EN_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
+_EN_WORD = "|".join(sorted([*_EN_UNITS, *_EN_TENS, *_EN_SCALES], key=len, reverse=True))
+# A run of English number words ("twenty-eight", "one hundred and five"); a lone "one" ("no one", "one
+# of them") is a word, not a number.
+_EN_NUMBER = re.compile(rf"\b(?:{_EN_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_EN_WORD}))*\b", re.IGNORECASE)
+
+
+def _en_to_int(text: str) -> int | None:
+    words = [w for w in re.split(r"[\s-]+", text.lower()) if w and w != "and"]
+    if not words or any(w not in _EN_UNITS and w not in _EN_TENS and w not in _EN_SCALES for w in words):
+        return None
+    total, section = 0, 0
+    for w in words:
+        if w in _EN_UNITS:
+            section += _EN_UNITS[w]
+        elif w in _EN_TENS:
+            section += _EN_TENS[w]
+        elif w == "hundred":
+            section = (section or 1) * 100
+        else:
+            total += (section or 1) * _EN_SCALES[w]
+            section = 0
+    return total + section
 
 
 def cn_to_int(text: str) -> int | None:
-    """'五十四' -> 54, '十万八千' -> 108000, '一二三' -> 123 (digit by digit); None if not a number."""
+    """The one numeral parser of the checks: '五十四' -> 54, '十万八千' -> 108000, '一二三' -> 123 (digit by
+    digit), 'twenty-eight' -> 28, 'one hundred and five' -> 105; None if not a number."""
+    if text and text[0].isascii() and text[0].isalpha():
+        return _en_to_int(text)
     if not text or any(ch not in _CN_DIGITS and ch not in _CN_SMALL_UNITS and ch not in _CN_BIG_UNITS
                        for ch in text):
         return None
@@ -40,6 +77,11 @@ def cn_to_int(text: str) -> int | None:
             total += (section or 1) * _CN_BIG_UNITS[ch]
             section, digit = 0, None
     return total + section + (digit or 0)
+
+
+def is_numeral(ch: str) -> bool:
+    """A Chinese numeral character (一..九, 十, 百, 千, 万, 亿, 两, 零)."""
+    return len(ch) == 1 and ch in _CN_NUMERAL.pattern and ch not in "[]+"
 
 
 def _is_content(ch: str) -> bool:
@@ -66,26 +108,57 @@ class Norm:
         return (self.spans[start][0], self.spans[end - 1][1])
 
 
+def _reads_as_number(text: str, i: int, run: str, end: int) -> bool:
+    """Whether the numeral run ``run`` at ``text[i:end]`` is a number: a run of two or more numerals
+    (五十四, 十万八千) that is not inside a name of the digit-by-digit kind, or one numeral after 第 or
+    before a counting word or unit (四只, 三年, 第一回). 五常, 三藏, 安倍晋三 stay words."""
+    nxt = text[end:end + 1]
+    prev = text[i - 1:i]
+    if prev and prev in "第老":  # 第一回, 老三; 第一次 stays (often "the first time", not a count)
+        return run != "一" or nxt in _CHAPTER_UNITS
+    if len(run) > 1 or run in "十百千":
+        return True
+    return run not in "一万亿" and nxt in MEASURES  # 一 alone is mostly "a" (一个人, 一声)
+
+
 def normalize(text: str, *, numerals: bool = True) -> Norm:
-    """See the module docstring. Deterministic; ``normalize(normalize(x).text).text == normalize(x).text``."""
+    """See the module docstring. Deterministic; ``normalize(normalize(x).text).text == normalize(x).text``.
+    A decimal point, a percent sign and a time's colon between digits are kept (4765.82, 8.4%, 8:00);
+    English number words become digits (twenty-eight -> 28)."""
     out: list[str] = []
     spans: list[tuple[int, int]] = []
     protected = _protected_ranges(text) if numerals else []
+    english = {m.start(): m for m in _EN_NUMBER.finditer(text)} if numerals else {}
     i = 0
     n = len(text)
     while i < n:
+        if english and i in english:
+            words = english[i]
+            value = cn_to_int(words.group(0))
+            if value is not None and words.group(0).lower() != "one":
+                for digit in str(value):
+                    out.append(digit)
+                    spans.append((i, words.end()))
+                i = words.end()
+                continue
         if numerals and text[i] in _CN_NUMERAL.pattern:
             m = _CN_NUMERAL.match(text, i)
             if m and not any(a <= i < b for a, b in protected):
                 run = m.group(0)
                 value = cn_to_int(run)
-                # A lone 一 / 万 etc. inside words is common; convert runs that read as numbers.
-                if value is not None and (len(run) > 1 or run not in "一万亿" or (i > 0 and text[i - 1] == "第" and text[m.end():m.end() + 1] in _CHAPTER_UNITS)):
+                if value is not None and _reads_as_number(text, i, run, m.end()):
                     for digit in str(value):
                         out.append(digit)
                         spans.append((i, m.end()))
                     i = m.end()
                     continue
+        ch0 = text[i]
+        if ch0 in ".:：%％" and out and out[-1].isdigit() and (
+                ch0 in "%％" or (i + 1 < n and text[i + 1].isdigit())):
+            out.append("%" if ch0 in "%％" else ("." if ch0 == "." else ":"))
+            spans.append((i, i + 1))
+            i += 1
+            continue
         for ch in unicodedata.normalize("NFKC", text[i]).lower():
             if _is_content(ch):
                 out.append(ch)
@@ -179,57 +252,72 @@ for _entry in _VARIANT_TABLE.split():
 _MAX_WORD = max(len(w) for w in VARIANTS)
 # Modern function and question words: matched whole (so their characters are not read as content),
 # but they are not content themselves.
-FUNCTION_WORDS = frozenset(["什么", "为什么", "怎么", "怎样", "哪里", "这", "这个", "那", "那个", "他", "她", "它", "你", "我", "我们", "他们", "没有", "没", "不是", "是", "都", "也", "又", "再", "只", "已经", "还", "一起", "如果", "因为", "所以", "但是", "就", "马上", "立刻", "后来", "最后", "开始", "当时", "时候", "很", "非常", "多少", "哪个", "哪些", "是否", "是不是", "可以", "能", "会", "要", "想要", "结果", "然后", "于是", "最终", "东西", "事情", "资料", "说明", "根据", "据", "此外", "另外", "另据", "记载", "提到", "书中", "原文", "文中", "其中", "之前", "之后", "以后", "以前", "这段", "这里", "那里", "一共", "总共", "分别", "同时", "需要", "也就是", "就是", "即为", "原著", "发生", "情节", "故事", "小说", "描写", "讲述", "写道", "写到", "提及", "这一", "此回", "该回", "本回"])
+FUNCTION_WORDS = frozenset(["什么", "为什么", "怎么", "怎样", "哪里", "这", "这个", "那", "那个", "他", "她", "它", "你", "我", "我们", "他们", "没有", "没", "不是", "是", "都", "也", "又", "再", "只", "已经", "还", "一起", "如果", "因为", "所以", "但是", "就", "马上", "立刻", "后来", "最后", "开始", "当时", "时候", "很", "非常", "多少", "哪个", "哪些", "是否", "是不是", "可以", "能", "会", "要", "想要", "结果", "然后", "于是", "最终", "东西", "事情", "资料", "说明", "根据", "据", "此外", "另外", "另据", "记载", "提到", "书中", "原文", "文中", "其中", "之前", "之后", "以后", "以前", "这段", "这里", "那里", "一共", "总共", "分别", "同时", "随后", "随即", "此后", "当初", "当年", "当地", "起初", "由此", "可见", "表明", "因此", "不过", "然而", "其实", "自己", "对方", "正文", "该段", "理由", "起因", "回目", "段落", "所给", "章回", "所写", "所说", "书里", "需要", "也就是", "就是", "即为", "原著", "发生", "情节", "故事", "小说", "描写", "讲述", "写道", "写到", "提及", "这一", "此回", "该回", "本回"])
 FUNCTION_WORDS = frozenset(normalize(w).text for w in FUNCTION_WORDS)
 for _w in FUNCTION_WORDS:
     VARIANTS.setdefault(_w, frozenset({_w}))
-
-# Common other names of the people of the classical novels this app is read with (a reader writes 关羽,
-# the book writes 关公 or 云长). The book's own introductions add more (rag.aliases).
-_NAME_TABLE = """
-刘备:玄德,刘玄德,先主,刘皇叔 关羽:云长,关公,关云长,寿亭侯 张飞:翼德,张翼德,益德 诸葛亮:孔明,诸葛孔明,卧龙,武侯
-曹操:孟德,曹孟德,曹公,阿瞒,魏王 孙权:仲谋,孙仲谋,吴侯 周瑜:公瑾,周公瑾,周郎 赵云:子龙,赵子龙 吕布:奉先,吕奉先,温侯
-董卓:仲颖,董仲颖 袁绍:本初,袁本初 司马懿:仲达,司马仲达 马超:孟起,马孟起 黄忠:汉升 鲁肃:子敬 孙策:伯符,孙郎
-刘禅:后主 姜维:伯约 庞统:士元,凤雏 徐庶:元直,单福 魏延:文长 典韦:典韦 许褚:仲康,虎痴 夏侯惇:元让 孟获:蛮王
-孙悟空:悟空,行者,孙行者,大圣,齐天大圣,美猴王,猴王,石猴,弼马温,泼猴 猪八戒:八戒,悟能,猪悟能,天蓬元帅,猪刚鬣
-沙僧:沙和尚,悟净,沙悟净,卷帘大将 唐僧:三藏,唐三藏,玄奘,金蝉子,御弟,圣僧 如来:佛祖,如来佛祖,世尊,我佛
-观音:菩萨,观世音,观音菩萨,南海观音 玉帝:玉皇大帝,玉皇,天尊 太上老君:老君,李老君 二郎神:二郎,杨戬,显圣
-牛魔王:大力王,牛王 铁扇公主:罗刹女,铁扇仙 红孩儿:圣婴大王,善财童子 白龙马:小白龙,龙马,玉龙三太子
-"""
-NAMES: dict[str, frozenset[str]] = {}
-for _entry in _NAME_TABLE.split():
-    _name, _, _others = _entry.partition(":")
-    _group = _norm_forms([_name, *_others.split(",")])
-    for _n in _group:
-        NAMES[_n] = NAMES.get(_n, frozenset()) | _group
-_MAX_NAME = max(len(n) for n in NAMES)
-
 
 @dataclass(frozen=True)
 class Content:
     """What a text says, as the checks compare it: its content terms, each with the set of forms any
     of which counts as the same term in another text (a Han word or character with its older forms
-    and other names; a Latin word; a number with its unit)."""
+    and other names; a Latin word's stem; a number with its unit)."""
 
     terms: tuple[tuple[str, frozenset[str]], ...]
 
 
 _LATIN_WORD = re.compile(r"[a-z][a-z0-9'-]*")
+Names = dict[str, frozenset[str]]  # a name (normalised) -> all forms of that person's name
 
 
-def content(text: str) -> Content:
-    """The content terms of ``text`` (see ``Content``): names and modern words found by the longest
-    match in the tables, then single Han characters that are not function characters; numbers with
-    the Han unit after them (500年); Latin words of 3+ letters that are not stop words."""
+def name_groups(aliases: Mapping[str, Sequence[str]] | None) -> Names:
+    """The book's other names of its people (``rag.aliases``: name -> other names) as the checks see
+    them: every form of a person's name maps to all of them."""
+    groups: Names = {}
+    for name, others in (aliases or {}).items():
+        group = _norm_forms([name, *others])
+        for form in group:
+            groups[form] = groups.get(form, frozenset()) | group
+    return groups
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    import snowballstemmer  # pure Python; the Snowball project's English stemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=8192)
+def stem(word: str) -> str:
+    """An English word's stem ("laments" -> "lament", "thinking" -> "think", "died" -> "die")."""
+    return str(_stemmer().stemWord(word.strip("'-")))
+
+
+def latin_words(text: str) -> list[str]:
+    """The Latin words of ``text`` (NFKC, lower case), numbers written as words included."""
+    return _LATIN_WORD.findall(unicodedata.normalize("NFKC", text).lower())
+
+
+def content(text: str, names: Names | None = None) -> Content:
+    """The content terms of ``text`` (see ``Content``): the book's names (``names``, ``name_groups``)
+    and modern words found by the longest match, then single Han characters that are not function
+    characters (a numeral character that is part of a word, 三 of 三藏, also as its digit); numbers
+    with the counting word or unit after them (500年); the stems of Latin words of 3+ letters that
+    are not stop words."""
+    names = names or {}
     norm = normalize(text).text
+    longest = max(_MAX_WORD, max((len(n) for n in names), default=0))
     terms: list[tuple[str, frozenset[str]]] = []
     i = 0
     while i < len(norm):
         ch = norm[i]
         if ch.isdigit():
             j = i
-            while j < len(norm) and (norm[j].isdigit() or norm[j] == "."):
+            while j < len(norm) and (norm[j].isdigit() or norm[j] in ".:%"):
                 j += 1
+            while j > i and not norm[j - 1].isdigit() and norm[j - 1] != "%":
+                j -= 1
             unit = norm[j] if j < len(norm) and is_han(norm[j]) and norm[j] not in STOP_HAN else ""
             number = norm[i:j]
             terms.append((number + unit, frozenset({number + unit})))
@@ -238,9 +326,9 @@ def content(text: str) -> Content:
         if not is_han(ch):  # Latin words are read from the text with its spaces (below)
             i += 1
             continue
-        for size in range(min(max(_MAX_NAME, _MAX_WORD), len(norm) - i), 1, -1):
+        for size in range(min(longest, len(norm) - i), 1, -1):
             piece = norm[i:i + size]
-            forms = NAMES.get(piece) or VARIANTS.get(piece)
+            forms = names.get(piece) or VARIANTS.get(piece)
             if forms is not None:
                 if piece not in FUNCTION_WORDS:
                     terms.append((piece, forms))
@@ -248,12 +336,31 @@ def content(text: str) -> Content:
                 break
         else:
             if ch not in STOP_HAN and ch not in FUNCTION_WORDS:
-                terms.append((ch, VARIANTS.get(ch, frozenset({ch}))))
+                forms = VARIANTS.get(ch, frozenset({ch}))
+                value = cn_to_int(ch) if is_numeral(ch) else None
+                terms.append((ch, forms | {str(value)} if value is not None else forms))
             i += 1
-    for word in _LATIN_WORD.findall(unicodedata.normalize("NFKC", text).lower()):
-        if len(word) >= 3 and word not in STOP_EN:
-            terms.append((word, frozenset({word})))
+    for word in latin_words(text):
+        if len(word) >= 3 and word not in STOP_EN and cn_to_int(word) is None:
+            root = stem(word)  # the word as written too: "heavy" is "heavi" to the stemmer
+            terms.append((root, frozenset({root, word})))
     return Content(tuple(terms))
+
+
+_HAN_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
+
+
+def frequent_words(text: str, size: int = 2, least: int = 2) -> list[str]:
+    """Strings of ``size`` Han characters (no function character among them) that ``text`` uses at
+    least ``least`` times, most used first: in a passage, mostly the people, places and things it is
+    about (read from the passage itself, no table of names)."""
+    counts: dict[str, int] = {}
+    for run in _HAN_RUN.findall(text):
+        for i in range(len(run) - size + 1):
+            w = run[i:i + size]
+            if not any(ch in STOP_HAN for ch in w):
+                counts[w] = counts.get(w, 0) + 1
+    return [w for w, n in sorted(counts.items(), key=lambda kv: -kv[1]) if n >= least]
 
 
 def found_in(forms: frozenset[str], haystack: str) -> bool:

@@ -11,14 +11,17 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rag.agent.judge import sources_of
 from rag.checks import Source, check_answer, citations_of, normalize, verify_part
 from rag.checks.quotes import main_answer
+from rag.checks.text import frequent_words
 from rag.eval.cases import Case
 from rag.eval.metrics import ratio
 
@@ -212,6 +215,10 @@ def seeded_report(cases: Sequence[Case], max_chars: int = 1200) -> dict[str, Any
 
 
 # --------------------------------------------------------------------------- on recorded model replies
+#: The kinds of error ``seeded_answer_report`` seeds in recorded answers.
+SEEDED_KINDS = ("number_changed", "name_swapped", "chapter_wrong", "citation_swapped", "web_as_book",
+                "invented_detail", "other_action", "negation", "other_person", "question_echo", "cross_language",
+                "unrelated_fact")
 def _verified_case(case: Case, reply: dict[str, Any], max_chars: int) -> tuple[list[tuple[str, str, int, str]],
                                                                               list[Source]] | None:
     """The parts of a recorded evidence reply and the case's sources, when code verifies the case."""
@@ -273,22 +280,86 @@ def tamper_replies(cases: Sequence[Case], replies: dict[tuple[str, str, int], An
             "tampers": rows, "not_flipped": failures}
 
 
-_NAME_SWAPS = ("赵云", "吕布", "周瑜", "沙僧", "牛魔王", "太上老君", "司马懿", "红孩儿")
-
-
-def _seed_name(sentence: str, haystack: str) -> str | None:
-    """The sentence with a name it uses (any of the name table's) replaced by one its sources never use."""
-    from rag.checks.text import NAMES, content
-
-    norm_terms = [t for t, _ in content(sentence).terms if t in NAMES]
-    for term in norm_terms:
-        original = next((n for n in sorted(NAMES[term], key=len, reverse=True) if n in sentence), None)
-        if original is None:
-            continue
-        other = next((o for o in _NAME_SWAPS if o not in haystack and o not in NAMES.get(term, ())), None)
-        if other:
-            return sentence.replace(original, other, 1)
+def _seed_name(sentence: str, haystack: str, others: Sequence[str]) -> str | None:
+    """The sentence with a word its sources use often (a person, a place: read from the passage) replaced
+    by one another case's passages use often and these sources never do."""
+    for word in frequent_words(haystack):
+        if word in sentence:
+            other = next((o for o in others if o not in haystack and o != word), None)
+            return None if other is None else sentence.replace(word, other, 1)
     return None
+
+
+def _split_cite(sentence: str) -> tuple[str, str]:
+    """(the sentence's body without its end punctuation, its citation marks)."""
+    cites = "".join(re.findall(r"\[\d+(?:\s*[,，、-]\s*\d+)*\]", sentence))
+    body = re.sub(r"\[\d+(?:\s*[,，、-]\s*\d+)*\]", "", sentence).strip().rstrip("。.！!；;")
+    return body, cites
+
+
+def _seed_detail(sentence: str, detail: str) -> str:
+    """The sentence with a clause added that its sources do not state (another passage's clause)."""
+    body, cites = _split_cite(sentence)
+    return f"{body}，{detail.strip().rstrip('。.！!；;，,')}{cites}。"
+
+
+def _seed_other_person(sentence: str, haystack: str, others: Sequence[str]) -> str | None:
+    """The sentence with its subject (the two characters it opens with, when its sources use them)
+    replaced by someone another case's passages name and these sources never do."""
+    body, cites = _split_cite(sentence)
+    head = body[:2]
+    if len(head) < 2 or not all("\u4e00" <= ch <= "\u9fff" for ch in head) or head not in haystack:
+        return None
+    other = next((o for o in others if o not in haystack and o[0] not in haystack), None)
+    return None if other is None else f"{other}{body[2:]}{cites}。"
+
+
+def _seed_action(sentence: str, haystack: str, others: Sequence[str]) -> str | None:
+    """The sentence with a two-character word after its subject (most often what the subject did)
+    replaced by a word of another case's passages these sources never use."""
+    body, cites = _split_cite(sentence)
+    for i in range(2, len(body) - 2):
+        word = body[i:i + 2]
+        if all("\u4e00" <= ch <= "\u9fff" for ch in word) and word in haystack:
+            other = next((o for o in others if o[0] not in haystack and o[1] not in haystack), None)
+            if other is None:
+                return None
+            return f"{body[:i]}{other}{body[i + 2:]}{cites}。"
+    return None
+
+
+# where a negation goes in a Chinese sentence: before the word that opens what its subject did
+_ACTION = re.compile(r"[把被用将向让令对给]")
+_NEGATIONS = ("没有", "并未", "未曾", "不曾", "not ", "never ")
+
+
+def _seed_negation(sentence: str) -> str | None:
+    """The sentence said the other way: 没有 put after its subject (a Chinese sentence) or "not" after
+    its first auxiliary (an English one), or a negation it has taken out."""
+    body, cites = _split_cite(sentence)
+    for neg in _NEGATIONS:
+        if neg in body:
+            return f"{body.replace(neg, '', 1)}{cites}。"
+    if any("\u4e00" <= ch <= "\u9fff" for ch in body[:4]) and len(body) > 4:
+        start = body.find("：") + 1 if "：" in body[:15] else 0  # after a label ("起因：")
+        m = _ACTION.search(body, start + 2)
+        if m is None:  # no word that opens an action: the whole statement denied
+            return f"{body[:start]}并非{body[start:]}{cites}。"
+        return f"{body[:m.start()]}没有{body[m.start():]}{cites}。"
+    m = re.search(r"\b(?:is|was|were|are|had|has|did|could|would)\b", body)
+    return None if m is None else f"{body[:m.end()]} not{body[m.end():]}{cites}."
+
+
+def _seed_cross_language(sentence: str, haystack: str) -> str:
+    """A claim in the other language than the sources: an English sentence naming the sentence's
+    subject in pinyin, on a Chinese source; a Chinese one on an English source."""
+    body, cites = _split_cite(sentence)
+    if any("\u4e00" <= ch <= "\u9fff" for ch in haystack):
+        from pypinyin import lazy_pinyin
+
+        head = "".join(lazy_pinyin(body[:2])).capitalize() if body[:2] else "He"
+        return f"{head} was made of cheese and lived on the moon{cites}."
+    return f"他住在月亮上，身体是奶酪做的{cites}。"
 
 
 def _seed_chapter(sentence: str, sources: Sequence[Source]) -> str:
@@ -303,31 +374,46 @@ def _seed_chapter(sentence: str, sources: Sequence[Source]) -> str:
 def seeded_answer_report(cases: Sequence[Case], replies: dict[tuple[str, str, int], Any],
                          max_chars: int = 1200) -> dict[str, Any]:
     """Seeded errors in recorded answers: in each supported sentence of a recorded answer, one error at
-    a time (a number changed, a name swapped for one the sources never use, a wrong chapter added, the
-    citation swapped to another source, the sentence given as the book's while citing only a web
-    page); the checker must flag the seeded sentence (unsupported or uncited)."""
+    a time, made by code from the sentence and the case's passages (no table of one book's words): a
+    number changed, a name swapped for one the sources never use, a wrong chapter added, the citation
+    swapped to another source, the sentence given as the book's while citing only a web page; and
+    what a reader is told: an invented detail added, another action, a negation, another person, the
+    question echoed, a claim in the other language, an unrelated fact. The checker must not mark the
+    seeded sentence supported."""
     from rag.schemas import SearchResult
 
-    kinds = ("number_changed", "name_swapped", "chapter_wrong", "citation_swapped", "web_as_book")
-    seeded: dict[str, dict[str, Any]] = {k: {"tried": 0, "flagged": 0} for k in kinds}
+    seeded: dict[str, dict[str, Any]] = {k: {"tried": 0, "flagged": 0} for k in SEEDED_KINDS}
     misses: list[dict[str, Any]] = []
-    clean = {"sentences": 0, "supported": 0, "unsupported": 0, "uncited": 0}
+    clean = {"sentences": 0, "supported": 0, "unsupported": 0, "uncited": 0, "not_checked": 0}
+    answered = [c for c in cases if isinstance(replies.get((c.id, "answer", 1)), str) and c.label_enough]
+    # what other cases' passages say: the invented details, unrelated facts and other people come from there
+    passages = {c.id: " ".join(p.text for p in c.passages()) for c in answered}
 
-    def seed(kind: str, case: Case, sentence: str, sources: Sequence[Source]) -> None:
+    def seed(kind: str, case: Case, sentence: str | None, sources: Sequence[Source]) -> None:
+        if not sentence:
+            return
         seeded[kind]["tried"] += 1
-        marks = [s.status for s in check_answer(sentence, sources).sentences]
-        if any(m in ("unsupported", "uncited") for m in marks):  # the part that holds the error is flagged
+        marks = [s.status for s in check_answer(sentence, sources, question=case.question).sentences]
+        # flagged: a part of it marked wrong (as before), or no part of it marked supported (a question
+        # echo is "no claim", a claim in the other language "not checked": neither gets a ✓)
+        if any(m in ("unsupported", "uncited", "not_checked") for m in marks) or (marks and "supported" not in marks):
             seeded[kind]["flagged"] += 1
         else:
             misses.append({"case": case.id, "kind": kind, "sentence": sentence, "marks": marks})
 
-    for case in cases:
-        answer = replies.get((case.id, "answer", 1))
-        if not isinstance(answer, str) or not case.label_enough:
-            continue
+    for case in answered:
+        answer = replies[(case.id, "answer", 1)]
         sources = sources_of(case.passages(), (), max_chars)
-        checked = check_answer(answer, sources)
-        for c in checked.sentences:
+        haystack = " ".join(f"{s.label} {s.text}" for s in sources)
+        elsewhere = [t for cid, t in passages.items() if cid != case.id]
+        other_words = [w for t in elsewhere for w in frequent_words(t)[:6]]
+        other_clauses = [c.group(0) for t in elsewhere for c in _CLAUSE.finditer(t)
+                         if 8 <= len(c.group(0)) <= 30 and normalize(c.group(0)).text not in normalize(haystack).text]
+        checked = check_answer(answer, sources, question=case.question)
+        first_cite = next((c.citations[0] for c in checked.sentences if c.citations), 1)
+        seed("question_echo", case, f"{case.question}[{first_cite}]", sources)
+        seed("question_echo", case, f"{case.question.rstrip('？?')}[{first_cite}]。", sources)
+        for k, c in enumerate(checked.sentences):
             if c.status == "no_claim":
                 continue
             clean["sentences"] += 1
@@ -337,13 +423,10 @@ def seeded_answer_report(cases: Sequence[Case], replies: dict[tuple[str, str, in
             # a sentence covered by a later citation is seeded with that citation made its own
             text = _ITEM_MARKER.sub("", c.text.replace("**", ""), count=1)
             text = text if citations_of(text) else f"{text.rstrip('。')}[{c.citations[0]}]。"
-            haystack = " ".join(s.text for s in sources)
             changed = _change_number(re.sub(r"\[\d+\]", "", text))
             if changed and changed != re.sub(r"\[\d+\]", "", text):
                 seed("number_changed", case, f"{changed.rstrip('。')}[{c.citations[0]}]。", sources)
-            named = _seed_name(text, haystack)
-            if named:
-                seed("name_swapped", case, named, sources)
+            seed("name_swapped", case, _seed_name(text, haystack, other_words), sources)
             seed("chapter_wrong", case, _seed_chapter(text, sources), sources)
             others = [s.number for s in sources if s.number not in c.citations]
             if others:
@@ -354,6 +437,14 @@ def seeded_answer_report(cases: Sequence[Case], replies: dict[tuple[str, str, in
             web_no = len(sources) + 1
             body = re.sub(r"\[\d+(?:\s*[,，、-]\s*\d+)*\]", "", text).rstrip("。")
             seed("web_as_book", case, f"书中写道，{body}[{web_no}]。", web_sources)
+            if other_clauses:
+                pick = other_clauses[(len(case.id) + k) % len(other_clauses)]
+                seed("invented_detail", case, _seed_detail(text, pick), sources)
+                seed("unrelated_fact", case, f"{pick.strip().rstrip('。.！!；;，,')}[{c.citations[0]}]。", sources)
+            seed("other_action", case, _seed_action(text, haystack, other_words), sources)
+            seed("negation", case, _seed_negation(text), sources)
+            seed("other_person", case, _seed_other_person(text, haystack, other_words), sources)
+            seed("cross_language", case, _seed_cross_language(text, haystack), sources)
     for row in seeded.values():
         row["rate"] = ratio(row["flagged"], row["tried"])
     tried = sum(r["tried"] for r in seeded.values())
@@ -362,3 +453,63 @@ def seeded_answer_report(cases: Sequence[Case], replies: dict[tuple[str, str, in
             "faithful": clean, "supported_rate": ratio(clean["supported"], clean["sentences"]),
             "uncited_rate": ratio(clean["uncited"], clean["sentences"]),
             "seeded": seeded, "flagged_rate": ratio(flagged, tried), "missed": misses}
+
+
+# --------------------------------------------------------------------------- given sentences
+class SentenceFileError(ValueError):
+    """A sentences file is unreadable or a line of it is invalid; the message names file and line."""
+
+
+def load_sentences(path: str | Path) -> list[dict[str, Any]]:
+    """``{case, sentence}`` lines (JSON Lines; optional ``question``, ``label``, ``kind``; blank lines and
+    lines starting with ``#`` skipped)."""
+    rows = []
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SentenceFileError(f"{path}: cannot read ({exc})") from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SentenceFileError(f"{path}:{number}: not JSON ({exc.msg})") from exc
+        if not isinstance(row, dict) or not isinstance(row.get("case"), str) or not isinstance(row.get("sentence"), str):
+            raise SentenceFileError(f"{path}:{number}: each line needs \"case\" and \"sentence\" strings")
+        rows.append({"line": number, **row})
+    return rows
+
+
+def mark_sentences(cases: Sequence[Case], rows: Sequence[dict[str, Any]], max_chars: int = 1200) -> dict[str, Any]:
+    """Each given sentence checked against its case's passages (numbered as the answer prompt numbers
+    them), as an answer of that one sentence to the case's question (or the row's own ``question``):
+    its status and reason; with counts per status, and per ``kind`` and ``label`` when rows carry them."""
+    by_id = {c.id: c for c in cases}
+    unknown = sorted({r["case"] for r in rows if r["case"] not in by_id})
+    if unknown:
+        raise SentenceFileError(f"cases not in the case file: {', '.join(unknown[:10])}")
+    results = []
+    for row in rows:
+        case = by_id[row["case"]]
+        sources = sources_of(case.passages(), (), max_chars)
+        question = row.get("question") if isinstance(row.get("question"), str) else case.question
+        marks = check_answer(row["sentence"], sources, question=question).sentences
+        # a row is one sentence; if it splits, the row is supported only when every part is
+        status = next((m.status for m in marks if m.status != "supported"), "supported") if marks else "no_claim"
+        reason = next((m.reason for m in marks if m.status == status), None)
+        results.append({**{k: v for k, v in row.items() if k != "line"}, "status": status,
+                        "reason": str(reason) if reason is not None else "", "reason_code": getattr(reason, "code", ""),
+                        "parts": [{"text": m.text, "status": m.status, "reason": str(m.reason)} for m in marks]})
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    per: dict[str, dict[str, dict[str, int]]] = {}
+    for field in ("kind", "label"):
+        for r in results:
+            if isinstance(r.get(field), str):
+                row_counts = per.setdefault(field, {}).setdefault(r[field], {"n": 0, "supported": 0})
+                row_counts["n"] += 1
+                row_counts["supported"] += r["status"] == "supported"
+                row_counts[r["status"]] = row_counts.get(r["status"], 0) + (r["status"] != "supported")
+    return {"n": len(results), "counts": counts, "per": per, "results": results}

@@ -405,6 +405,32 @@ def _cmd_answers(args: argparse.Namespace, settings: Settings, *, llm: Any | Non
     return 0
 
 
+def cmd_sentences(args: argparse.Namespace, settings: Settings, *, out: TextIO | None = None,
+                  err: TextIO | None = None) -> int:
+    """``eval sentences``: each given sentence marked against its case's passages (status and reason),
+    with counts per status, and per kind and label when the sentences carry them."""
+    from rag.eval.checks import SentenceFileError, load_sentences, mark_sentences
+
+    out, err = out or sys.stdout, err or sys.stderr
+    try:
+        cases = load_cases(args.cases, corpus_dir=args.corpus_dir)
+        report = mark_sentences(cases, load_sentences(args.sentences), settings.max_passage_chars)
+    except (RagError, SentenceFileError) as exc:
+        print(f"error: {exc}", file=err)
+        return 1
+    for r in report["results"]:
+        print(f"{r['case']}\t{r['status']}\t{r['sentence']}\t{r['reason']}", file=out)
+    print("sentences {n}: ".format(n=report["n"]) + ", ".join(f"{k} {v}" for k, v in sorted(report["counts"].items())),
+          file=out)
+    for field, groups in report["per"].items():
+        for name, row in sorted(groups.items()):
+            print(f"  {field} {name}: supported {row['supported']}/{row['n']}", file=out)
+    report = {"command": "sentences", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
+              "sentences_file": str(args.sentences), **report}
+    _write_report(_report_path(args, settings, "sentences", "no-model", "code"), report, out)
+    return 0
+
+
 def cmd_checks(args: argparse.Namespace, settings: Settings, *, out: TextIO | None = None,
                err: TextIO | None = None) -> int:
     """``eval checks``: the evidence code on the case file, no model: tampered evidence must flip
@@ -541,6 +567,14 @@ def add_commands(subparsers: Any) -> None:
     checks.add_argument("--replay", metavar="FILE", help="tamper with and seed errors into a model's recorded "
                                                          "replies (a fixture) instead of evidence built from the cases")
     checks.set_defaults(func=cmd_checks)
+
+    sentences = sub.add_parser("sentences", help="no model: mark given sentences against their cases' passages")
+    sentences.add_argument("--cases", required=True, help="a JSONL case file (see assets/eval/)")
+    sentences.add_argument("--sentences", required=True,
+                           help='JSONL: {"case": ID, "sentence": TEXT} per line (optional "question", "label", "kind")')
+    sentences.add_argument("--corpus-dir", help="directory of the corpus files that references point into")
+    sentences.add_argument("--report", help="where to write the JSON report (default: DATA_DIR/eval/...)")
+    sentences.set_defaults(func=cmd_sentences)
 
     log = sub.add_parser("log", help="summarise the evaluation log")
     log.add_argument("--path", help="the log file (default: DATA_DIR/eval_log.jsonl)")

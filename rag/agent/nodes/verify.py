@@ -28,7 +28,7 @@ def verify_answer(state: GraphState, env: Env) -> dict[str, Any]:
     if raw_from is not None:  # the sources listed as found are not an answer: never checked as one
         answer = answer[:raw_from]
         notices.append(env.n(VERIFY, "agent.verify_skipped_raw"))
-    checked = check_answer(answer, sources)
+    checked = check_answer(answer, sources, question=state.get("question"))
     results = list(checked.sentences)
     if env.config.verify_answers == "llm":
         notices += _model_labels(env, results, sources)

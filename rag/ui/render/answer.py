@@ -147,7 +147,10 @@ def answer_summary(checks: Sequence[SentenceCheck], lang: str) -> tuple[str, str
     text = t(lang, "answer_summary", n=len(claims), k=supported)
     if supported < len(claims):
         bad = sum(1 for c in claims if c.status == "unsupported")
-        text += t(lang, "answer_summary_detail", bad=bad, uncited=len(claims) - supported - bad)
+        unchecked = sum(1 for c in claims if c.status == "not_checked")
+        text += t(lang, "answer_summary_detail", bad=bad, uncited=len(claims) - supported - bad - unchecked)
+        if unchecked:  # never counted as supported, nor as wrong: code could not compare them
+            text += t(lang, "answer_summary_not_checked", m=unchecked)
     return text, ("all" if supported == len(claims) else "some")
 
 

@@ -77,7 +77,7 @@ def checks_html(checks: Sequence[SentenceCheck], lang: str) -> str:
     rows = "".join(
         f'<li class="check check-{esc(c.status)}"><span class="check-status">{esc(t(lang, f"sent_{c.status}"))}</span> '
         f'“{esc(clip(c.text, 120))}” <span class="check-reason">{esc(text(lang, c.reason))}</span></li>'
-        for c in checks if c.status in ("unsupported", "uncited")
+        for c in checks if c.status in ("unsupported", "uncited", "not_checked")
     )
     cls = "enough" if summary[1] == "all" else "not-enough"
     head = f'<div class="kv checks-summary"><span class="verdict {cls}">{esc(summary[0])}</span></div>'

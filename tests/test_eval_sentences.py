@@ -1,0 +1,72 @@
+"""``rag eval sentences``: given sentences marked against their cases' passages, and the seeded
+errors of what a reader is told (``rag eval checks --replay``), made by code for each reply."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rag.cli import main
+from rag.eval.cases import load_cases
+from rag.eval.checks import SEEDED_KINDS, seeded_answer_report
+
+WILLOW = ("智深相了一相，走到树前，把直裰脱了，用右手向下，把身倒缴着，却把左手拔住上截，把腰只一趁，"
+          "将那株绿杨树带根拔起。众泼皮见了，一齐拜倒在地。")
+TIGER = "武松走了一程，见一个酒店。武松入到里面，一连吃了十五碗酒。武松提了哨棒，便走上冈子来。"
+CASES = [
+    {"id": "w1", "kind": "full", "label_enough": True, "question": "鲁智深怎么对付那株绿杨树？",
+     "context": [{"text": WILLOW, "chapter": "第七回"}], "answer_strings": ["带根拔起"]},
+    {"id": "t1", "kind": "full", "label_enough": True, "question": "武松打虎之前喝了几碗酒？",
+     "context": [{"text": TIGER, "chapter": "第二十三回"}], "answer_strings": ["十五碗"]},
+]
+
+
+def _write(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_given_sentences_are_marked_with_status_reason_and_counts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = _write(tmp_path / "cases.jsonl", CASES)
+    sentences = _write(tmp_path / "s.jsonl", [
+        {"case": "w1", "sentence": "智深把那株绿杨树带根拔起[1]。", "label": "right", "kind": "faithful"},
+        {"case": "w1", "sentence": "智深用斧头砍倒了那株绿杨树，又把它烧成了灰[1]。", "label": "wrong",
+         "kind": "other_action"},
+        {"case": "t1", "sentence": "武松打虎之前喝了几碗酒？[1]", "label": "wrong", "kind": "question_echo"},
+        {"case": "t1", "sentence": "The moon is made of cheese [1].", "label": "wrong", "kind": "cross_language"},
+    ])
+    report = tmp_path / "r.json"
+    code = main(["eval", "sentences", "--cases", str(cases), "--sentences", str(sentences), "--report", str(report)])
+    assert code == 0
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert [r["status"] for r in data["results"]] == ["supported", "unsupported", "no_claim", "not_checked"]
+    assert data["results"][2]["reason_code"] == "check.sentence_question_echo"
+    assert data["per"]["label"]["wrong"]["supported"] == 0 and data["per"]["label"]["right"]["supported"] == 1
+    assert data["per"]["kind"]["other_action"]["n"] == 1
+    assert "question_echo" in capsys.readouterr().out
+
+
+def test_bad_sentence_files_get_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = _write(tmp_path / "cases.jsonl", CASES)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"case": "w1"}\nnot json\n', encoding="utf-8")
+    assert main(["eval", "sentences", "--cases", str(cases), "--sentences", str(bad)]) == 1
+    assert "bad.jsonl:1" in capsys.readouterr().err
+    unknown = _write(tmp_path / "u.jsonl", [{"case": "zz", "sentence": "x"}])
+    assert main(["eval", "sentences", "--cases", str(cases), "--sentences", str(unknown)]) == 1
+    assert "zz" in capsys.readouterr().err
+    assert main(["eval", "sentences", "--cases", str(cases), "--sentences", str(tmp_path / "missing.jsonl")]) == 1
+
+
+def test_seeded_errors_of_every_kind_are_made_from_the_reply_and_reported(tmp_path: Path) -> None:
+    cases = load_cases(_write(tmp_path / "cases.jsonl", CASES))
+    replies = {("w1", "answer", 1): "智深走到树前，把直裰脱了，将那株绿杨树带根拔起[1]。众泼皮一齐拜倒在地[1]。",
+               ("t1", "answer", 1): "武松入到酒店里面，一连吃了十五碗酒[1]。"}
+    report = seeded_answer_report(cases, replies)
+    assert set(report["seeded"]) == set(SEEDED_KINDS)
+    for kind in ("invented_detail", "negation", "question_echo", "cross_language", "unrelated_fact"):
+        row = report["seeded"][kind]
+        assert row["tried"] > 0 and row["flagged"] == row["tried"], (kind, report["missed"])
+    assert report["faithful"]["supported"] == report["faithful"]["sentences"] == 3
