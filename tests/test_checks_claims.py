@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.checks import Source, check_answer, verify_part
+from rag.checks import SentenceCheck, Source, check_answer, verify_part
 from rag.checks.text import cn_to_int, content, normalize
 
 WUSONG = ("武松走了一程，见一个酒店，挑着一面招旗，上头写着五个字：三碗不过冈。武松入到里面，一连吃了十五碗酒。"
@@ -33,6 +33,19 @@ def test_the_question_echoed_is_no_claim() -> None:
     assert status("How many bowls did Wu Song drink? [1]", question=None) == "no_claim"
     echo = check_answer("武松打虎之前喝了几碗酒？[1]", SOURCES, question=QUESTION).sentences[0]
     assert echo.reason.code == "check.sentence_question_echo"
+
+
+def test_a_placeholder_where_the_answer_should_be_is_no_claim() -> None:
+    # the question restated with "some" / 若干 / 某个 filling its gap says nothing the question does not
+    assert status("武松打虎之前喝了若干碗酒[1]。") == "no_claim"
+    assert status("武松打虎之前在某个地方喝了酒[1]。", question="武松打虎之前在哪里喝的酒？") == "no_claim"
+    willow = "What did Lu Zhishen pull up by the roots?"
+    assert status("Lu Zhishen pulled up something by the roots [2].", question=willow,
+                  sources=[Source(2, "Lu Zhishen pulled the willow tree up by the roots.", "book")]) == "no_claim"
+    # the answer itself is a claim, and an anonymised 某 is a name, not a placeholder
+    assert status("武松打虎之前一连吃了十五碗酒[1]。") == "supported"
+    court = [Source(1, "被告人王1某于2015年将土枪藏在自家柴房内。", "book")]
+    assert status("王1某把土枪藏在自家柴房内[1]。", question="王1某把土枪藏在哪里？", sources=court) == "supported"
 
 
 def test_an_answer_to_a_yes_no_question_in_its_words_is_a_claim() -> None:
@@ -71,11 +84,10 @@ def test_another_person_is_not_supported() -> None:
 
 
 def test_not_checked_is_rendered_grey_and_never_counted_as_supported() -> None:
-    from rag.schemas import SentenceResult
     from rag.ui.render.answer import answer_summary, link_citations
 
-    checks = [SentenceResult(text="The moon is made of cheese [1].", start=0, end=31, citations=[1],
-                             status="not_checked", reason="x")]
+    checks = [SentenceCheck(text="The moon is made of cheese [1].", start=0, end=31, citations=(1,),
+                            status="not_checked", reason="x")]
     html = link_citations("The moon is made of cheese [1].", 0, [], [], checks, "en")
     assert "sent-not_checked" in html
     summary = answer_summary(checks, "zh")
@@ -153,11 +165,10 @@ def test_a_case_whose_parts_verify_names_the_question_sentence_left_out() -> Non
 
 def test_the_trace_lists_a_sentence_not_checked_and_the_cli_marks_it() -> None:
     from rag.cli import describe_checks
-    from rag.schemas import SentenceResult
     from rag.ui.render.trace import checks_html
 
-    checks = [SentenceResult(text="The moon is made of cheese [1].", start=0, end=31, citations=[1],
-                             status="not_checked", reason="x")]
+    checks = [SentenceCheck(text="The moon is made of cheese [1].", start=0, end=31, citations=(1,),
+                            status="not_checked", reason="x")]
     assert "The moon is made of cheese" in checks_html(checks, "en")
     assert "NOT CHECKED" in describe_checks(checks) and "0 of 1" in describe_checks(checks)
 

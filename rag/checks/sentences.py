@@ -324,6 +324,13 @@ _WH = re.compile(r"什么|谁|哪|几|多少|多久|多远|多大|多重|吗|如
 _YES_NO_QUESTION = re.compile(r"吗|是否|是不是|有没有|能否|可否|^\s*(?:did|does|do|is|was|were|are|can|could|has|had|"
                               r"have|will|would)\b", re.I)
 ECHO_NEW = 0.2  # share of new content terms up to which a sentence with a question word restates the question
+# Words that stand where an answer should be ("藏在了某个地方", "放了若干双", "picked up some book"): a
+# sentence that fills the question's gap with one of them says no more than the question. Not 某 alone,
+# which anonymised names use (王1某, 某运输公司).
+_INDEFINITE = re.compile(r"某(?:个|一|种|些|处|地|时|天|位|件|样|人)(?:地方|时间|时候|东西|事情?|人|处)?|若干|"
+                         r"一段(?:路|时间|距离)?|有人|"
+                         r"\b(?:some(?:one|body|thing|where|time|how)?|a certain|certain|an? (?:unnamed|unspecified))\b",
+                         re.I)
 
 
 def _script(text: str) -> str | None:
@@ -347,14 +354,17 @@ def _is_echo(sentence: str, question: str | None, names: Names) -> bool:
         return False
     q = normalize(question).text
     q_stems = {stem(w) for w in latin_words(question)}
+    asks = bool(_WH.search(bare))
+    if _INDEFINITE.search(bare):  # a placeholder fills the gap: read it as the question word it stands for
+        bare, asks = _INDEFINITE.sub(" ", bare), True
     terms = content(bare, names).terms
     new = [t for t, forms in terms if not found_in(forms, q) and t not in q_stems]
     new_facts = [f for f in _facts(bare) if not contains(q, f)]
     if new_facts or not terms:
         return False
     if not new:
-        return bool(_WH.search(bare)) or not _YES_NO_QUESTION.search(question)
-    return len(new) <= ECHO_NEW * len(terms) and bool(_WH.search(bare))
+        return asks or not _YES_NO_QUESTION.search(question)
+    return len(new) <= ECHO_NEW * len(terms) and asks
 
 
 # Negation words (Chinese and English); words that hold one without negating (不久, 无论, 非常) are
