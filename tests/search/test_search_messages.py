@@ -26,7 +26,7 @@ from rag.search.registry import REGISTRY, VALID_NAMES, choices, make_provider, m
 from rag.testing.search_stubs import bocha_response
 
 BOCHA_URL = "https://api.bochaai.com/v1/web-search"
-SEARCH_DIR = Path(__file__).resolve().parents[1] / "rag" / "search"
+SEARCH_DIR = Path(__file__).resolve().parents[2] / "rag" / "search"
 
 
 def _result(i: int = 0) -> SearchResult:

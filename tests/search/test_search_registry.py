@@ -115,7 +115,7 @@ def test_importing_builds_no_client_and_loads_no_ddgs():
         "rag.search.make_web_search(Settings(_env_file=None, search_provider='bocha', bocha_api_key='k-123456'))\n"
         "print(len(made))\n"
     )
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["0", "False", "1"]

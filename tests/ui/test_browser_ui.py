@@ -44,7 +44,7 @@ from rag.testing.fakes import FakeRetriever, FakeWebSearch
 
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "test-output"
 
 def build_fake_app(tmp_path: Path, answer_delay_s: float = 0.12, **options: Any):

@@ -25,7 +25,7 @@ from rag.schemas import Passage, PassageSource
 from rag.testing.fakes import ScriptedChatModel
 from rag.testing.openai_stub import OpenAIStub, request_kind
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "assets" / "eval" / "guide_cases.jsonl"
 ROUTES = REPO / "assets" / "eval" / "route_cases.jsonl"
 CASES = load_cases(GUIDE)

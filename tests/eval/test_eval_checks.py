@@ -9,7 +9,7 @@ from rag.checks import check_answer
 from rag.eval.cases import load_cases
 from rag.eval.checks import evidence_of, faithful_answer, seeded_report, tamper_report
 
-CASES = Path(__file__).resolve().parents[1] / "assets" / "eval" / "guide_cases.jsonl"
+CASES = Path(__file__).resolve().parents[2] / "assets" / "eval" / "guide_cases.jsonl"
 
 
 def test_every_answerable_guide_case_verifies_and_every_tampering_flips_it() -> None:

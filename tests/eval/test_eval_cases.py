@@ -23,7 +23,7 @@ from rag.eval.cases import (
     span_sha,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EVAL = REPO / "assets" / "eval"
 
 NOVEL = "《小书》\n《》目录 第一回　开头　第一\n    甲乙丙丁戊己庚辛。\n《》目录 第二回　中间\n    子丑寅卯辰巳午未申酉戌亥。\n"

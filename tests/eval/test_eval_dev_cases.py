@@ -13,7 +13,7 @@ import pytest
 
 from rag.eval.cases import CaseError, Corpus, check_answer_strings, load_cases, span_sha
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEV = REPO / "assets" / "eval" / "dev"
 
 

@@ -23,7 +23,7 @@ from rag.eval.replay import (
 )
 from rag.testing.openai_stub import OpenAIStub, request_kind
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "assets" / "eval" / "guide_cases.jsonl"
 FIXTURES = REPO / "bench" / "fixtures" / "replies"
 
