@@ -20,10 +20,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from rag.checks.facts import (
+    CITATION,
+    CLAUSES,
+    HAN_NUMERALS,
+    LIST_MARKER,
+    NUMBER,
+    QUOTED,
+    WORD_NUMERAL,
+    fact_in,
+    facts_of,
+)
 from rag.checks.quotes import Source, source_names
 from rag.checks.text import (
     Names,
-    cn_to_int,
     contains,
     content,
     found_in,
@@ -36,21 +46,12 @@ from rag.i18n import Msg
 
 # not_checked: a claim in another language than its sources that code cannot compare (never "supported")
 SentenceStatus = Literal["supported", "unsupported", "uncited", "no_claim", "not_checked"]
-_CITATION = re.compile(r"\[(\d+(?:\s*[,，、-]\s*\d+)*)\]")
 _TRAILING_CITES = re.compile(r"[ \t]*(?:\[\d+(?:\s*[,，、-]\s*\d+)*\][ \t]*)+")
-_LIST_MARKER = re.compile(r"^\s*(?:\d+[.)、]|[一二三四五六七八九十]+、|[-*+•])\s*")
-_NUMBER = re.compile(r"\d+(?:[.:]\d+)*%?")
-_QUOTED = re.compile(r"[“\"「『]([^”\"」』]{2,40})[”\"」』]")
-_CHAPTER = re.compile(r"第\s*([0-9零〇一二两三四五六七八九十百千]+)\s*[回章节集]|\b(?:chapter|episode)\s+(\d+)", re.I)
 _BOOK_WORDS = ("书中", "原著", "本书", "原文", "小说中", "导读", "the book", "the novel", "the guide", "book sources")
 _HEDGES = ("无法确认", "无法从资料中确认", "不能确认", "未能确认", "没有提到", "未提及", "尚缺", "缺少", "没有找到",
            "没有说明", "未说明", "没有记载", "未记载", "资料中没有", "来源中没有", "无从",
            "cannot confirm", "can't confirm", "could not be confirmed", "cannot be confirmed", "not covered",
            "not mentioned", "no source", "missing", "not stated", "does not say", "do not say")
-_TITLE = re.compile(r"《[^》]{1,30}》")
-# Units a number is read with (三百六十岁 is 360岁, so a 360 that counts something else does not match);
-# a number followed by anything else is checked as a number.
-_UNITS = frozenset("年月日天岁回章集卷里丈尺寸斤两钱石斗升亩顷万千百")
 _LIST_NUMBER = re.compile(r"^\s*(?:[-*+•]\s*)?(?:\*\*)?\d+\.$")  # "1." opening a numbered line is not a sentence
 _HEDGE_PATTERN = re.compile(r"(?:无法|不能|未能|没法)[^，。！？]{0,10}(?:确认|确定|证实|判断)|(?:没有|未)[^，。！？]{0,6}(?:提到|提及|说明|记载|写明|出现|写到|写出|交代)")
 _OPEN_QUOTES = {"“": "”", "「": "」", "『": "』", "‘": "’"}
@@ -130,7 +131,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
 
 def citations_of(sentence: str) -> tuple[int, ...]:
     found: list[int] = []
-    for group in _CITATION.findall(sentence):
+    for group in CITATION.findall(sentence):
         for token in re.split(r"\s*[,，、]\s*", group):
             if "-" in token:
                 a, _, b = token.partition("-")
@@ -139,135 +140,6 @@ def citations_of(sentence: str) -> tuple[int, ...]:
             elif token.strip().isdigit():
                 found.append(int(token))
     return tuple(dict.fromkeys(found))
-
-
-# A small number a sentence uses for its own items or the sources, not a fact of the book: "以上两件事",
-# "这两段", "以下五人", "两处资料"; and the count of a list it has just given: "范疆、张达二人".
-_SMALL = "一二两三四五六七八九"
-_OWN_ITEMS = re.compile(rf"(?:以上|上述|以下|下列|下面|这|那)([{_SMALL}\d])"
-                        rf"|([{_SMALL}\d])[处段条则份篇]?(?:资料|来源|段落|引文|出处|材料)")
-_LISTED = re.compile(rf"((?:[\u4e00-\u9fff]{{1,6}}[、和与及])+[\u4e00-\u9fff]{{1,6}}?)([{_SMALL}\d])[人位个名员将]")
-# Words that count a thing between a small number and the thing: 两个小童 / 二小童, 三位老者 / 三老者.
-_CLASSIFIERS = "个位名只匹头条张把件枚座间口员支根"
-_NEXT_DAY = ("次日", "翌日", "明日", "次早", "翌早", "来日", "第2日", "第2天")
-# clause breaks; a point, colon or comma between digits is part of a number (4765.82, 8:00, 1,200)
-_CLAUSES = re.compile(r"[，。！？；：!?;（）()\n]+|[.:](?!\d)|,(?!\d{3})")
-
-
-def _in_name(text: str, span: tuple[int, int]) -> bool:
-    """A number written in digits that is part of a name or code, not a quantity: glued to a Latin
-    letter (施x4, a3, 3b), or before 某 (刘2某: a court record's redacted name)."""
-    start, end = span
-    if not text[start:end].strip() or not text[start].isdigit():
-        return False  # a number written in words
-    before, after = text[start - 1:start], text[end:end + 1]
-    return (before.isascii() and before.isalpha()) or after == "某" or (after.isascii() and after.isalpha())
-
-
-_WORD_NUMERAL = re.compile(r"[二两三四五六七八九][\u4e00-\u9fff]")
-
-
-def _own_counts(clause: str) -> list[int]:
-    """Small numbers of ``clause`` that count the answer's own items or a list it has just given."""
-    found = [cn_to_int(m.group(1) or m.group(2)) for m in _OWN_ITEMS.finditer(clause)]
-    for m in _LISTED.finditer(clause):
-        items = len(re.findall(r"[、和与及]", m.group(1))) + 1
-        if cn_to_int(m.group(2)) == items:
-            found.append(items)
-    return [n for n in found if n is not None]
-
-
-def _facts(sentence: str) -> list[str]:
-    """Checkable facts in a sentence, normalised: chapter numbers, other numbers (Chinese numerals
-    included) with the Han character that follows them in the same clause (三百六十岁 -> 360岁, so a
-    number that occurs elsewhere in the source for something else does not count), and quoted speech.
-    A small number is read with its word (两个小童 -> "2个小": 二小童 states it too), as an ordinal
-    (第四种 -> "第4种", 第二天 -> "第2天", 老三 -> "老3"), or not at all when it counts the sentence's own
-    items (以上两件事, 范疆、张达二人)."""
-    body = _TITLE.sub(" ", _LIST_MARKER.sub("", _CITATION.sub(" ", sentence)))  # 《三国演义》 is a title, not 3
-    facts = []
-    for m in _CHAPTER.finditer(body):
-        raw = m.group(1) or m.group(2)
-        value = cn_to_int(raw)
-        facts.append(f"第{value if value is not None else raw}")
-    chapters = {f[1:] for f in facts}
-    for clause in _CLAUSES.split(body.replace("*", "")):
-        own = _own_counts(clause)
-        normed = normalize(clause)
-        norm = normed.text
-        for m in _NUMBER.finditer(norm):
-            number = m.group(0)
-            if number in chapters or _in_name(clause, normed.original_span(m.start(), m.end())):
-                continue
-            before, nxt, after = norm[m.start() - 1:m.start()], norm[m.end():m.end() + 1], norm[m.end() + 1:m.end() + 2]
-            small = number.isdigit() and int(number) < 10  # 一/二/三 count anything: read a small number with its word
-            if small and int(number) in own:
-                own.remove(int(number))
-            elif small and before == "第":
-                facts.append(f"第{number}天" if nxt in ("天", "日") else f"第{number}{nxt if is_han(nxt) else ''}")
-            elif small and before == "老":
-                facts.append(f"老{number}")
-            elif small and nxt and nxt in _CLASSIFIERS and after and is_han(after):
-                facts.append(number + nxt + after)
-            else:
-                facts.append(number + nxt if nxt and (nxt in _UNITS or (small and is_han(nxt))) else number)
-        # a numeral that is part of a word (八卦炉, 五常, 三藏) is checked as that word as written
-        facts += _WORD_NUMERAL.findall(norm)
-    facts += [normalize(q).text for q in _QUOTED.findall(body)]
-    return [f for f in facts if f]
-
-
-def _fact_in(fact: str, haystack: str) -> bool:
-    """A fact of ``_facts`` in the cited sources: a chapter number as such ("第7", in a heading or the
-    text); an ordinal as an ordinal or the number with its thing (第六夜: 第六, or 六夜); the second
-    day as 次日 / 翌日 too; a number with a counting word as the
-    number and the thing, with or without the word (2个小 in 二小童, 3魔 in 三个魔头); a number of 10 or more as a
-    whole number whatever its unit (classical and modern prose count differently: 二十名 / 二十人);
-    anything else as written."""
-    if fact.startswith("第") and fact[1:].isdigit():
-        return re.search(rf"(?:第|chapter|episode){fact[1:]}(?!\d)", haystack) is not None
-    if fact.startswith("第") and fact.endswith("天"):
-        n = fact[1:-1]
-        return bool(re.search(rf"第{n}[天日]", haystack)) or (n == "2" and any(w in haystack for w in _NEXT_DAY))
-    ordinal = re.fullmatch(r"第(\d)([\u4e00-\u9fff])", fact)  # 第四种: 第四 in the source, or 四种 (祈禳已及六夜)
-    if ordinal:
-        n, thing = ordinal.groups()
-        return re.search(rf"第{n}(?!\d)", haystack) is not None or contains(haystack, n + thing)
-    counted = re.fullmatch(rf"(\d)([{_CLASSIFIERS}])(.)", fact)
-    if counted:
-        n, word, thing = counted.groups()
-        # 四只 / 母子四虎: in the sentences that state the claim, the count with another counting word
-        return (contains(haystack, n + word) or re.search(rf"{_num(n)}[{_CLASSIFIERS}]?{re.escape(thing)}", haystack)
-                is not None or _in_compound(n, haystack))
-    thing = re.fullmatch(r"(\d)([\u4e00-\u9fff])", fact)  # 三魔 where the source says 三个魔头
-    if thing and re.search(rf"{_num(thing.group(1))}[{_CLASSIFIERS}]?{re.escape(thing.group(2))}", haystack):
-        return True
-    word = re.fullmatch(r"([二两三四五六七八九])([\u4e00-\u9fff])", fact)  # 八卦, 五常: a word as written
-    if word:
-        n = str(cn_to_int(word.group(1)))
-        return re.search(rf"{_num(n)}[{_CLASSIFIERS}]?{re.escape(word.group(2))}", haystack) is not None
-    small = re.match(r"(\d)(?!\d)", fact)
-    if small and fact[1:2] and not fact[1:2].isdigit() and _in_compound(small.group(1), haystack):
-        return True
-    number = _NUMBER.match(fact)
-    if number and (not number.group(0).isdigit() or int(number.group(0)) >= 10) and contains(haystack, number.group(0)):
-        return True
-    return contains(haystack, fact)
-
-
-_HAN_NUMERALS = ("零〇", "一", "二两", "三", "四", "五", "六", "七", "八", "九")
-
-
-def _in_compound(digit: str, haystack: str) -> bool:
-    """A small number written as part of a word in the source, without a counting word (四只 / 母子四虎)."""
-    from rag.checks.text import MEASURES
-
-    return any(m.group(1) not in MEASURES for m in re.finditer(rf"[{_HAN_NUMERALS[int(digit)]}]([\u4e00-\u9fff])", haystack))
-
-
-def _num(digit: str) -> str:
-    """A pattern for a small number as a digit or a numeral character (2, 二, 两)."""
-    return f"[{digit}{_HAN_NUMERALS[int(digit)]}]" if len(digit) == 1 else digit
 
 
 def _is_hedge(sentence: str) -> bool:
@@ -281,13 +153,13 @@ _LEAD_IN = re.compile(r"(?:如下|以下|下列|the following|as follows)\s*[:�
 
 def _is_heading(sentence: str) -> bool:
     """A heading, or a lead-in that only says a list follows ("该段情节如下[1]："), cited or not."""
-    bare = _CITATION.sub("", sentence).rstrip()
+    bare = CITATION.sub("", sentence).rstrip()
     stripped = bare.strip().strip("#*>-:： ").strip()
     if not stripped:
         return True
-    if len(normalize(stripped).text) > 12 or _NUMBER.search(stripped):
+    if len(normalize(stripped).text) > 12 or NUMBER.search(stripped):
         return False
-    if not _CITATION.search(sentence) and sentence.rstrip().endswith((":", "：", "**")):
+    if not CITATION.search(sentence) and sentence.rstrip().endswith((":", "：", "**")):
         return True
     return bare.endswith((":", "：")) and bool(_LEAD_IN.search(bare))
 
@@ -296,11 +168,11 @@ _URL = re.compile(r"https?://[^\s)）>\]]+")
 
 
 def _claims(sentence: str) -> bool:
-    body = _CITATION.sub(" ", sentence)
-    if _URL.search(body) and len(content(_URL.sub(" ", body)).terms) <= 5 and not _facts(_URL.sub(" ", body)):
+    body = CITATION.sub(" ", sentence)
+    if _URL.search(body) and len(content(_URL.sub(" ", body)).terms) <= 5 and not facts_of(_URL.sub(" ", body)):
         return False  # a pointer to a page ("分集列表见（URL）"), not a claim
     return not (_is_heading(sentence) or _is_hedge(sentence)
-                or (len(content(body).terms) < 3 and not _facts(sentence)))
+                or (len(content(body).terms) < 3 and not facts_of(sentence)))
 
 
 def _novel_run(terms: Sequence[tuple[str, frozenset[str]]], haystack: str, size: int = 0) -> str | None:
@@ -347,7 +219,7 @@ def _is_echo(sentence: str, question: str | None, names: Names) -> bool:
     """A sentence that restates the question instead of answering it: it asks (ends with a question
     mark), or it says nothing the question does not say and reads as a question (a question word:
     几, 什么, how), or restates a question that is not a yes/no one."""
-    bare = _CITATION.sub(" ", sentence).strip().rstrip("*_ ")
+    bare = CITATION.sub(" ", sentence).strip().rstrip("*_ ")
     if bare.endswith(("?", "？")):
         return True
     if not question or not question.strip():
@@ -359,7 +231,7 @@ def _is_echo(sentence: str, question: str | None, names: Names) -> bool:
         bare, asks = _INDEFINITE.sub(" ", bare), True
     terms = content(bare, names).terms
     new = [t for t, forms in terms if not found_in(forms, q) and t not in q_stems]
-    new_facts = [f for f in _facts(bare) if not contains(q, f)]
+    new_facts = [f for f in facts_of(bare) if not contains(q, f)]
     if new_facts or not terms:
         return False
     if not new:
@@ -385,8 +257,8 @@ def _negation_differs(body: str, windows: Sequence[str], names: Names) -> str | 
     """A clause of the sentence said with a negation its source's clause about the same thing lacks,
     or the other way round ("没有倒拔" / "倒拔"): that clause, else None. Each clause is compared with
     the source clause sharing most of its content (at least ``NEGATION_MATCH`` terms, half of them)."""
-    clauses = [c for c in _CLAUSES.split(body) if c.strip()]
-    source_clauses = [c for w in windows for c in _CLAUSES.split(w) if c.strip()]
+    clauses = [c for c in CLAUSES.split(body) if c.strip()]
+    source_clauses = [c for w in windows for c in CLAUSES.split(w) if c.strip()]
     for clause in clauses:
         terms = content(clause, names).terms
         if len(terms) < NEGATION_MATCH:
@@ -452,7 +324,7 @@ def _best_region(terms: Sequence[tuple[str, frozenset[str]]], facts: Sequence[st
     heads = [normalize(w).text for w in labels]
 
     def score(hay: str) -> int:
-        return sum(1 for _, forms in terms if found_in(forms, hay)) + 2 * sum(1 for f in facts if _fact_in(f, hay))
+        return sum(1 for _, forms in terms if found_in(forms, hay)) + 2 * sum(1 for f in facts if fact_in(f, hay))
 
     def stated(hay: str) -> tuple[int, int]:
         return score(hay), -len(hay)  # the shorter window of two that state as much
@@ -481,10 +353,10 @@ def _other_language(body: str, facts: Sequence[str], cited: Sequence[Source],
     words: 13岁 / thirteen) are checked; what its words say cannot be compared by code."""
     haystack = normalize(" ".join(s.text for s in cited)).text
     everything = normalize(" ".join(f"{s.label} {s.text}" for s in cited)).text
-    numbers = [m.group(0) for f in facts if not f.startswith("第") for m in [_NUMBER.match(f)] if m]
+    numbers = [m.group(0) for f in facts if not f.startswith("第") for m in [NUMBER.match(f)] if m]
     missing = [n for n in numbers if not contains(haystack, n)
-               and not (n.isdigit() and int(n) < 10 and any(ch in haystack for ch in _HAN_NUMERALS[int(n)]))]
-    missing += [f for f in facts if re.fullmatch(r"第\d+", f) and not _fact_in(f, everything)]
+               and not (n.isdigit() and int(n) < 10 and any(ch in haystack for ch in HAN_NUMERALS[int(n)]))]
+    missing += [f for f in facts if re.fullmatch(r"第\d+", f) and not fact_in(f, everything)]
     if missing:
         return "unsupported", Msg.of("check.sentence_not_in_sources", missing=", ".join(dict.fromkeys(missing)))
     return "not_checked", Msg.of("check.sentence_other_language")
@@ -512,13 +384,13 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
     cited = [sources[c] for c in cites]
     origins = {s.origin for s in cited}
     origin: Literal["book", "web", "both"] = "both" if len(origins) > 1 else next(iter(origins))
-    whole = body = _CITATION.sub(" ", sentence)
+    whole = body = CITATION.sub(" ", sentence)
     label = _LABEL.match(body)  # "**蒯越说的不吉利之处**：…": the label repeats the question, the rest claims
     if label and content(body[label.end():], names).terms:
         body = body[label.end():]
     body_norm = normalize(body).text
     named = [n for n in names if len(n) > 1 and n in body_norm]
-    facts = [f for f in _facts(sentence) if not (_WORD_NUMERAL.fullmatch(f) and any(f in n for n in named))]
+    facts = [f for f in facts_of(sentence) if not (WORD_NUMERAL.fullmatch(f) and any(f in n for n in named))]
     if "web" in origins and "book" not in origins and any(w in whole.lower() for w in _BOOK_WORDS):
         return "unsupported", Msg.of("check.sentence_web_as_book"), origin
     source_script = _script(" ".join(s.text for s in cited))
@@ -530,14 +402,14 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
     everything = normalize(" ".join(f"{s.label} {s.text}" for s in cited)).text
     chapters = [f for f in facts if re.fullmatch(r"第\d+", f)]
     details = [f for f in facts if f not in chapters]
-    missing = [f for f in chapters if not _fact_in(f, everything)]
+    missing = [f for f in chapters if not fact_in(f, everything)]
     body_terms = content(body, names).terms
     has_han = source_script == "han"
     terms = [(t, f) for t, f in body_terms if is_han(t[0]) == has_han and not t[0].isdigit()]
     region, windows = _best_region(terms, details, _windows(cited), [s.label for s in cited if s.label])
-    quoted = [f for f in details if f in [normalize(q).text for q in _QUOTED.findall(body)]]
+    quoted = [f for f in details if f in [normalize(q).text for q in QUOTED.findall(body)]]
     # quoted speech and numerals inside words (三调, 五圣) are words of the sources, wherever they are
-    missing += [f for f in details if not _fact_in(f, everything if f in quoted or _WORD_NUMERAL.fullmatch(f) else region)
+    missing += [f for f in details if not fact_in(f, everything if f in quoted or WORD_NUMERAL.fullmatch(f) else region)
                 and (f[0].isdigit() or f.startswith("第") or any(is_han(ch) for ch in f) == has_han)]
     missing += [t for t, forms in body_terms if t in names and not found_in(forms, region)]
     if missing:
@@ -568,7 +440,7 @@ def _thin_clause(body: str, region: str, names: Names, has_han: bool) -> str | N
     """A clause of the sentence (of ``CLAUSE_TERMS`` content terms or more) of which the sentences that
     state the claim have under ``CLAUSE_COVERAGE``: a detail added to what they say. Each clause is
     a claim of its own, checked against the same sentences (not the whole passage)."""
-    for clause in _CLAUSES.split(body):
+    for clause in CLAUSES.split(body):
         terms = [(t, f) for t, f in content(clause, names).terms if is_han(t[0]) == has_han and not t[0].isdigit()]
         if len(terms) >= CLAUSE_TERMS:
             stated = sum(1 for _, forms in terms if found_in(forms, region)) / len(terms)
@@ -585,7 +457,7 @@ def _missing_subject(body: str, everything: str, names: Names, question: str | N
     from rag.checks.text import FUNCTION_WORDS, STOP_HAN, VARIANTS
 
     asked = normalize(question or "").text
-    for clause in [c for c in _CLAUSES.split(body) if normalize(c).text][:1]:
+    for clause in [c for c in CLAUSES.split(body) if normalize(c).text][:1]:
         norm = normalize(clause).text
         head = norm[:2]
         if len(norm) < 4 or len(head) < 2 or not all(is_han(ch) and ch not in STOP_HAN for ch in head):
@@ -608,14 +480,14 @@ def _kind(answer: str, a: int, b: int) -> str:
     line_start = answer.rfind("\n", 0, a) + 1
     line_end = answer.find("\n", b)
     line = answer[line_start:len(answer) if line_end < 0 else line_end]
-    sentence = _CITATION.sub("", answer[a:b]).strip()
+    sentence = CITATION.sub("", answer[a:b]).strip()
     if line.strip() == answer[a:b].strip() and _HEADING_LINE.match(sentence):
         return "heading"
     if sentence.rstrip("*").endswith((":", "：")):
         return "leadin"
     if _NOTE.match(sentence):
         return "note"
-    if _LIST_MARKER.match(answer[line_start:a + 3]) and line_start <= a <= line_start + 4:
+    if LIST_MARKER.match(answer[line_start:a + 3]) and line_start <= a <= line_start + 4:
         return "item"
     return "text"
 
@@ -656,7 +528,7 @@ def _covering(answer: str, spans: list[tuple[int, int]], own: list[tuple[int, ..
             leadin = ()
     first = next((i for i in range(n) if kinds[i] not in ("heading",)), None)
     if (first is not None and not covering[first] and first + 1 < n and covering[first + 1]
-            and len(content(_CITATION.sub(" ", answer[spans[first][0]:spans[first][1]])).terms) <= SHORT_CLAIM):
+            and len(content(CITATION.sub(" ", answer[spans[first][0]:spans[first][1]])).terms) <= SHORT_CLAIM):
         covering[first] = covering[first + 1]
     return [() if k == "heading" else c for k, c in zip(kinds, covering, strict=True)]
 
@@ -674,7 +546,7 @@ def check_answer(answer: str, sources: Sequence[Source], *, question: str | None
     covering = _covering(answer, spans, own)
     checks = []
     for (a, b), text, cites, mine in zip(spans, texts, covering, own, strict=True):
-        if not cites and _HEADING_LINE.match(_CITATION.sub("", text).strip()):
+        if not cites and _HEADING_LINE.match(CITATION.sub("", text).strip()):
             checks.append(SentenceCheck(text, a, b, mine, "no_claim", Msg.of("check.sentence_no_claim")))
             continue
         status, reason, origin = check_sentence(text, by_number, cites, question=question, names=names)

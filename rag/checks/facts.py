@@ -1,0 +1,148 @@
+"""The checkable facts of an answer sentence (chapter numbers, numbers read with their unit or
+counting word, ordinals, numerals that are part of a word, quoted speech) and whether a source
+states each; read by the sentence checks (``rag.checks.sentences``). Pure: no model, no I/O."""
+
+from __future__ import annotations
+
+import re
+
+from rag.checks.text import cn_to_int, contains, is_han, normalize
+
+CITATION = re.compile(r"\[(\d+(?:\s*[,，、-]\s*\d+)*)\]")
+LIST_MARKER = re.compile(r"^\s*(?:\d+[.)、]|[一二三四五六七八九十]+、|[-*+•])\s*")
+NUMBER = re.compile(r"\d+(?:[.:]\d+)*%?")
+QUOTED = re.compile(r"[“\"「『]([^”\"」』]{2,40})[”\"」』]")
+_CHAPTER = re.compile(r"第\s*([0-9零〇一二两三四五六七八九十百千]+)\s*[回章节集]|\b(?:chapter|episode)\s+(\d+)", re.I)
+_TITLE = re.compile(r"《[^》]{1,30}》")
+# Units a number is read with (三百六十岁 is 360岁, so a 360 that counts something else does not match);
+# a number followed by anything else is checked as a number.
+_UNITS = frozenset("年月日天岁回章集卷里丈尺寸斤两钱石斗升亩顷万千百")
+
+
+# A small number a sentence uses for its own items or the sources, not a fact of the book: "以上两件事",
+# "这两段", "以下五人", "两处资料"; and the count of a list it has just given: "范疆、张达二人".
+_SMALL = "一二两三四五六七八九"
+_OWN_ITEMS = re.compile(rf"(?:以上|上述|以下|下列|下面|这|那)([{_SMALL}\d])"
+                        rf"|([{_SMALL}\d])[处段条则份篇]?(?:资料|来源|段落|引文|出处|材料)")
+_LISTED = re.compile(rf"((?:[\u4e00-\u9fff]{{1,6}}[、和与及])+[\u4e00-\u9fff]{{1,6}}?)([{_SMALL}\d])[人位个名员将]")
+# Words that count a thing between a small number and the thing: 两个小童 / 二小童, 三位老者 / 三老者.
+_CLASSIFIERS = "个位名只匹头条张把件枚座间口员支根"
+_NEXT_DAY = ("次日", "翌日", "明日", "次早", "翌早", "来日", "第2日", "第2天")
+# clause breaks; a point, colon or comma between digits is part of a number (4765.82, 8:00, 1,200)
+CLAUSES = re.compile(r"[，。！？；：!?;（）()\n]+|[.:](?!\d)|,(?!\d{3})")
+
+
+def _in_name(text: str, span: tuple[int, int]) -> bool:
+    """A number written in digits that is part of a name or code, not a quantity: glued to a Latin
+    letter (施x4, a3, 3b), or before 某 (刘2某: a court record's redacted name)."""
+    start, end = span
+    if not text[start:end].strip() or not text[start].isdigit():
+        return False  # a number written in words
+    before, after = text[start - 1:start], text[end:end + 1]
+    return (before.isascii() and before.isalpha()) or after == "某" or (after.isascii() and after.isalpha())
+
+
+WORD_NUMERAL = re.compile(r"[二两三四五六七八九][\u4e00-\u9fff]")
+
+
+def _own_counts(clause: str) -> list[int]:
+    """Small numbers of ``clause`` that count the answer's own items or a list it has just given."""
+    found = [cn_to_int(m.group(1) or m.group(2)) for m in _OWN_ITEMS.finditer(clause)]
+    for m in _LISTED.finditer(clause):
+        items = len(re.findall(r"[、和与及]", m.group(1))) + 1
+        if cn_to_int(m.group(2)) == items:
+            found.append(items)
+    return [n for n in found if n is not None]
+
+
+def facts_of(sentence: str) -> list[str]:
+    """Checkable facts in a sentence, normalised: chapter numbers, other numbers (Chinese numerals
+    included) with the Han character that follows them in the same clause (三百六十岁 -> 360岁, so a
+    number that occurs elsewhere in the source for something else does not count), and quoted speech.
+    A small number is read with its word (两个小童 -> "2个小": 二小童 states it too), as an ordinal
+    (第四种 -> "第4种", 第二天 -> "第2天", 老三 -> "老3"), or not at all when it counts the sentence's own
+    items (以上两件事, 范疆、张达二人)."""
+    body = _TITLE.sub(" ", LIST_MARKER.sub("", CITATION.sub(" ", sentence)))  # 《三国演义》 is a title, not 3
+    facts = []
+    for m in _CHAPTER.finditer(body):
+        raw = m.group(1) or m.group(2)
+        value = cn_to_int(raw)
+        facts.append(f"第{value if value is not None else raw}")
+    chapters = {f[1:] for f in facts}
+    for clause in CLAUSES.split(body.replace("*", "")):
+        own = _own_counts(clause)
+        normed = normalize(clause)
+        norm = normed.text
+        for m in NUMBER.finditer(norm):
+            number = m.group(0)
+            if number in chapters or _in_name(clause, normed.original_span(m.start(), m.end())):
+                continue
+            before, nxt, after = norm[m.start() - 1:m.start()], norm[m.end():m.end() + 1], norm[m.end() + 1:m.end() + 2]
+            small = number.isdigit() and int(number) < 10  # 一/二/三 count anything: read a small number with its word
+            if small and int(number) in own:
+                own.remove(int(number))
+            elif small and before == "第":
+                facts.append(f"第{number}天" if nxt in ("天", "日") else f"第{number}{nxt if is_han(nxt) else ''}")
+            elif small and before == "老":
+                facts.append(f"老{number}")
+            elif small and nxt and nxt in _CLASSIFIERS and after and is_han(after):
+                facts.append(number + nxt + after)
+            else:
+                facts.append(number + nxt if nxt and (nxt in _UNITS or (small and is_han(nxt))) else number)
+        # a numeral that is part of a word (八卦炉, 五常, 三藏) is checked as that word as written
+        facts += WORD_NUMERAL.findall(norm)
+    facts += [normalize(q).text for q in QUOTED.findall(body)]
+    return [f for f in facts if f]
+
+
+def fact_in(fact: str, haystack: str) -> bool:
+    """A fact of ``facts_of`` in the cited sources: a chapter number as such ("第7", in a heading or the
+    text); an ordinal as an ordinal or the number with its thing (第六夜: 第六, or 六夜); the second
+    day as 次日 / 翌日 too; a number with a counting word as the
+    number and the thing, with or without the word (2个小 in 二小童, 3魔 in 三个魔头); a number of 10 or more as a
+    whole number whatever its unit (classical and modern prose count differently: 二十名 / 二十人);
+    anything else as written."""
+    if fact.startswith("第") and fact[1:].isdigit():
+        return re.search(rf"(?:第|chapter|episode){fact[1:]}(?!\d)", haystack) is not None
+    if fact.startswith("第") and fact.endswith("天"):
+        n = fact[1:-1]
+        return bool(re.search(rf"第{n}[天日]", haystack)) or (n == "2" and any(w in haystack for w in _NEXT_DAY))
+    ordinal = re.fullmatch(r"第(\d)([\u4e00-\u9fff])", fact)  # 第四种: 第四 in the source, or 四种 (祈禳已及六夜)
+    if ordinal:
+        n, thing = ordinal.groups()
+        return re.search(rf"第{n}(?!\d)", haystack) is not None or contains(haystack, n + thing)
+    counted = re.fullmatch(rf"(\d)([{_CLASSIFIERS}])(.)", fact)
+    if counted:
+        n, word, thing = counted.groups()
+        # 四只 / 母子四虎: in the sentences that state the claim, the count with another counting word
+        return (contains(haystack, n + word) or re.search(rf"{_num(n)}[{_CLASSIFIERS}]?{re.escape(thing)}", haystack)
+                is not None or _in_compound(n, haystack))
+    thing = re.fullmatch(r"(\d)([\u4e00-\u9fff])", fact)  # 三魔 where the source says 三个魔头
+    if thing and re.search(rf"{_num(thing.group(1))}[{_CLASSIFIERS}]?{re.escape(thing.group(2))}", haystack):
+        return True
+    word = re.fullmatch(r"([二两三四五六七八九])([\u4e00-\u9fff])", fact)  # 八卦, 五常: a word as written
+    if word:
+        n = str(cn_to_int(word.group(1)))
+        return re.search(rf"{_num(n)}[{_CLASSIFIERS}]?{re.escape(word.group(2))}", haystack) is not None
+    small = re.match(r"(\d)(?!\d)", fact)
+    if small and fact[1:2] and not fact[1:2].isdigit() and _in_compound(small.group(1), haystack):
+        return True
+    number = NUMBER.match(fact)
+    if number and (not number.group(0).isdigit() or int(number.group(0)) >= 10) and contains(haystack, number.group(0)):
+        return True
+    return contains(haystack, fact)
+
+
+HAN_NUMERALS = ("零〇", "一", "二两", "三", "四", "五", "六", "七", "八", "九")
+
+
+def _in_compound(digit: str, haystack: str) -> bool:
+    """A small number written as part of a word in the source, without a counting word (四只 / 母子四虎)."""
+    from rag.checks.text import MEASURES
+
+    return any(m.group(1) not in MEASURES for m in re.finditer(rf"[{HAN_NUMERALS[int(digit)]}]([\u4e00-\u9fff])", haystack))
+
+
+def _num(digit: str) -> str:
+    """A pattern for a small number as a digit or a numeral character (2, 二, 两)."""
+    return f"[{digit}{HAN_NUMERALS[int(digit)]}]" if len(digit) == 1 else digit
