@@ -215,6 +215,11 @@ def _script(text: str) -> str | None:
     return "han" if han >= latin else "latin"
 
 
+def _units(text: str, script: str) -> int:
+    """How much of ``text`` is in ``script``: Han characters, or Latin words."""
+    return sum(1 for ch in text if is_han(ch)) if script == "han" else len(latin_words(text))
+
+
 def _is_echo(sentence: str, question: str | None, names: Names) -> bool:
     """A sentence that restates the question instead of answering it: it asks (ends with a question
     mark), or it says nothing the question does not say and reads as a question (a question word:
@@ -393,8 +398,12 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
     facts = [f for f in facts_of(sentence) if not (WORD_NUMERAL.fullmatch(f) and any(f in n for n in named))]
     if "web" in origins and "book" not in origins and any(w in whole.lower() for w in _BOOK_WORDS):
         return "unsupported", Msg.of("check.sentence_web_as_book"), origin
-    source_script = _script(" ".join(s.text for s in cited))
-    if source_script and _script(body) not in (None, source_script):
+    cited_text = " ".join(s.text for s in cited)
+    source_script, own_script = _script(cited_text), _script(body)
+    # another language only where the sources hold less of the sentence's own script than it has (a
+    # Chinese passage that quotes a long English note is still read in Chinese)
+    if source_script and own_script not in (None, source_script) \
+            and _units(cited_text, own_script) < _units(body, own_script):
         status, why = _other_language(body, facts, cited)
         return status, why, origin
     # chapter numbers are checked against the headings and texts; everything else against the
