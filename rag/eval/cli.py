@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from pydantic import SecretStr
 
 from rag.agent.judge import JUDGE_MODES, JudgeConfig
+from rag.agent.profile import small_model
 from rag.config import Settings
 from rag.errors import LLMError, RagError
 from rag.eval.cases import KINDS, load_cases, load_route_cases
@@ -227,7 +228,7 @@ def _cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None,
             else:
                 config = JudgeConfig(mode=mode, method=method, few_shot=few_shot, evidence=evidence,
                                      relevance=relevance, constrain=not getattr(args, "free_quotes", False),
-                                     max_passage_chars=settings.max_passage_chars)
+                                     max_passage_chars=settings.max_passage_chars, strict=small_model(llm))
                 outcomes = run_judge(cases, llm, config, web_rule=args.web_rule,
                                      on_result=None if args.quiet else progress, methods=methods)
         except LLMError as exc:
