@@ -237,7 +237,7 @@ def _cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None,
         by_mode[mode] = outcomes
         report = {"command": "judge", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
                   "model": model, "method": _method_used(method, llm, methods), "mode": mode, "relevance_check": relevance,
-                  "evidence": evidence, "constrained_quotes": not getattr(args, "free_quotes", False)
+                  "evidence": evidence, "strict_parts": small_model(llm), "constrained_quotes": not getattr(args, "free_quotes", False)
                   and _method_used(method, llm, methods) == "json_schema" and mode != "verdict",
                   "few_shot": few_shot, "web_rule": args.web_rule,
                   "limit": args.limit, "per_kind": args.per_kind, "kinds": _kinds(args),
