@@ -72,7 +72,8 @@ def describe_update(node: str, update: NodeUpdate | Mapping[str, Any]) -> str:
     return ""
 
 
-PART_MARKS = {"verified": "[verified]  ", "unverified": "[unverified]", "not_found": "[not found] "}
+PART_MARKS = {"verified": "[verified]  ", "undecided": "[undecided] ", "unverified": "[unverified]",
+              "not_found": "[not found] "}
 SENTENCE_MARKS = {"supported": "ok", "unsupported": "UNSUPPORTED", "uncited": "UNCITED", "no_claim": "-",
                   "not_checked": "NOT CHECKED"}
 

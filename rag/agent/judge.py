@@ -62,6 +62,7 @@ class JudgeConfig:
     evidence: EvidenceFormat = "quote"  # quotes copied, or sentence ids cited ("sentence")
     relevance: bool = False  # one more call per verified part: does the quote state the answer?
     constrain: bool = True  # by json_schema, quotes may only be the sources' own text (``constrained_schema``)
+    strict: bool = False  # a part code cannot decide counts as unverified (``decide``)
     max_passage_chars: int = 1200  # of each book passage, at most
     # characters for all book passages together (the compact profile fits its context); None: no such budget
     passage_budget: float | None = None
@@ -209,12 +210,18 @@ def check_parts(parts: Sequence[ClaimedPart], sources: Sequence[Source], questio
             for claimed in parts]
 
 
-def decide(claimed: EvidenceJudgement, parts: list[PartCheck], mode: JudgeMode, question: str = "") -> Evaluation:
-    """The verdict code stands behind: every part verified, the parts together the whole question
-    (and, guarded, the model agreeing)."""
-    verified = bool(parts) and all(p.status == "verified" for p in parts)
-    missing = [f"{p.part} ({'not found' if p.status == 'not_found' else 'unverified'})"
-               for p in parts if p.status != "verified"]
+def decide(claimed: EvidenceJudgement, parts: list[PartCheck], mode: JudgeMode, question: str = "",
+           strict: bool = False) -> Evaluation:
+    """The verdict code stands behind: no part shown wrong, the parts together the whole question, and
+    every part verified, or the model saying "enough" for the parts code could not decide (and, guarded,
+    the model agreeing). Code overrides the model only for what it can show; ``strict``: an undecided
+    part counts as unverified (for a model whose "enough" is not to be trusted without proof)."""
+    if strict:
+        parts = [replace(p, status="unverified") if p.status == "undecided" else p for p in parts]
+    shown = bool(parts) and all(p.status in ("verified", "undecided") for p in parts)
+    undecided = [p for p in parts if p.status == "undecided"]
+    verified = shown and (not undecided or claimed.enough)
+    missing = [f"{p.part} ({p.status.replace('_', ' ')})" for p in parts if p.status != "verified"]
     if not parts:
         missing = ["(the judge named no part of the question)"]
     left_out = question_left_out(question, [p.part for p in parts]) if question else []
@@ -224,11 +231,13 @@ def decide(claimed: EvidenceJudgement, parts: list[PartCheck], mode: JudgeMode, 
         missing += [str(Msg.of("check.not_examined", part=s)) for s in left_out]
     enough = verified and (claimed.enough if mode == "guarded" else True)
     reason = claimed.reason
-    if claimed.enough and left_out and all(p.status == "verified" for p in parts):
+    if claimed.enough and left_out and shown:
         # the parts did verify: say which sentence of the question none of them covers
         reason = f"{reason} [code: {Msg.of('check.parts_verified_question_left_out', left=' / '.join(left_out))}]"
     elif claimed.enough and not verified:
         reason = f"{reason} [code: the claimed evidence did not verify]"
+    elif enough and undecided:
+        reason = f"{reason} [code: {Msg.of('check.parts_undecided', parts=' / '.join(p.part for p in undecided))}]"
     elif mode == "guarded" and verified and not claimed.enough:
         reason = f"{reason} [guarded: the model said not enough]"
     return Evaluation(reason=reason, enough=enough, missing=missing, web_query=None if enough else claimed.web_query,
@@ -286,4 +295,4 @@ def judge(judge_llm: ChatModel, request: JudgeRequest, config: JudgeConfig | Non
                     continue
                 if not ok:
                     parts[i] = replace(p, status="unverified", detail=join([p.detail, Msg.of("check.relevance_no")]))
-    return Judged(decide(reply, parts, mode, question), errors)
+    return Judged(decide(reply, parts, mode, question, strict=config.strict), errors)

@@ -12,7 +12,7 @@ from typing import Literal
 
 from rag.agent.deps import Deps
 from rag.agent.judge import JudgeConfig
-from rag.agent.profile import PROFILES, Profile, passage_budget, turn_profile
+from rag.agent.profile import PROFILES, Profile, passage_budget, small_model, turn_profile
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ def turn_config(deps: Deps) -> TurnConfig:
     judge = JudgeConfig(mode=judging.judge_mode, method=settings.llm.llm_structured_method,
                         few_shot=deps.few_shot and traits.few_shot, evidence=judging.judge_evidence,
                         relevance=judging.judge_relevance_check, max_passage_chars=retrieval.max_passage_chars,
+                        strict=small_model(deps.llm),
                         passage_budget=passage_budget(settings) if traits.fit_passages else None)
     return TurnConfig(profile=profile, judge=judge, route_by_code_first=traits.route_by_code_first,
                       rewrite_query=traits.rewrite_query, answer_after_judge=traits.answer_after_judge,

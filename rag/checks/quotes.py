@@ -10,6 +10,9 @@ A part is verified when (``verify_part``):
    paraphrased answer by most of its content (classical and modern forms alike: 喝 / 饮, 说 / 曰);
 4. the quote's sentence is about the part: it shares a content term with the part other than the
    answer's own names and numbers ("孙悟空被压在山下多少年 → 五百年" is not verified by "与五百年前又大不同").
+A part that fails 3 or 4 only because code cannot confirm it (a paraphrase stated in part, a quote whose
+sentence names the part's subject by a pronoun), with nothing shown wrong (``SHOWN_WRONG``), is
+"undecided" rather than "unverified": ``rag.agent.judge.decide`` lets the model's verdict stand on it.
 Pure: no model, no I/O.
 """
 
@@ -36,7 +39,7 @@ from rag.checks.text import (
     normalize,
     shared_terms,
 )
-from rag.i18n import Msg, join
+from rag.i18n import Msg, codes, join
 
 # --------------------------------------------------------------------------- quote matching
 MIN_QUOTE_WEIGHT = 4.0  # at least 4 Han or 12 Latin characters after normalisation
@@ -133,7 +136,14 @@ def norm_cached(text: str) -> Norm:
 
 
 # --------------------------------------------------------------------------- answers and parts
-PartStatus = Literal["verified", "unverified", "not_found"]
+# "undecided": the quote is in a source and nothing shows the answer wrong, but code cannot show that
+# the quote states it (its words are not found there by comparing characters: a paraphrase, a pronoun)
+PartStatus = Literal["verified", "undecided", "unverified", "not_found"]
+# What shows an answer wrong, not merely unconfirmed: it changes the quote's words, differs from the
+# book where the quote does, names a number or a name the source does not have, has none of its words
+# in the quote's sentence, only repeats the question, or is empty
+SHOWN_WRONG = frozenset({"check.answer_changes_copy", "check.answer_differs", "check.answer_not_in_quote",
+                         "check.answer_absent", "check.answer_repeats_question", "check.empty_answer"})
 NOT_FOUND = {"notfound", "none", "null", "na", "无", "没有", "未找到", "找不到", "无法找到", "未提及", "没有提到",
              "notstated", "notmentioned", "unknown", "不详", "未说明", "没有说明", "原文未提及"}
 _LIST_SPLIT = re.compile(r"\s*(?:[、，,;；/]|\band\b|\bor\b|和|与|及|以及|或)\s*")
@@ -268,6 +278,9 @@ def answer_supported(answer: str, region: str, passage: str = "", part: str = ""
     # a short answer is one fact: every term of it must be stated (金平府的国王 is not 金平府's 大王)
     if stated >= (1.0 if len(answer_norm) <= SHORT_ANSWER else ANSWER_COVERAGE):
         return True, Msg.of("check.quote_states_answer", share=stated)
+    if stated < ANSWER_COVERAGE / 2 and terms:
+        # so little of the answer in the quote's sentence is no paraphrase of it: another fact
+        return False, Msg.of("check.answer_absent", share=stated)
     return False, Msg.of("check.answer_partly_stated", share=stated)
 
 
@@ -403,6 +416,7 @@ def verify_part(part: str, answer: str | None, source: int | None, quote: str | 
         return PartCheck(part, answer, source, quote, "unverified", Msg.of("check.answer_repeats_quote"))
     ordered = sorted(sources, key=lambda s: (s.number != source, s.number))
     reasons: list[Msg] = []
+    wrong = False
     for src in ordered:
         for norm, text, in_label in ((src.norm, src.text, False), (src.label_norm, src.label, True)):
             match = match_quote(quote, norm)
@@ -412,7 +426,7 @@ def verify_part(part: str, answer: str | None, source: int | None, quote: str | 
             region = f"{norm.text}{src.norm.text}" if in_label else sentence_around(norm, text, match)
             ok, why = answer_supported(answer, region, f"{src.label_norm.text}{src.norm.text}", question or part,
                                        match.region(norm), names)
-            if ok and not match.exact:
+            if not match.exact:
                 # A quote that matched only approximately must carry the answer as the book writes it: an
                 # answer copied into the quote but not in the book, or an answer the book states that the
                 # quote changed, is a different fact, not a copying slip.
@@ -424,6 +438,8 @@ def verify_part(part: str, answer: str | None, source: int | None, quote: str | 
                                           match.region(norm), names)
                 if not about:
                     ok, why = False, Msg.of("check.not_about_part")
+                    # a bare yes or no says nothing code could compare: its quote is all its evidence
+                    wrong = wrong or is_yes_no(answer)
             if ok:
                 if src.number != source:
                     why = Msg.of("check.found_elsewhere", detail=why, cited=str(source), found=src.number)
@@ -433,10 +449,12 @@ def verify_part(part: str, answer: str | None, source: int | None, quote: str | 
                 return PartCheck(part, answer, source, quote, "verified", join([kind, why]),
                                  matched_source=src.number, span=None if in_label else match.span,
                                  origin=src.origin)
+            wrong = wrong or bool(codes(why) & SHOWN_WRONG)
             reasons.append(Msg.of("check.in_source", n=src.number, detail=why))
             break
     detail = (reasons[0] if len(reasons) == 1 else join([*reasons])) if reasons else Msg.of("check.quote_not_found")
-    return PartCheck(part, answer, source, quote, "unverified", detail)
+    # a quote found in a source whose answer nothing there contradicts is not shown wrong: undecided
+    return PartCheck(part, answer, source, quote, "unverified" if wrong or not reasons else "undecided", detail)
 
 
 _CLAUSE = re.compile(r"[，,；;：:]")

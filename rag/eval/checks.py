@@ -242,7 +242,9 @@ def _still_enough(case: Case, parts: Sequence[tuple[str, str, int, str]], source
 
     claimed = [ClaimedPart(part=p, answer=a, source=s or None, quote=q) for p, a, s, q in parts]
     reply = EvidenceJudgement(reason="tampered", parts=claimed, enough=True)
-    return decide(reply, check_parts(claimed, sources, case.question), "evidence", case.question).enough
+    # strict: what is measured is whether code still verifies the forged evidence; a part it can no
+    # longer decide counts as caught (for a capable model's "enough" it would stand: ``decide``)
+    return decide(reply, check_parts(claimed, sources, case.question), "evidence", case.question, strict=True).enough
 
 
 def tamper_replies(cases: Sequence[Case], replies: dict[tuple[str, str, int], Any],

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from pydantic import SecretStr
 
 from rag.agent.judge import JUDGE_MODES, JudgeConfig
+from rag.agent.profile import small_model
 from rag.config import Settings
 from rag.errors import LLMError, RagError
 from rag.eval.cases import KINDS, load_cases, load_route_cases
@@ -227,7 +228,7 @@ def _cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None,
             else:
                 config = JudgeConfig(mode=mode, method=method, few_shot=few_shot, evidence=evidence,
                                      relevance=relevance, constrain=not getattr(args, "free_quotes", False),
-                                     max_passage_chars=settings.max_passage_chars)
+                                     max_passage_chars=settings.max_passage_chars, strict=small_model(llm))
                 outcomes = run_judge(cases, llm, config, web_rule=args.web_rule,
                                      on_result=None if args.quiet else progress, methods=methods)
         except LLMError as exc:
@@ -236,7 +237,7 @@ def _cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None,
         by_mode[mode] = outcomes
         report = {"command": "judge", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
                   "model": model, "method": _method_used(method, llm, methods), "mode": mode, "relevance_check": relevance,
-                  "evidence": evidence, "constrained_quotes": not getattr(args, "free_quotes", False)
+                  "evidence": evidence, "strict_parts": small_model(llm), "constrained_quotes": not getattr(args, "free_quotes", False)
                   and _method_used(method, llm, methods) == "json_schema" and mode != "verdict",
                   "few_shot": few_shot, "web_rule": args.web_rule,
                   "limit": args.limit, "per_kind": args.per_kind, "kinds": _kinds(args),

@@ -59,6 +59,7 @@ def rewrite_responder(rewrite_reply: str, **kwargs):
     ("qwen2.5-coder-1.5b", 1.5), ("Qwen2.5-1.5B-Instruct-GGUF", 1.5), ("qwen2.5:0.5b", 0.5),
     ("llama-3.2-3b-instruct", 3.0), ("qwen2.5:7b", 7.0), ("qwen3-30b-a3b", 30.0), ("gemma-3-270m-it", 0.27),
     ("deepseek-chat", None), ("gpt-4o-mini", None), ("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", 1.5),
+    ("replay:qwen1.5b", 1.5), ("llama3", None),
 ])
 def test_a_model_names_size(name: str, size: float | None) -> None:
     assert model_size_b(name) == size

@@ -26,4 +26,4 @@ NODE_ICONS = {
     RETRIEVAL_ONLY: "📚",
 }
 STATUS_ICONS = {"running": "⏳", "done": "✓", "error": "✗", "stopped": "⏹"}
-PART_ICONS = {"verified": "✓", "unverified": "✗", "not_found": "∅"}
+PART_ICONS = {"verified": "✓", "undecided": "?", "unverified": "✗", "not_found": "∅"}
