@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from rag.agent.judge import sources_of
 from rag.checks import Source, check_answer, citations_of, normalize, verify_part
 from rag.checks.quotes import main_answer
 from rag.checks.text import frequent_words
-from rag.eval.cases import Case
+from rag.eval.cases import Case, CaseError, jsonl_records
 from rag.eval.metrics import ratio
 
 _CLAUSE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;]?")
@@ -465,21 +464,16 @@ class SentenceFileError(ValueError):
 def load_sentences(path: str | Path) -> list[dict[str, Any]]:
     """``{case, sentence}`` lines (JSON Lines; optional ``question``, ``label``, ``kind``; blank lines and
     lines starting with ``#`` skipped)."""
+    if not Path(path).is_file():
+        raise SentenceFileError(f"sentences file not found: {path}")
     rows = []
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SentenceFileError(f"{path}: cannot read ({exc})") from exc
-    for number, line in enumerate(lines, start=1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SentenceFileError(f"{path}:{number}: not JSON ({exc.msg})") from exc
-        if not isinstance(row, dict) or not isinstance(row.get("case"), str) or not isinstance(row.get("sentence"), str):
-            raise SentenceFileError(f"{path}:{number}: each line needs \"case\" and \"sentence\" strings")
-        rows.append({"line": number, **row})
+        for number, row in jsonl_records(Path(path)):
+            if not isinstance(row.get("case"), str) or not isinstance(row.get("sentence"), str):
+                raise SentenceFileError(f"{path}:{number}: each line needs \"case\" and \"sentence\" strings")
+            rows.append({"line": number, **row})
+    except CaseError as exc:  # unreadable, or a line that is not a JSON object
+        raise SentenceFileError(str(exc)) from None
     return rows
 
 
