@@ -10,35 +10,19 @@ import logging
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_settings
-from fixtures_index.books import make_epub
-from fixtures_ui.live import make_index
-from fixtures_ui.pages import make_pages, new_session
+from fixtures_ui.pages import new_session, space_pages, visitor_book
 
-from rag.agent.deps import Deps
 from rag.errors import BookError
 
 
 @pytest.fixture
-def space(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv("SPACE_ID", "someone/enough-rag")
-    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio-cache"))
-    settings = make_settings(data_dir=tmp_path / "data")
-    assert settings.shared_library is False
-    index = make_index(tmp_path, settings)
-    pages = make_pages(Deps(settings=settings, retriever=index), index=index)
-    yield settings, index, pages
-    index.close()
-
-
-def book(tmp_path: Path) -> Path:
-    return make_epub(tmp_path / "甲的书.epub", [("第一回 石猴", "花果山顶有一块仙石，仙石迸裂，生出一个石猴。" * 20),
-                                               ("第二回 学艺", "石猴拜师学艺，得名孙悟空。" * 20)],
-                     title="甲的书", with_cover=False, with_copyright=False)
+def space(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    yield from space_pages(tmp_path, monkeypatch)
 
 
 def uploaded(source: Path, folder: str | None = None) -> str:
@@ -62,7 +46,7 @@ def delete(pages: Any, session: Any, book_id: str) -> str:
 def test_a_visitor_deleting_a_shared_upload_removes_only_their_claim(tmp_path: Path, space: Any) -> None:
     settings, index, pages = space
     alice, bob = new_session(pages, "en"), new_session(pages, "en")
-    source = book(tmp_path)
+    source = visitor_book(tmp_path)
     pages.books.on_upload(alice, uploaded(source), "__all__")
     book_id = index.books()[0].id
     pages.books.on_upload(bob, uploaded(source), "__all__")  # the same book, uploaded by bob too
@@ -80,7 +64,7 @@ def test_a_visitor_deleting_a_shared_upload_removes_only_their_claim(tmp_path: P
 def test_a_cancelled_upload_of_anothers_book_leaves_it_theirs(tmp_path: Path, space: Any) -> None:
     settings, index, pages = space
     alice, bob = new_session(pages, "en"), new_session(pages, "en")
-    source = book(tmp_path)
+    source = visitor_book(tmp_path)
     pages.books.on_upload(alice, uploaded(source), "__all__")
     book_id = index.books()[0].id
 
@@ -95,7 +79,7 @@ def test_a_cancelled_upload_of_anothers_book_leaves_it_theirs(tmp_path: Path, sp
 
 def test_a_book_nobody_owns_is_deleted_only_by_the_operator(tmp_path: Path, space: Any) -> None:
     settings, index, _ = space
-    shared = index.ingest(book(tmp_path), background=False)  # the command line's: nobody's
+    shared = index.ingest(visitor_book(tmp_path), background=False)  # the command line's: nobody's
     with pytest.raises(BookError, match="only the server's operator"):
         index.for_owner("bob").release(shared.id)
     assert index.book(shared.id).id == shared.id
@@ -106,7 +90,7 @@ def test_two_visitors_uploading_one_file_at_once_both_succeed(tmp_path: Path, sp
                                                               caplog: pytest.LogCaptureFixture) -> None:
     settings, index, pages = space
     alice, bob = new_session(pages, "en"), new_session(pages, "en")
-    source = book(tmp_path)
+    source = visitor_book(tmp_path)
     path = uploaded(source, "same")
     assert uploaded(source, "same") == path  # Gradio: identical uploads, one path
     started, go = threading.Event(), threading.Event()

@@ -8,33 +8,17 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_settings
-from fixtures_index.books import make_epub
-from fixtures_ui.live import make_index
-from fixtures_ui.pages import make_pages, new_session
-
-from rag.agent.deps import Deps
+from fixtures_ui.pages import new_session, space_pages, visitor_book
 
 
 @pytest.fixture
-def space(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv("SPACE_ID", "someone/enough-rag")
-    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio-cache"))
-    settings = make_settings(data_dir=tmp_path / "data")
-    index = make_index(tmp_path, settings)
-    pages = make_pages(Deps(settings=settings, retriever=index), index=index)
-    yield settings, index, pages
-    index.close()
-
-
-def book(tmp_path: Path) -> Path:
-    return make_epub(tmp_path / "甲的书.epub", [("第一回 石猴", "花果山顶有一块仙石，仙石迸裂，生出一个石猴。" * 20),
-                                               ("第二回 学艺", "石猴拜师学艺，得名孙悟空。" * 20)],
-                     title="甲的书", with_cover=False, with_copyright=False)
+def space(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    yield from space_pages(tmp_path, monkeypatch)
 
 
 def gradio_upload(source: Path) -> str:
@@ -49,7 +33,7 @@ def gradio_upload(source: Path) -> str:
 def test_the_second_visitors_handler_still_finds_the_shared_upload(tmp_path: Path, space: Any) -> None:
     _, index, pages = space
     alice, bob = new_session(pages, "en"), new_session(pages, "en")
-    path = gradio_upload(book(tmp_path))
+    path = gradio_upload(visitor_book(tmp_path))
     html = pages.layout.books.books_html
     first = pages.books.on_upload(alice, path, "__all__")  # the ingest queue runs one handler at a time...
     second = pages.books.on_upload(bob, path, "__all__")  # ...so bob's starts once alice's has ended
@@ -67,7 +51,7 @@ def test_an_upload_nobody_needs_any_more_is_deleted_after_the_grace(tmp_path: Pa
     now = [1000.0]
     leases = pages.books.uploads
     leases.clock = lambda: now[0]
-    source = book(tmp_path)
+    source = visitor_book(tmp_path)
     path = gradio_upload(source)
     pages.books.on_upload(new_session(pages, "en"), path, "__all__")
     now[0] += leases.grace - 1
