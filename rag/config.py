@@ -80,9 +80,10 @@ class LlmSettings(BaseModel):
     # -- turn profile: a small local model needs fewer, shorter calls
     # compact: fewer and shorter model calls for a small local model (rag.agent.profile): route by code
     # when the book-term check decides, no query rewrite, no judge few-shot, passages cut to a 4k
-    # context, the answer written after the judge's prompt (llama.cpp's prefix cache). auto: compact
-    # when the model is the embedded local one or its name says 3B or less ("1.5b", "0.5b", "3b").
-    turn_profile: Literal["auto", "full", "compact"] = "auto"
+    # context, the answer written after the judge's prompt (llama.cpp's prefix cache). small: the model
+    # only copies the answer out of sentences code chose, code writes the answer and its quote. auto:
+    # small when the model is the embedded local one or its name says 3B or less ("1.5b", "0.5b", "3b").
+    turn_profile: Literal["auto", "full", "compact", "small"] = "auto"
 
 
 class JudgeSettings(BaseModel):

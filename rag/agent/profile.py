@@ -7,7 +7,12 @@
   no query rewrite, no judge few-shot, passages cut so that the judge's prompt and the answer fit a
   4k context, and the answer is asked for after the judge's own prompt, so that llama.cpp reuses the
   cached prefix (system prompt + sources) instead of reading the sources again.
-- ``auto`` (default): compact when the model is the embedded local one (``rag.llm.is_local_model``) or
+- ``small``, the compact profile's successor for the same models: code chooses the sentences of the
+  passages that bear on the question and the model only picks, for each part of the question, the
+  sentence that states the answer and copies its words (``rag.agent.extract``: one call of ~1,000
+  tokens); the answer shown is those words with their quote, checked, or the chosen sentences under a
+  line that says they were found but not confirmed. No second call writes prose.
+- ``auto`` (default): small when the model is the embedded local one (``rag.llm.is_local_model``) or
   its name says 3B parameters or fewer ("qwen2.5-1.5b-instruct", "0.5b", "llama-3.2-3b", "270m").
 """
 
@@ -20,7 +25,7 @@ from typing import Any, Literal
 from rag.config import Settings
 from rag.llm import is_local_model, model_name
 
-Profile = Literal["full", "compact"]
+Profile = Literal["full", "compact", "small"]
 SMALL_MAX_B = 3.0  # parameters, in billions, of the largest model the compact profile is for
 COMPACT_CTX = 4096  # tokens, the context the compact profile fits (LOCAL_CTX when that is smaller)
 # What the compact prompt needs besides the sources: the judge's system prompt and question (~500
@@ -63,8 +68,8 @@ def turn_profile(settings: Settings, llm: Any | None) -> Profile:
     if llm is None:
         return "full"
     if is_local_model(llm):  # the embedded model (rag.local)
-        return "compact"
-    return "compact" if is_small(model_name(llm)) else "full"
+        return "small"
+    return "small" if is_small(model_name(llm)) else "full"
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,7 @@ class ProfileTraits:
     few_shot: bool  # the judge's few-shot examples (when the setting allows them)
     fit_passages: bool  # passages cut so that the judge's prompt and the answer fit ``context_tokens``
     answer_after_judge: bool  # the answer asked for after the judge's own prompt (llama.cpp's cached prefix)
+    extract_answer: bool = False  # the model copies the answer out of sentences code chose; code writes the answer
 
 
 PROFILES: dict[Profile, ProfileTraits] = {
@@ -84,6 +90,9 @@ PROFILES: dict[Profile, ProfileTraits] = {
                           answer_after_judge=False),
     "compact": ProfileTraits(route_by_code_first=True, rewrite_query=False, few_shot=False, fit_passages=True,
                              answer_after_judge=True),
+    # small: the prompt holds chosen sentences, not passages: nothing to fit
+    "small": ProfileTraits(route_by_code_first=True, rewrite_query=False, few_shot=False, fit_passages=False,
+                           answer_after_judge=False, extract_answer=True),
 }
 
 

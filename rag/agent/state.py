@@ -127,10 +127,11 @@ class GraphState(TypedDict, total=False):
     answer_mode: AnswerMode
     answer: str
     answer_checks: list[SentenceCheck]  # every answer sentence checked against its citations
-    # Where the sources listed unprocessed begin in ``answer`` (the model failed or was cut short:
-    # "以下是检索到的资料，未经模型整理"); None when the whole answer is the model's. verify_answer
-    # checks only what comes before it.
+    # Where the app's own lines after the answer begin in ``answer`` (why it stops, text found but not
+    # confirmed); None when there are none. verify_answer checks only what comes before it.
     unprocessed_from: int | None
+    # Where the answer itself begins after the app's first line (what the sources do not cover); 0: no such line.
+    answer_from: int
 
 
 def reset_question_state() -> dict[str, Any]:
@@ -148,4 +149,5 @@ def reset_question_state() -> dict[str, Any]:
         "answer": "",
         "answer_checks": [],
         "unprocessed_from": None,
+        "answer_from": 0,
     }

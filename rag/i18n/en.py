@@ -352,11 +352,17 @@ AGENT: dict[str, str] = {
     "answer.retrieval_only_none": "No relevant passage was found in the book.",
     "answer.retrieval_only_howto": "To connect a model, open the Settings tab, enter the model (with its base URL and API key) and press Apply settings: no restart needed. Or copy .env.example to .env, set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL there (any OpenAI-compatible endpoint: DeepSeek, Qwen, OpenAI...) and restart the app; or start Ollama on this machine.",
     'answer.direct_note': "(Answered from the model's general knowledge, without consulting the book or judging sources.)",
-    "answer.generation_failed": "The model failed while writing the answer ({error}). Here are the sources found, unprocessed:",
+    "answer.generation_failed": "The model failed while writing the answer ({error}), so no answer was written; the sources found are in the Sources tab.",
     "answer.answer_empty": "The model returned an empty answer.",
     'answer.answer_cut_turn': "(The answer is unfinished: the turn's time limit, TURN_TIMEOUT = {seconds} s, was reached.)",
     "answer.answer_cut_idle": "(The answer is unfinished: the model sent nothing more for {seconds} s, STREAM_IDLE_TIMEOUT.)",
-    "answer.sources_found": "Here are the sources found, unprocessed:",
+    "answer.not_covered_web_off": "The book's passages found do not say: {missing}. Web search is off (turn it on in the Settings tab).",
+    "answer.not_covered_web_spent": "Neither the book's passages nor {rounds} round(s) of web search say: {missing}.",
+    "answer.not_covered_spoiler": "Not found in the first {chapter} chapters you have read: {missing}. (Keeping to your reading progress, later chapters and the web were not searched.)",
+    "answer.not_confirmed_line": "The answer to this question could not be confirmed from the book.",
+    "answer.found_not_confirmed": "The book's text below was found, but it could not be confirmed that it answers the question:",
+    "answer.small_quote": "The book: “{quote}”",
+    "answer.stopped_note": "(That is as far as the answer got; the sources found are in the Sources tab.)",
 
     # -- a turn's run and its failures (rag.agent.events)
     "turn.deadline": "{step}: the turn's time limit was reached (TURN_TIMEOUT={seconds} s)",
@@ -392,7 +398,7 @@ AGENT: dict[str, str] = {
     "agent.routed_by_code": "the book uses {names}: searching the book (compact turn: the router was not asked)",
     "agent.rewrite_skipped_compact": "the question is searched as asked (compact turn: no query rewrite)",
     "agent.rewrite_refused": "the query rewrite stated an answer instead of a search query, so the question is searched alone; refused: {lines}",
-    "agent.verify_skipped_raw": "the sources listed as found are not an answer: their sentences were not checked",
+    "agent.verify_skipped_raw": "the app's own lines after the answer (a note, text found but not confirmed) are not an answer: they were not checked",
 }
 
 # evidence and sentence checks (rag.checks)

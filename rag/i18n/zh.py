@@ -341,11 +341,17 @@ AGENT: dict[str, str] = {
     "answer.retrieval_only_none": "书中没有检索到相关段落。",
     "answer.retrieval_only_howto": "连接模型：打开“设置”页，填写模型名称（以及 Base URL 和 API Key），点“应用设置”即可，无需重启；或把 .env.example 复制为 .env，在其中设置 LLM_BASE_URL、LLM_API_KEY、LLM_MODEL（任何 OpenAI 兼容接口，如 DeepSeek、通义千问、OpenAI）后重启应用；或在本机启动 Ollama。",
     "answer.direct_note": "（这是模型凭常识给出的回答，没有查阅书籍，也没有经过判断。）",
-    "answer.generation_failed": "生成答案时模型出错（{error}）。以下是检索到的资料，未经模型整理：",
+    "answer.generation_failed": "生成答案时模型出错（{error}），没有写出答案；检索到的资料见“来源”页。",
     "answer.answer_empty": "模型返回了空答案。",
     "answer.answer_cut_turn": "（回答没有写完：已到本轮问答的时限 TURN_TIMEOUT，{seconds} 秒。）",
     "answer.answer_cut_idle": "（回答没有写完：模型 {seconds} 秒没有继续输出，STREAM_IDLE_TIMEOUT。）",
-    "answer.sources_found": "以下是检索到的资料，未经模型整理：",
+    "answer.not_covered_web_off": "书中检索到的段落没有说明：{missing}。网络搜索已关闭（可在“设置”页开启）。",
+    "answer.not_covered_web_spent": "书中的段落和 {rounds} 轮网络搜索都没有说明：{missing}。",
+    "answer.not_covered_spoiler": "在你已读的前 {chapter} 个章节里没有找到：{missing}。（按你的阅读进度，没有查看后面的章节，也没有搜索网络。）",
+    "answer.not_confirmed_line": "未能从书中确认这个问题的答案。",
+    "answer.found_not_confirmed": "书中找到了下面这些相关的原文，但未能确认它们回答了问题：",
+    "answer.small_quote": "原文：“{quote}”",
+    "answer.stopped_note": "（以上是到此为止写出的内容；检索到的资料见“来源”页。）",
 
     # -- a turn's run and its failures (rag.agent.events)
     "turn.deadline": "{step}：已到本轮时限（TURN_TIMEOUT={seconds} 秒）",
@@ -381,7 +387,7 @@ AGENT: dict[str, str] = {
     "agent.routed_by_code": "书中用到了 {names}：直接查书（精简流程：未调用路由模型）",
     "agent.rewrite_skipped_compact": "按原问题检索（精简流程：不改写查询）",
     "agent.rewrite_refused": "改写的查询陈述了答案而不是检索词，已改为只用原问题检索；被拒绝的改写：{lines}",
-    "agent.verify_skipped_raw": "列出的检索资料不是答案，其句子未作核对",
+    "agent.verify_skipped_raw": "答案之后由程序写的说明和未经确认的原文不是答案，未作核对",
 }
 
 # evidence and sentence checks (rag.checks)

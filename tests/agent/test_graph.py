@@ -276,11 +276,14 @@ def test_event_order_for_the_ui():
     assert "".join(e.text for e in events if isinstance(e, Token)) == "答案 [1][3]"
 
 
-def test_generation_error_shows_sources_instead_of_crashing():
+def test_a_generation_error_is_one_line_and_the_sources_stay_in_the_sources_tab():
     model = ScriptedChatModel(responder=responder(evaluations=[ev(True)], answer=RuntimeError("connection reset")))
     graph, _ = build(model)
     _, values = run(graph)
-    assert "RuntimeError" in values["answer"] and "第二十七回" in values["answer"]
+    assert "RuntimeError" in values["answer"] and "来源" in values["answer"]
+    # no passage pasted into the answer: they are the turn's sources, shown in their own tab
+    assert "第二十七回" not in values["answer"] and "\n" not in values["answer"].strip()
+    assert values["passages"] and any("第二十七回" in p.label() for p in values["passages"])
     assert any(n["node"] == "generate" and n["level"] == "error" for n in values["notices"])
 
 

@@ -35,12 +35,16 @@ def test_the_config_reads_the_settings_once_and_cannot_change() -> None:
 def test_the_profile_arrives_as_data() -> None:
     settings = make_settings(max_passage_chars=1000)
     full = turn_config(Deps(settings=settings, llm=model("qwen2.5:72b")))
-    compact = turn_config(Deps(settings=settings, llm=model("qwen2.5-1.5b-instruct")))
-    assert (full.profile, compact.profile) == ("full", "compact")
-    for config in (full, compact):
+    compact = turn_config(Deps(settings=make_settings(max_passage_chars=1000, turn_profile="compact"),
+                               llm=model("qwen2.5-1.5b-instruct")))
+    small = turn_config(Deps(settings=settings, llm=model("qwen2.5-1.5b-instruct")))
+    assert (full.profile, compact.profile, small.profile) == ("full", "compact", "small")
+    for config in (full, compact, small):
         traits = PROFILES[config.profile]
-        assert (config.route_by_code_first, config.rewrite_query, config.answer_after_judge, config.judge.few_shot) == (
-            traits.route_by_code_first, traits.rewrite_query, traits.answer_after_judge, traits.few_shot)
+        assert (config.route_by_code_first, config.rewrite_query, config.answer_after_judge, config.judge.few_shot,
+                config.extract_answer) == (traits.route_by_code_first, traits.rewrite_query,
+                                           traits.answer_after_judge, traits.few_shot, traits.extract_answer)
+    assert small.extract_answer and not compact.extract_answer and small.judge.strict
     assert full.passage_chars(8) == 1000 and full.judge.passage_budget is None  # every passage whole
     assert compact.passage_chars(8) == passage_chars(settings, 8) < 1000  # cut to fit the small context
     off = turn_config(Deps(settings=settings, llm=model("qwen2.5:72b"), few_shot=False))

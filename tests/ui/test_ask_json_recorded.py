@@ -52,7 +52,8 @@ def full_turn() -> str:
 def compact_scoped_turn() -> str:
     """A compact-profile turn of a small model, scoped to chapters 20-40 and read up to chapter 27:
     no web (the spoiler limit), the answer written after the judge's prompt."""
-    settings = make_settings(search_provider="fake", max_web_rounds=2, llm_model="qwen2.5-1.5b-instruct")
+    settings = make_settings(search_provider="fake", max_web_rounds=2, llm_model="qwen2.5-1.5b-instruct",
+                             turn_profile="compact")
     model = ScriptedChatModel(responder=scripted_responder(), model_name="qwen2.5-1.5b-instruct")
     deps = Deps(settings=settings, llm=model, retriever=FakeRetriever(PASSAGES), web_search=FakeWebSearch(WEB))
     return ask_json(deps, QUESTION, chapter_from=20, chapter_to=40, read_up_to=27)

@@ -11,12 +11,22 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from rag.agent import prompts
+from rag.agent.compose import WhyNoWeb, missing_parts, not_covered_line, small_answer
 from rag.agent.context import answer_messages, direct_messages, format_sentence_context
+from rag.agent.extract import SENTENCE_BUDGET_CHARS
 from rag.agent.judge import judge_messages, sources_of
 from rag.agent.names import DIRECT_ANSWER, GENERATE
-from rag.agent.nodes.common import Env, current_question, judge_context, search_scope, web_query_rule
+from rag.agent.nodes.common import (
+    Env,
+    current_question,
+    judge_context,
+    search_scope,
+    web_allowed,
+    web_query_rule,
+)
 from rag.agent.nodes.retrieve import search_book
 from rag.agent.state import RESET, GraphState, Notice, reset_question_state
+from rag.checks.select import bearing_sentences
 from rag.i18n import text
 from rag.lang import detect_lang, language_name
 from rag.llm import Streamed, stream_text
@@ -24,19 +34,7 @@ from rag.schemas import Evaluation, Passage
 
 logger = logging.getLogger(__name__)
 
-SNIPPET_CHARS = 300  # of each source listed under an answer that could not be written
 RETRIEVAL_ONLY_CHARS = 400  # of each passage shown without a model
-
-
-def sources_dump(state: GraphState, head: str) -> str:
-    """``head`` and the numbered sources found, unprocessed (when no answer could be written)."""
-    lines = [head, ""]
-    for i, p in enumerate(state.get("passages") or [], start=1):
-        lines.append(f"[{i}] {p.label()}: {p.text[:SNIPPET_CHARS]}")
-    offset = len(state.get("passages") or [])
-    for j, r in enumerate(state.get("web_results") or [], start=offset + 1):
-        lines.append(f"[{j}] {r.title} ({r.url}): {r.snippet[:SNIPPET_CHARS]}")
-    return "\n".join(lines)
 
 
 def findings(evaluation: Evaluation | None) -> str:
@@ -81,38 +79,68 @@ def _unfinished(env: Env, node: str, streamed: Streamed, lang: str) -> tuple[str
     return line, env.n(node, code, "error", **({"seconds": seconds} if seconds else {}))
 
 
+def why_no_web(state: GraphState, env: Env) -> WhyNoWeb:
+    """Why no (more) web search follows a "not enough" that reaches the answer."""
+    read_up_to = state.get("read_up_to")
+    if read_up_to is not None and not web_allowed(state, env.config.web_enabled) and env.config.web_enabled:
+        return WhyNoWeb(read_up_to=read_up_to)
+    if not env.config.web_enabled:
+        return WhyNoWeb(read_up_to=read_up_to, web_off=read_up_to is None)
+    return WhyNoWeb(rounds=len(state.get("web_rounds") or []))
+
+
 def generate(state: GraphState, env: Env) -> dict[str, Any]:
     lang = state.get("language", "en")
     evaluations = state.get("evaluations") or []
     last = evaluations[-1] if evaluations else None
     mode = "full" if last is not None and last.enough else "partial"
+    if env.config.extract_answer:
+        return _small_answer(state, env, lang, last, mode)
     missing = None if mode == "full" else (last.missing if last else [])
     if env.config.answer_after_judge:
         messages = _after_judge_messages(state, env, lang, last, missing)
     else:
         messages = answer_messages(current_question(state), lang, state.get("local_context") or "",
                                    state.get("web_context") or "", missing=missing)
+    # Not enough, and no web search can follow: the first line says what is not covered, and why
+    first = None if mode == "full" else not_covered_line(lang, missing_parts(last, current_question(state)),
+                                                          why_no_web(state, env))
     notices: list[Notice] = []
-    raw_from: int | None = None  # where the sources listed unprocessed begin (not checked as an answer)
+    raw_from: int | None = None  # where the app's own lines after the answer begin (not checked as an answer)
     try:
         streamed = _stream_answer(env, messages)
-    except Exception as exc:  # noqa: BLE001 - show the sources instead of crashing
+    except Exception as exc:  # noqa: BLE001 - say so in one line; the sources stay in the Sources tab
         logger.warning("generation failed: %s", exc)
         notices.append(env.n(GENERATE, "agent.generation_failed", "error", error=env.model_error(exc)))
-        answer = sources_dump(state, prompts.text(lang, "generation_failed", error=type(exc).__name__))
-        raw_from = 0
+        answer, raw_from = prompts.text(lang, "generation_failed", error=type(exc).__name__), 0
     else:
         answer = streamed.text
         unfinished = _unfinished(env, GENERATE, streamed, lang)
-        if unfinished is not None:  # keep what was written, say why it stops, and show the sources
+        if unfinished is not None:  # keep what was written and say in one line why it stops
             line, notice = unfinished
             notices.append(notice)
-            head = f"{line}\n{prompts.text(lang, 'sources_found')}"
-            kept = answer if answer.strip() else ""  # as streamed: the text shown so far stays its prefix
-            answer = "\n\n".join(part for part in (kept, sources_dump(state, head)) if part)
+            kept = answer.rstrip() if answer.strip() else ""  # as streamed: the text shown so far stays its prefix
             raw_from = len(kept) + 2 if kept else 0
+            answer = "\n\n".join(part for part in (kept, f"{line}{prompts.text(lang, 'stopped_note')}") if part)
+    answer_from = 0
+    if first:
+        answer_from = len(first) + 2
+        answer = f"{first}\n\n{answer}"
+        raw_from = None if raw_from is None else raw_from + answer_from
     return {"answer": answer, "answer_mode": mode, "notices": notices, "messages": [AIMessage(answer)],
-            "unprocessed_from": raw_from}
+            "unprocessed_from": raw_from, "answer_from": answer_from}
+
+
+def _small_answer(state: GraphState, env: Env, lang: str, last: Evaluation | None, mode: str) -> dict[str, Any]:
+    """The small turn's answer, written by code from what the model picked and code checked
+    (``rag.agent.compose.small_answer``): no second model call."""
+    question = current_question(state)
+    passages = state.get("passages") or []
+    sources = sources_of(passages, state.get("web_results") or [], env.config.passage_chars(len(passages)))
+    chosen = bearing_sentences(question, sources, budget_chars=SENTENCE_BUDGET_CHARS)
+    composed = small_answer(lang, last, chosen, question=question, why=why_no_web(state, env))
+    return {"answer": composed.text, "answer_mode": mode, "notices": [], "messages": [AIMessage(composed.text)],
+            "unprocessed_from": composed.unchecked_from, "answer_from": composed.answer_from}
 
 
 def _after_judge_messages(state: GraphState, env: Env, lang: str, last: Evaluation | None,

@@ -8,6 +8,7 @@ import logging
 import time
 from typing import Any
 
+from rag.agent.extract import extract
 from rag.agent.judge import JudgeRequest, judge
 from rag.agent.names import EVALUATE, FALLBACK, GENERATE, WEB_SEARCH
 from rag.agent.nodes.common import Env, current_question, judge_context, web_allowed, web_query_rule
@@ -71,9 +72,13 @@ def _judge(state: GraphState, env: Env, question: str) -> tuple[Evaluation, bool
     """The judge's evaluation, whether its output was invalid (not: unreachable), and the notices."""
     passages = state.get("passages") or []
     web_results = state.get("web_results") or []
-    rule = web_query_rule(state, env.config, len(state.get("web_rounds") or []))
-    request = JudgeRequest(question, passages, web_results, context=judge_context(state), web_query_rule=rule)
-    judged = judge(env.judge_model, request, env.config.judge, methods=env.deps.methods)
+    if env.config.extract_answer:  # the small turn: the model copies the answer out of chosen sentences
+        judged = extract(env.judge_model, question, passages, web_results, method=env.config.judge.method,
+                         max_chars=env.config.passage_chars(len(passages)), methods=env.deps.methods).judged
+    else:
+        rule = web_query_rule(state, env.config, len(state.get("web_rounds") or []))
+        request = JudgeRequest(question, passages, web_results, context=judge_context(state), web_query_rule=rule)
+        judged = judge(env.judge_model, request, env.config.judge, methods=env.deps.methods)
     errors = [env.error(e) for e in judged.errors]
     evaluation = judged.evaluation.model_copy(update={"reason": redact(judged.evaluation.reason, env.deps.secrets)})
     notices: list[Notice] = []

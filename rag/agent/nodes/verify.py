@@ -25,11 +25,13 @@ def verify_answer(state: GraphState, env: Env) -> dict[str, Any]:
     answer = state.get("answer") or ""
     notices: list[Notice] = []
     raw_from = state.get("unprocessed_from")
-    if raw_from is not None:  # the sources listed as found are not an answer: never checked as one
+    if raw_from is not None:  # the app's own lines after the answer are not an answer: never checked as one
         answer = answer[:raw_from]
         notices.append(env.n(VERIFY, "agent.verify_skipped_raw"))
-    checked = check_answer(answer, sources, question=state.get("question"))
-    results = list(checked.sentences)
+    # the app's first line (what the sources do not cover) is not a claim either; offsets stay the answer's
+    start = min(state.get("answer_from") or 0, len(answer))
+    checked = check_answer(" " * start + answer[start:], sources, question=state.get("question"))
+    results = [replace(c, text=answer[c.start:c.end]) for c in checked.sentences]
     if env.config.verify_answers == "llm":
         notices += _model_labels(env, results, sources)
     return {"answer_checks": results, "notices": notices}

@@ -1,0 +1,161 @@
+"""The small model's one task in a turn (the ``small`` profile, ``rag.agent.profile``): code chooses
+the sentences of the sources that bear on the question (``rag.checks.select``), the model picks, for
+each part of the question, the sentence that states its answer and copies the few words that answer
+it, and code checks that pick like any judge's quote (``rag.checks.verify_part``, strict: what code
+cannot confirm is not taken from a small model). ``enough`` means every part verified.
+
+Measured on the 1.5B stand-in (bench/README.md, "The small turn"): reading the chosen sentences
+(~1,000 tokens) instead of every passage (~2,700-3,100) is what makes a turn fast enough to wait for,
+and copying words out of one numbered sentence is a task it does; filling the judge's evidence form
+over whole passages was not (answerable judged enough 12 of 52 on the dev sets)."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from rag.agent import prompts
+from rag.agent.context import neutralise
+from rag.agent.judge import NOT_FOUND_CHOICE, Judged, check_parts, decide, sources_of, structured_with_retry
+from rag.checks import Source, normalize
+from rag.checks.choices import sentence_spans
+from rag.checks.quotes import MAX_QUOTE_WEIGHT, MIN_QUOTE_WEIGHT
+from rag.checks.select import Chosen, bearing_sentences
+from rag.checks.text import contains, content_weight
+from rag.llm import ChatModel, MethodCache, self_hosted
+from rag.schemas import ClaimedPart, Evaluation, EvidenceJudgement, Passage, SearchResult
+
+logger = logging.getLogger(__name__)
+
+SENTENCE_BUDGET_CHARS = 700  # of chosen sentences in the prompt: with the instructions, ~1,000 tokens
+MAX_PARTS = 3  # question sentences asked about in one call
+MAX_ANSWER_CHARS = 60  # the words copied: a name, a number, a short phrase
+NONE = "none"
+_QUESTION_SPLIT = re.compile(r"(?<=[？?；;。!！])\s*")
+
+
+class ExtractedAnswer(BaseModel):
+    sentence: str = Field(description='The id of the sentence that states the answer ("2.3"), or "none".')
+    answer: str = Field(description='The few words of that sentence that answer the part, copied, or "none".')
+
+
+class Extraction(BaseModel):
+    """The small model's reply: one pick per question part, in order."""
+
+    answers: list[ExtractedAnswer] = Field(min_length=1, max_length=MAX_PARTS)
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """What the small turn's evaluation found: the checked evaluation and the sentences it offered."""
+
+    judged: Judged
+    chosen: list[Chosen] = field(default_factory=list)
+
+
+def question_parts(question: str) -> list[str]:
+    """The question's sentences (a two-part question is often two), at most ``MAX_PARTS``; the whole
+    question when it is one."""
+    pieces = [p.strip() for p in _QUESTION_SPLIT.split(question.strip()) if p.strip()]
+    pieces = [p for p in pieces if content_weight(normalize(p).text) >= 2] or [question.strip()]
+    if len(pieces) > MAX_PARTS:
+        pieces = [*pieces[:MAX_PARTS - 1], "".join(pieces[MAX_PARTS - 1:])]
+    return pieces
+
+
+def _headings(sources: Sequence[Source]) -> list[Chosen]:
+    """Each book source's chapter heading as sentence "n.0": where something happens is often only there."""
+    return [Chosen(f"{s.number}.0", s.number, s.label, 0.0) for s in sources if s.label and s.origin == "book"]
+
+
+def extract_messages(question: str, parts: Sequence[str], sentences: Sequence[Chosen]) -> list[BaseMessage]:
+    """The small model's prompt: the chosen sentences as data, the question and its parts."""
+    lines = [f"({c.sid}) {neutralise(c.text, one_line=True)}" for c in sentences]
+    listed = "\n".join(f"{i}. {neutralise(p, one_line=True)}" for i, p in enumerate(parts, start=1))
+    return [SystemMessage(prompts.EXTRACT_SYSTEM),
+            HumanMessage(prompts.EXTRACT_USER.format(sentences="\n".join(lines), question=neutralise(question),
+                                                     parts=listed, n=len(parts)))]
+
+
+def extract_schema(sentences: Sequence[Chosen], n_parts: int) -> dict[str, Any]:
+    """``Extraction``'s JSON schema with the sentence ids narrowed to those shown (for json_schema:
+    the server's grammar then lets the model name no other) and one answer per part."""
+    schema = Extraction.model_json_schema()
+    item = schema["$defs"]["ExtractedAnswer"]["properties"]
+    item["sentence"] = {"type": "string", "enum": [*(c.sid for c in sentences), NONE]}
+    item["answer"] = {"type": "string", "maxLength": MAX_ANSWER_CHARS}
+    schema["properties"]["answers"].update(minItems=n_parts, maxItems=n_parts)
+    return schema
+
+
+def quote_for(answer: str, sentence: str) -> str:
+    """The shortest span of ``sentence`` a quote may be (``sentence_spans``) that holds ``answer``;
+    the sentence itself (cut to a quote's size) when none does: the check then says so."""
+    wanted = normalize(answer).text
+    spans = [s for s in sentence_spans(sentence) if contains(normalize(s).text, wanted)] if wanted else []
+    if spans:
+        return min(spans, key=lambda s: content_weight(normalize(s).text))
+    whole = sentence_spans(sentence, max_run=0)
+    fitting = [s for s in whole if MIN_QUOTE_WEIGHT <= content_weight(normalize(s).text) <= MAX_QUOTE_WEIGHT]
+    return fitting[0] if fitting else sentence
+
+
+def _claimed(parts: Sequence[str], reply: Extraction, by_id: dict[str, Chosen]) -> list[ClaimedPart]:
+    claimed = []
+    for i, part in enumerate(parts):
+        pick = reply.answers[i] if i < len(reply.answers) else None
+        chosen = by_id.get(pick.sentence) if pick is not None else None
+        answer = pick.answer.strip() if pick is not None else ""
+        if chosen is None or not answer or answer.lower() == NONE:
+            claimed.append(ClaimedPart(part=part, answer=NOT_FOUND_CHOICE, source=None, quote=NOT_FOUND_CHOICE))
+        else:
+            chosen = _holding(answer, chosen, by_id)
+            claimed.append(ClaimedPart(part=part, answer=answer, source=chosen.source,
+                                       quote=quote_for(answer, chosen.text)))
+    return claimed
+
+
+def _holding(answer: str, picked: Chosen, by_id: dict[str, Chosen]) -> Chosen:
+    """The sentence that holds the copied words: the one picked, or, when the words are not there
+    (a small model often names the sentence beside the one it copied from), the one sentence shown
+    that does hold them, the picked source's first."""
+    wanted = normalize(answer).text
+    if not wanted or contains(normalize(picked.text).text, wanted):
+        return picked
+    holding = [c for c in by_id.values() if contains(normalize(c.text).text, wanted)]
+    holding.sort(key=lambda c: c.source != picked.source)
+    return holding[0] if holding else picked
+
+
+def extract(llm: ChatModel, question: str, passages: Sequence[Passage], web_results: Sequence[SearchResult] = (), *,
+            method: str = "json_schema", max_chars: int = 1200, methods: MethodCache | None = None) -> Extracted:
+    """One small-model call over the chosen sentences, checked (see the module docstring). Never
+    raises for a bad reply: an invalid reply twice is "not enough" (``Judged.invalid``). ``max_chars``:
+    of each book passage, as the answer's sentences will be checked against it."""
+    sources = sources_of(passages, web_results, max_chars=max_chars)
+    chosen = bearing_sentences(question, sources, budget_chars=SENTENCE_BUDGET_CHARS)
+    offered = sorted([*_headings(sources), *chosen], key=lambda c: (c.source, int(c.sid.split(".")[1])))
+    parts = question_parts(question)
+    by_id = {c.sid: c for c in offered}
+    messages = extract_messages(question, parts, offered)
+    narrow = extract_schema(offered, len(parts)) if method in ("json_schema", "auto") and self_hosted(llm) else None
+    reply, errors = structured_with_retry(llm, Extraction, messages, method, response_schema=narrow, methods=methods)
+    if reply is None:
+        evaluation = Evaluation(reason=f"The model's reply was invalid twice ({errors[-1]}); treating the "
+                                "sources as not enough.", enough=False, missing=list(parts), web_query=None,
+                                confidence=0.0, mode="evidence")
+        return Extracted(Judged(evaluation, list(errors), invalid=True), chosen)
+    claimed = _claimed(parts, reply, by_id)
+    answered = all(c.quote != NOT_FOUND_CHOICE for c in claimed)
+    judgement = EvidenceJudgement(
+        reason="The model picked a sentence for every part." if answered else
+        "The model found no sentence stating some part.",
+        parts=claimed, enough=answered, web_query=None if answered else question, confidence=0.5)
+    checks = check_parts(claimed, sources, question)
+    return Extracted(Judged(decide(judgement, checks, "evidence", question, strict=True), list(errors)), chosen)
