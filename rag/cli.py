@@ -218,10 +218,13 @@ def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdo
             shown = "".join(streamed)
             if mid_line:
                 print(file=out)
-            if event.answer.startswith(shown):
-                rest = event.answer[len(shown):].strip("\n")  # added after streaming, or a non-streaming node
-                if rest:
-                    print(rest, file=out)
+            at = event.answer.find(shown) if shown else 0
+            if at >= 0:
+                # the app's lines around what streamed: before it (what is not covered) and after it
+                before, rest = event.answer[:at].strip("\n"), event.answer[at + len(shown):].strip("\n")
+                for part in (before, rest):
+                    if part:
+                        print(part, file=out)
             else:  # the node replaced what it streamed (e.g. generation failed midway)
                 print(event.answer, file=out)
             for notice in event.values.get("notices") or []:
