@@ -78,7 +78,7 @@ LABELS: dict[str, str] = {
     "status_embedding": "embedding",
     "status_ready": "ready",
     "status_error": "error",
-    "indexed": "Indexed “{title}”: {chapters} chapters, {chunks} chunks. You can ask now (keyword search); vectors are computed in the background, then search becomes hybrid.",
+    "indexed": "Indexed “{title}”: {chapters} {unit}s, {chunks} chunks. You can ask now (keyword search); vectors are computed in the background, then search becomes hybrid.",
     "index_failed": "Could not index this book: {message}",
     "indexing": "Indexing...",
     "settings_note": "Applies to this browser only, never written to the server's disk or logs; the browser keeps the non-secret settings, and the keys only if you tick the box below. Leave blank for the server defaults.",
@@ -160,9 +160,9 @@ LABELS: dict[str, str] = {
     "nav_books": "Books",
     "nav_settings": "Settings",
     "scope_title": "What to search",
-    "chapter_from": "From chapter",
-    "chapter_to": "To chapter",
-    "read_up_to": "I have read up to chapter",
+    "chapter_from": "From {unit}",
+    "chapter_to": "To {unit}",
+    "read_up_to": "I have read up to {unit}",
     "allow_web_spoilers": "Allow web results (may spoil)",
     "scope_note": "Leave empty for the whole book, no limit.",
     "stage_reading": "Reading the book",
@@ -185,6 +185,19 @@ LABELS: dict[str, str] = {
     "upload_cancelled": "The upload was cancelled.",
     "demo_question": "In which chapter of the novel does Sun Wukong beat the White Bone Demon three times, and in which episode of the 1986 CCTV Journey to the West series?",
     # -- labels added by the UI pages
+    # the book's own word for a chapter when a text is not told it (the page tells it: 回, 节...)
+    "param.unit": "chapter",
+    "indexed_ready": "Indexed “{title}”: {chapters} {unit}s, {chunks} chunks. The vectors are computed: search is hybrid now.",
+    "demo_question_book": "In which {unit} of {title} does “{event}” happen?",
+    "provider.none": "No web search",
+    "provider.bocha": "Bocha",
+    "provider.chain": "{names} (the next when one fails)",
+    "route.by_code": "the book itself uses {names}: retrieval decided by code (the router was not asked)",
+    "route.router_failed": "the router failed twice, using retrieval: {error}",
+    "route.book_terms": "{reason} -> retrieval: the book itself uses {names}",
+    "local_model_path": "Local model file (GGUF)",
+    "local_model_path_placeholder": "path of a .gguf file on this machine; empty: the default model",
+    "local_model_path_space": "The local model file is set on the server (LOCAL_MODEL_PATH); visitors cannot change it.",
 
     # -- labels added by the trace, sources and answer panels (rag.ui.render)
     "chapter_n": "Chapter {n}",
@@ -194,11 +207,11 @@ LABELS: dict[str, str] = {
     "scope_placeholder": "empty: the whole book",
     "scope_no_limit": "empty: no limit",
     "scope_apply": "Apply",
-    "scope_invalid": "{field}: \"{value}\" is not a chapter number (1 or more, e.g. 27 or 二十七); leave it empty for the whole book",
+    "scope_invalid": "{field}: \"{value}\" is not a {unit} number (1 or more, e.g. 27 or 二十七); leave it empty for the whole book",
     "scope_whole_book": "The whole book is searched, no spoiler limit.",
-    "scope_range_to": "chapters {first} to {last}",
-    "scope_range_from": "from chapter {first} on",
-    "scope_read_to": "nothing after chapter {n}",
+    "scope_range_to": "{unit} {first} to {last}",
+    "scope_range_from": "from {unit} {first} on",
+    "scope_read_to": "nothing after {unit} {n}",
     "scope_applied": "Questions search {parts}.",
     "turn_failed": "This question could not be answered (the page's request failed). Please ask again.",
 
@@ -518,6 +531,10 @@ SETTINGS: dict[str, str] = {
     "settings.searxng_scheme": "the SearXNG URL must start with http:// or https://",
     "settings.no_make_deps": "this app cannot change the model or search provider per session",
     "settings.invalid": "invalid values for {names}",
+    "settings.local_no_file": "No local model file at {name}",
+    "settings.local_not_gguf": "The local model file must be a .gguf file: {name}",
+    "settings.local_forbidden": "The local model file can only be set on the server (LOCAL_MODEL_PATH)",
+    "settings.local_model_starting": "Loading the local model {name}; answers use it once it is ready",
 
 
     # -- the page

@@ -194,8 +194,8 @@ def _wire_settings(pages: Pages) -> None:
     settings, v, shell = pages.settings, pages.layout.settings, pages.layout.shell
     save: dict[str, Any] = {"fn": settings.save_browser, "inputs": [shell.session, v.remember, shell.browser],
                             "outputs": [shell.browser], "queue": False, **PRIVATE}
-    v.apply.click(settings.on_apply, inputs=[shell.session, *v.fields], outputs=[shell.session, shell.banner, v.status,
-                                                                                  v.model],
+    v.apply.click(settings.on_apply, inputs=[shell.session, *v.fields],
+                  outputs=[shell.session, shell.banner, v.status, v.model, v.local_model, shell.banner_timer],
                   concurrency_limit=2, concurrency_id="settings", **PRIVATE).then(**save)
     v.remember.input(**save)
     v.reset.click(settings.on_reset, inputs=[shell.session], outputs=[shell.session, shell.banner, v.status, *v.fields],

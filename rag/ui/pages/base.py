@@ -118,6 +118,12 @@ def session_search(deps: Deps, visitor: str | None = None) -> Any | None:
                          per_hour=deps.settings.search_server_per_hour)
 
 
+def _embedded_model(settings: Any) -> Any:
+    from rag.local import LocalModel
+
+    return LocalModel(settings)
+
+
 @dataclass
 class AppContext:
     """The server side every page reads: default deps, the book index, the session store."""
@@ -132,6 +138,7 @@ class AppContext:
     # The embedded model (``rag.local.LocalModel``) while it downloads and loads; the server's deps
     # get it once it is ready (``use_model``), and the sessions on the server's deps follow.
     local: Any | None = None
+    make_local: Callable[[Any], Any] | None = None  # the embedded model for settings (tests inject a fake)
     generation: int = 0  # bumped each time the server's deps change
 
     def use_model(self, llm: Any) -> None:
@@ -144,6 +151,24 @@ class AppContext:
         self.deps = deps
         self.generation += 1
         logger.info("answering with the embedded model from now on")
+
+    def use_local_file(self, path: Path) -> Any:
+        """From now on the server answers with the GGUF file at ``path`` (LOCAL_MODEL_PATH, set on
+        the page where its user runs the server): the embedded model is loaded from it in the
+        background; the model in use until then keeps answering, and is closed once the new one is
+        ready. Returns the new embedded model (its state drives the banner)."""
+        settings = self.settings.model_copy(update={"local_model_path": str(path)})
+        self.deps = dataclasses.replace(self.deps, settings=settings)
+        old, new = self.local, (self.make_local or _embedded_model)(settings)
+        self.local = new
+
+        def ready(llm: Any) -> None:
+            self.use_model(llm)
+            if old is not None and old is not new:
+                old.close()
+
+        new.start(on_ready=ready)
+        return new
 
     def current_deps(self, session: Session) -> Deps:
         """The deps a session answers with: its own (custom settings), else the server's (rebuilt
