@@ -188,6 +188,8 @@ LABELS: dict[str, str] = {
     "param.unit": "章",
     "indexed_ready": "已索引《{title}》：{chapters} {unit}，{chunks} 段。向量已计算完成，现在使用混合检索。",
     "demo_question_book": "《{title}》中“{event}”发生在第几{unit}？",
+    "demo_question_section": "《{title}》中的“{event}”讲了什么？",
+    "demo_question_title": "《{title}》主要讲了什么？",
     "provider.none": "不搜索网络",
     "provider.bocha": "博查（Bocha）",
     "provider.chain": "{names}（前一个失败时用下一个）",

@@ -160,7 +160,8 @@ def _wire_chat(pages: Pages, ask_concurrency: int) -> None:
                              "queue": False, **PRIVATE}
     v.new_chat.click(chat.on_reset, **reset)
     v.chatbot.clear(chat.on_reset, **reset)
-    v.demo_btn.click(chat.on_demo, inputs=[shell.session], outputs=[v.question], queue=False, **PRIVATE)
+    v.demo_btn.click(chat.on_demo, inputs=[shell.session, books.active_book], outputs=[v.question], queue=False,
+                     **PRIVATE)
 
 
 def _wire_books(pages: Pages) -> None:

@@ -76,10 +76,14 @@ class BooksView:
     books_html: Any
     delete_btn: Any
     timer: Any
+    demo_btn: Any = None  # the chat's example question: it is the active book's (build_layout sets it)
 
     @property
     def outputs(self) -> list[Any]:
-        return [self.books_html, self.active_book, self.timer]
+        """What follows the book list and the active book: the list, the picker, the timer, the
+        labels that count chapters (in the book's own word) and the example question."""
+        return [self.books_html, self.active_book, self.timer, self.chapter_from, self.chapter_to, self.read_up_to,
+                self.demo_btn]
 
 
 @dataclass
@@ -186,6 +190,7 @@ def build_layout(*, lang: str, head: str, banner: str, browser_secret: str, sett
                 chat.sources = gr.HTML(render_sources(UiState(), lang), elem_id="rag-sources")
             with gr.Tab(t(lang, "tab_books"), id="books", elem_id="rag-tab-books") as tab_books:
                 books = _books_tab(lang, has_index)
+                books.demo_btn = chat.demo_btn
             with gr.Tab(t(lang, "tab_settings"), id="settings", elem_id="rag-tab-settings") as tab_settings:
                 settings_view = _settings_tab(lang, settings, provider_choices(settings.search_provider, lang))
     locale_changed = gr.Textbox("", visible=False)

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from rag.agent.deps import Deps
 from rag.i18n import Msg, t, text
+from rag.ui.bookfacts import BookFacts, BookFactsCache
+from rag.ui.layout import ALL_BOOKS
 from rag.ui.probe import ProbeCache, display_url, llm_endpoint
 from rag.ui.render import Banner, esc, render_banner
 from rag.ui.session import Session, SessionStore
@@ -140,6 +142,7 @@ class AppContext:
     local: Any | None = None
     make_local: Callable[[Any], Any] | None = None  # the embedded model for settings (tests inject a fake)
     generation: int = 0  # bumped each time the server's deps change
+    facts: BookFactsCache = field(default_factory=BookFactsCache)
 
     def use_model(self, llm: Any) -> None:
         """The server's deps now answer with ``llm`` (the embedded model, once it is ready);
@@ -213,6 +216,23 @@ class AppContext:
     def library(self, session: Session) -> Library | None:
         """The book index as this session sees it."""
         return None if self.index is None else self.index.for_owner(self.owner_of(session))
+
+    def book_facts(self, session: Session, book: str | None = None,
+                   books: Sequence[BookInfo] | None = None) -> BookFacts | None:
+        """What the page says about the book questions go to: ``book`` (default: the one the page
+        shows), or with every book picked, the only one there is. ``books``: the list, if known."""
+        library = self.library(session)
+        book = book if book is not None else session.book
+        if library is None:
+            return None
+        if not book or book == ALL_BOOKS:
+            try:
+                listed = list(books if books is not None else library.books())
+            except Exception as exc:  # noqa: BLE001 - no list: the page's own words
+                logger.info("listing books failed: %s", type(exc).__name__)
+                return None
+            book = str(listed[0].id) if len(listed) == 1 else None
+        return self.facts.get(library, book)
 
     def session_deps(self, deps: Deps, session: Session) -> Deps:
         return per_session_deps(deps, self.owner_of(session), visitor=f"session-{session.id}")
