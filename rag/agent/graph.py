@@ -39,6 +39,7 @@ from rag.deadline import CONFIG_KEY
 #: Our own state types that the checkpointer may restore (and nothing else).
 CHECKPOINT_TYPES = [
     ("rag.schemas", "RouteDecision"),
+    ("rag.agent.routing", "CodeRoute"),  # a route the code decided, its reason a message
     ("rag.schemas", "Evaluation"),
     ("rag.schemas", "Passage"),
     ("rag.schemas", "SearchResult"),

@@ -1,4 +1,6 @@
-"""Book questions are not answered from memory: when the router says "simple" but the question
+"""How a question is routed when the code decides (``CodeRoute``), and the check that decides it.
+
+Book questions are not answered from memory: when the router says "simple" but the question
 names things the loaded book itself talks about, the question goes to retrieval anyway.
 
 Pure: given the question and the passages a search for it returned, which of the question's terms
@@ -11,8 +13,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from pydantic.json_schema import SkipJsonSchema
+
 from rag.checks import is_han
-from rag.schemas import Passage
+from rag.i18n import Msg
+from rag.schemas import Passage, RouteDecision
 
 # Runs that every Chinese text has, whatever the book: question words, pronouns, numerals, particles.
 _COMMON = set("的了是在和有不也就都而及与之其这那个们被把为以于中上下一吗呢吧啊么什怎谁哪几多少我你他她它请问说")
@@ -54,3 +59,38 @@ def book_terms(question: str, passages: Sequence[Passage]) -> list[str]:
         if found >= needed:
             hits.append(term)
     return hits
+
+
+class CodeRoute(RouteDecision):
+    """A route the code decided or overrode. ``why`` says why as a message, rendered in the
+    reader's language; ``reason`` keeps its English text (logs, the CLI), as a router's would be."""
+
+    why: SkipJsonSchema[Msg]
+
+    @classmethod
+    def of(cls, why: Msg, strategy: str = "complex") -> CodeRoute:
+        return cls(strategy=strategy, reason=str(why), why=why)  # type: ignore[arg-type]
+
+
+def route_reason(route: RouteDecision) -> Msg | str:
+    """Why ``route`` was taken: the code's message, else the router's own words."""
+    return route.why if isinstance(route, CodeRoute) else route.reason
+
+
+def by_code(terms: Sequence[str]) -> CodeRoute:
+    """Retrieval decided by code, without a router call: the book uses ``terms``."""
+    return CodeRoute.of(Msg.of("route.by_code", names=_names(terms)))
+
+
+def router_failed(error: Msg | str) -> CodeRoute:
+    """Retrieval because the router gave no usable decision."""
+    return CodeRoute.of(Msg.of("route.router_failed", error=error))
+
+
+def overruled(route: RouteDecision, terms: Sequence[str]) -> CodeRoute:
+    """Retrieval although the router said "simple": the book uses ``terms`` (its reason is kept)."""
+    return CodeRoute.of(Msg.of("route.book_terms", reason=route.reason, names=_names(terms)))
+
+
+def _names(terms: Sequence[str]) -> str:
+    return "、".join(terms[:3])

@@ -8,6 +8,6 @@ codes too: ``t(lang, "send")``.
 
 from __future__ import annotations
 
-from rag.i18n.msg import LANGS, Lang, Level, Msg, codes, join, node_title, pick_language, t, text
+from rag.i18n.msg import LANGS, Lang, Level, Msg, codes, join, node_title, pick_language, t, text, with_params
 
-__all__ = ["LANGS", "Lang", "Level", "Msg", "codes", "join", "node_title", "pick_language", "t", "text"]
+__all__ = ["LANGS", "Lang", "Level", "Msg", "codes", "join", "node_title", "pick_language", "t", "text", "with_params"]

@@ -84,8 +84,16 @@ def _catalogue(lang: str) -> dict[str, str]:
 
 
 class _Fields(dict):
+    """A message's params; a param it was not given is the catalogue's default for it
+    (``param.<name>``, e.g. the word for a chapter when the page does not know the book's own)."""
+
+    def __init__(self, values: dict[str, Any], lang: str) -> None:
+        super().__init__(values)
+        self.lang = lang
+
     def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
+        default = _catalogue(self.lang).get(f"param.{key}") or _catalogue("en").get(f"param.{key}")
+        return default if default is not None else "{" + key + "}"
 
 
 def _param(value: Any, lang: str) -> Any:
@@ -113,12 +121,27 @@ def text(lang: str, message: Msg | str | None) -> str:
     if template is None:
         logger.warning("no text for message code %r", message.code)
         return message.code
-    fields = _Fields({k: _param(v, lang) for k, v in message.params.items()})
+    fields = _Fields({k: _param(v, lang) for k, v in message.params.items()}, lang)
     try:
         return string.Formatter().vformat(template, (), fields)
     except (ValueError, IndexError, KeyError, TypeError):
         logger.warning("message code %r: its params do not fit its text", message.code)
         return template
+
+
+def with_params(message: Msg, **params: Param) -> Msg:
+    """``message`` with ``params`` added to it and to every message nested in its params, where a
+    message does not have them already: context the emitter did not know (the book's own word for
+    a chapter, which the page knows) for whichever of its texts uses it."""
+    def add(value: Any) -> Any:
+        if isinstance(value, Msg):
+            return with_params(value, **params)
+        if isinstance(value, list):
+            return [add(v) for v in value]
+        return value
+
+    own = {k: add(v) for k, v in message.params.items()}
+    return Msg(code=message.code, params={**params, **own}, level=message.level)
 
 
 def t(lang: str, key: str, **params: Any) -> str:

@@ -77,7 +77,7 @@ LABELS: dict[str, str] = {
     "status_embedding": "向量化中",
     "status_ready": "就绪",
     "status_error": "出错",
-    "indexed": "已索引《{title}》：{chapters} 章，{chunks} 段。现在就可以按关键词提问；向量在后台计算，完成后自动改用混合检索。",
+    "indexed": "已索引《{title}》：{chapters} {unit}，{chunks} 段。现在就可以按关键词提问；向量在后台计算，完成后自动改用混合检索。",
     "index_failed": "无法索引这本书：{message}",
     "indexing": "正在索引……",
     "settings_note": "只对这个浏览器生效，不会写入服务器的磁盘或日志；非密钥设置保存在本浏览器中，密钥只在勾选下方选项时保存。留空则使用服务器默认值。",
@@ -159,9 +159,9 @@ LABELS: dict[str, str] = {
     "nav_books": "书库",
     "nav_settings": "设置",
     "scope_title": "提问范围",
-    "chapter_from": "从第几章",
-    "chapter_to": "到第几章",
-    "read_up_to": "我读到了第几章（防剧透）",
+    "chapter_from": "从第几{unit}",
+    "chapter_to": "到第几{unit}",
+    "read_up_to": "我读到了第几{unit}（防剧透）",
     "allow_web_spoilers": "允许网络结果（可能剧透）",
     "scope_note": "留空表示整本书、不限制。",
     "stage_reading": "读取书籍",
@@ -184,6 +184,21 @@ LABELS: dict[str, str] = {
     "upload_cancelled": "已取消上传。",
     "demo_question": "孙悟空三打白骨精发生在原著第几回？这一情节在1986年央视版电视剧《西游记》中是第几集？",
     # -- labels added by the UI pages
+    # the book's own word for a chapter when a text is not told it (the page tells it: 回, 节...)
+    "param.unit": "章",
+    "indexed_ready": "已索引《{title}》：{chapters} {unit}，{chunks} 段。向量已计算完成，现在使用混合检索。",
+    "demo_question_book": "《{title}》中“{event}”发生在第几{unit}？",
+    "demo_question_section": "《{title}》中的“{event}”讲了什么？",
+    "demo_question_title": "《{title}》主要讲了什么？",
+    "provider.none": "不搜索网络",
+    "provider.bocha": "博查（Bocha）",
+    "provider.chain": "{names}（前一个失败时用下一个）",
+    "route.by_code": "书中用到了 {names}：由代码判断直接查书（没有询问路由模型）",
+    "route.router_failed": "路由模型两次都没有给出可用的判断，改为查书：{error}",
+    "route.book_terms": "{reason} → 改为查书：书中用到了 {names}",
+    "local_model_path": "本地模型文件（GGUF）",
+    "local_model_path_placeholder": "本机上 .gguf 文件的路径；留空：使用默认模型",
+    "local_model_path_space": "本地模型文件由服务器设置（LOCAL_MODEL_PATH），访客不能更改。",
 
     # -- labels added by the trace, sources and answer panels (rag.ui.render)
     "chapter_n": "第{n}章",
@@ -193,11 +208,11 @@ LABELS: dict[str, str] = {
     "scope_placeholder": "留空：整本书",
     "scope_no_limit": "留空：不限制",
     "scope_apply": "应用",
-    "scope_invalid": "{field}：“{value}”不是回数（1 或以上，如 27 或 二十七）；留空表示整本书",
+    "scope_invalid": "{field}：“{value}”不是第几{unit}的数字（1 或以上，如 27 或 二十七）；留空表示整本书",
     "scope_whole_book": "检索整本书，不限制剧透。",
-    "scope_range_to": "第 {first} 至 {last} 回",
-    "scope_range_from": "第 {first} 回起",
-    "scope_read_to": "不用第 {n} 回之后的内容",
+    "scope_range_to": "第 {first} 至 {last} {unit}",
+    "scope_range_from": "第 {first} {unit}起",
+    "scope_read_to": "不用第 {n} {unit}之后的内容",
     "scope_applied": "提问将检索：{parts}。",
     "turn_failed": "这个问题没能回答（页面请求失败），请重新提问。",
 
@@ -211,12 +226,12 @@ LABELS: dict[str, str] = {
 
 # node titles in the trace (rag.agent.names)
 NODES: dict[str, str] = {
-    "node.route_question": "路由问题",
+    "node.route_question": "路由判断",
     "node.retrieve_local": "检索本书",
-    "node.evaluate": "评估是否足够",
+    "node.evaluate": "评估证据",
     "node.web_search": "网络搜索",
     "node.generate": "生成回答",
-    "node.verify_answer": "核对答案",
+    "node.verify_answer": "核对回答",
     "node.direct_answer": "直接回答",
     "node.fallback": "兜底回答",
     "node.retrieval_only": "仅检索（无模型）",
@@ -513,6 +528,10 @@ SETTINGS: dict[str, str] = {
     "settings.searxng_scheme": "SearXNG 地址必须以 http:// 或 https:// 开头",
     "settings.no_make_deps": "此应用不能按会话更换模型或搜索引擎",
     "settings.invalid": "以下设置的值无效：{names}",
+    "settings.local_no_file": "找不到本地模型文件：{name}",
+    "settings.local_not_gguf": "本地模型文件必须是 .gguf 文件：{name}",
+    "settings.local_forbidden": "本地模型文件只能在服务器上设置（LOCAL_MODEL_PATH）",
+    "settings.local_model_starting": "正在加载本地模型 {name}；加载完成后用它回答",
 
 
     # -- the page

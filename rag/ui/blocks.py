@@ -160,7 +160,8 @@ def _wire_chat(pages: Pages, ask_concurrency: int) -> None:
                              "queue": False, **PRIVATE}
     v.new_chat.click(chat.on_reset, **reset)
     v.chatbot.clear(chat.on_reset, **reset)
-    v.demo_btn.click(chat.on_demo, inputs=[shell.session], outputs=[v.question], queue=False, **PRIVATE)
+    v.demo_btn.click(chat.on_demo, inputs=[shell.session, books.active_book], outputs=[v.question], queue=False,
+                     **PRIVATE)
 
 
 def _wire_books(pages: Pages) -> None:
@@ -194,8 +195,8 @@ def _wire_settings(pages: Pages) -> None:
     settings, v, shell = pages.settings, pages.layout.settings, pages.layout.shell
     save: dict[str, Any] = {"fn": settings.save_browser, "inputs": [shell.session, v.remember, shell.browser],
                             "outputs": [shell.browser], "queue": False, **PRIVATE}
-    v.apply.click(settings.on_apply, inputs=[shell.session, *v.fields], outputs=[shell.session, shell.banner, v.status,
-                                                                                  v.model],
+    v.apply.click(settings.on_apply, inputs=[shell.session, *v.fields],
+                  outputs=[shell.session, shell.banner, v.status, v.model, v.local_model, shell.banner_timer],
                   concurrency_limit=2, concurrency_id="settings", **PRIVATE).then(**save)
     v.remember.input(**save)
     v.reset.click(settings.on_reset, inputs=[shell.session], outputs=[shell.session, shell.banner, v.status, *v.fields],

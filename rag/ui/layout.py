@@ -8,6 +8,7 @@ Labels are in the server's default language here; ``ShellPage.on_load`` relabels
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,10 +76,14 @@ class BooksView:
     books_html: Any
     delete_btn: Any
     timer: Any
+    demo_btn: Any = None  # the chat's example question: it is the active book's (build_layout sets it)
 
     @property
     def outputs(self) -> list[Any]:
-        return [self.books_html, self.active_book, self.timer]
+        """What follows the book list and the active book: the list, the picker, the timer, the
+        labels that count chapters (in the book's own word) and the example question."""
+        return [self.books_html, self.active_book, self.timer, self.chapter_from, self.chapter_to, self.read_up_to,
+                self.demo_btn]
 
 
 @dataclass
@@ -96,11 +101,12 @@ class SettingsView:
     apply: Any
     reset: Any
     status: Any
+    local_model: Any = None  # LOCAL_MODEL_PATH: a server setting, read-only where visitors use the page
 
     @property
     def fields(self) -> list[Any]:
         return [self.base_url, self.model, self.key, self.provider, self.search_key, self.searxng, self.k,
-                self.rounds]
+                self.rounds, self.local_model]
 
 
 @dataclass
@@ -132,13 +138,32 @@ def server_placeholder(value: str | None, lang: str) -> str:
     return t(lang, "set_on_server") if value else ""
 
 
-def provider_choices(current: str) -> list[str]:
-    """The search providers a visitor may pick (the search registry's names, "none" first), and the
-    server's own choice when it is a chain such as "bocha,duckduckgo"."""
-    choices = ["none", *(name for name in VALID_NAMES if name != "none")]
-    if current and current not in choices:
-        choices.append(current)
-    return choices
+def provider_choices(current: str, lang: str = "zh") -> list[tuple[str, str]]:
+    """The search providers a visitor may pick, as (label in ``lang``, SEARCH_PROVIDER's value): the
+    search registry's names, "none" first, and the server's own choice when it is a chain such as
+    "bocha,duckduckgo". The value is the setting's; only the label is the page's language."""
+    from rag.ui.render import provider_label
+
+    names = ["none", *(name for name in VALID_NAMES if name != "none")]
+    if current and current not in names:
+        names.append(current)
+    return [(provider_label(lang, name), name) for name in names]
+
+
+def local_model_editable(settings: Any) -> bool:
+    """Whether the page may set LOCAL_MODEL_PATH: only where the one who uses the page runs the
+    server (not on a Hugging Face Space, SPACE_ID set, nor on any public page)."""
+    return not os.environ.get("SPACE_ID") and not bool(getattr(settings, "public_page", False))
+
+
+def local_model_field(settings: Any, lang: str) -> dict[str, Any]:
+    """The local model field's label, hint and whether it can be edited, in ``lang``. The server's
+    own path is never shown (the placeholder only says that one is set)."""
+    if not local_model_editable(settings):
+        return {"label": t(lang, "local_model_path"), "info": t(lang, "local_model_path_space"),
+                "placeholder": "", "interactive": False}
+    placeholder = server_placeholder(settings.local_model_path, lang) or t(lang, "local_model_path_placeholder")
+    return {"label": t(lang, "local_model_path"), "info": None, "placeholder": placeholder, "interactive": True}
 
 
 def build_layout(*, lang: str, head: str, banner: str, browser_secret: str, settings: Any, has_index: bool,
@@ -165,8 +190,9 @@ def build_layout(*, lang: str, head: str, banner: str, browser_secret: str, sett
                 chat.sources = gr.HTML(render_sources(UiState(), lang), elem_id="rag-sources")
             with gr.Tab(t(lang, "tab_books"), id="books", elem_id="rag-tab-books") as tab_books:
                 books = _books_tab(lang, has_index)
+                books.demo_btn = chat.demo_btn
             with gr.Tab(t(lang, "tab_settings"), id="settings", elem_id="rag-tab-settings") as tab_settings:
-                settings_view = _settings_tab(lang, settings, provider_choices(settings.search_provider))
+                settings_view = _settings_tab(lang, settings, provider_choices(settings.search_provider, lang))
     locale_changed = gr.Textbox("", visible=False)
     banner_timer = gr.Timer(2.0, active=banner_ticks)
     shell = ShellView(session, browser, header, banner_html, lang_radio, nav, locale_changed,
@@ -220,7 +246,7 @@ def _books_tab(lang: str, has_index: bool) -> BooksView:
                      read_up_to, allow_spoilers, scope_apply, scope_status, books_html, delete_btn, timer)
 
 
-def _settings_tab(lang: str, s: Any, providers: list[str]) -> SettingsView:
+def _settings_tab(lang: str, s: Any, providers: list[tuple[str, str]]) -> SettingsView:
     note = gr.Markdown(t(lang, "settings_note"))
     allowed = bool(s.allow_session_endpoints)
     # Server URLs can carry credentials or internal addresses: the page only says that one is set (an
@@ -238,10 +264,11 @@ def _settings_tab(lang: str, s: Any, providers: list[str]) -> SettingsView:
                          visible=allowed, elem_id="rag-s-searxng")
     k = gr.Slider(1, 20, step=1, value=s.retrieval_k, label=t(lang, "retrieval_k"), elem_id="rag-s-k")
     rounds = gr.Slider(0, 5, step=1, value=s.max_web_rounds, label=t(lang, "web_rounds"), elem_id="rag-s-rounds")
+    local_model = gr.Textbox(value="", max_lines=1, elem_id="rag-s-local-model", **local_model_field(s, lang))
     remember = gr.Checkbox(False, label=t(lang, "remember_keys"), elem_id="rag-s-remember")
     with gr.Row():
         apply = gr.Button(t(lang, "apply"), variant="primary", elem_id="rag-s-apply")
         reset = gr.Button(t(lang, "reset"), elem_id="rag-s-reset")
     status = gr.Markdown("", elem_id="rag-s-status")
     return SettingsView(note, base_url, model, key, provider, search_key, searxng, k, rounds, remember, apply,
-                        reset, status)
+                        reset, status, local_model)

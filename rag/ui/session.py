@@ -70,6 +70,7 @@ class Session:
         self.settings_status: Msg | None = None
         self.books_message: Msg | None = None
         self.scope_status: Msg | None = None  # what the scope panel's Apply said
+        self.book: str | None = None  # the active book the page shows last (its chapter word, its example)
         self.saved: dict[str, Any] = {}  # the settings the browser remembers (no keys unless opted in)
         self.saved_keys: dict[str, str] = {}  # the keys typed in, for the browser only if the user opts in
         self.upload_cancel = threading.Event()  # set by "cancel the upload"

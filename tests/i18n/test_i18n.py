@@ -59,3 +59,18 @@ def test_a_message_survives_json():
 @pytest.mark.parametrize("value", [None, ""])
 def test_nothing_renders_empty(value):
     assert text("zh", value) == ""
+
+
+def test_a_param_a_message_was_not_given_is_the_catalogues_default():
+    assert t("zh", "chapter_from") == "从第几章" and t("en", "chapter_from") == "From chapter"
+    assert t("zh", "chapter_from", unit="回") == "从第几回"
+
+
+def test_with_params_reaches_nested_messages_and_keeps_their_own():
+    from rag.i18n import with_params
+
+    msg = Msg.of("scope_applied", parts=[Msg.of("scope_range_to", first=3, last=27), Msg.of("scope_read_to", n=5)])
+    assert text("zh", with_params(msg, unit="回")) == "提问将检索：第 3 至 27 回；不用第 5 回之后的内容。"
+    own = Msg.of("chapter_to", unit="节")
+    assert text("zh", with_params(own, unit="回")) == "到第几节"
+    assert text("zh", msg) == "提问将检索：第 3 至 27 章；不用第 5 章之后的内容。"  # unchanged, the default word

@@ -192,11 +192,11 @@ def test_the_scope_panel_says_on_apply_what_its_fields_mean(tmp_path):
     said = value(pages.books.on_scope_apply(en, "3", "二十七", "5"), pages.layout.books.scope_status)
     assert "chapters 3 to 27" in said and "nothing after chapter 5" in said
     wrong = value(pages.books.on_scope_apply(zh, "abc", "", ""), pages.layout.books.scope_status)
-    assert "从第几章" in wrong and "abc" in wrong and "不是回数" in wrong
-    assert "不是回数" in value(pages.books.on_scope_apply(zh, "", "", "0"), pages.layout.books.scope_status)
+    assert "从第几章" in wrong and "abc" in wrong and "不是第几章的数字" in wrong  # no book: the generic word
+    assert "不是第几章的数字" in value(pages.books.on_scope_apply(zh, "", "", "0"), pages.layout.books.scope_status)
     # The last Apply's line follows a language switch (it is kept as a message, not as text).
     switched = pages.shell.on_language(en, "zh", {}, "__all__")
-    assert "第 3 至 27 回" in value(switched, pages.layout.books.scope_status)
+    assert "第 3 至 27 章" in value(switched, pages.layout.books.scope_status)
     assert value(pages.shell.on_language(en, "en", {}, "__all__"), pages.layout.books.scope_status) == said
 
 

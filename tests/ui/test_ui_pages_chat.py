@@ -178,7 +178,7 @@ def test_a_scope_field_that_is_not_a_chapter_ends_the_turn_with_a_message(pages,
     session = new_session(pages)
     out = ask(pages, session, QUESTION, *fields, False)
     trace = out["final"][pages.layout.chat.trace]
-    assert "不是回数" in trace and "trace-queued" not in trace
+    assert "不是第几章的数字" in trace and "trace-queued" not in trace
     assert out["final"][pages.layout.chat.send]["visible"] is True
     assert session.active is None and session.ui.current.status == "failed"
 

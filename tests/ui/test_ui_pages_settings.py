@@ -40,9 +40,22 @@ def pages(tmp_path):
 
 
 def test_provider_choices_come_from_the_search_registry():
-    choices = provider_choices("none")
-    assert choices[0] == "none" and set(choices) == set(VALID_NAMES)
-    assert provider_choices("bocha,duckduckgo")[-1] == "bocha,duckduckgo"
+    values = [value for _, value in provider_choices("none")]
+    assert values[0] == "none" and set(values) == set(VALID_NAMES)
+    assert provider_choices("bocha,duckduckgo")[-1][1] == "bocha,duckduckgo"
+
+
+def test_provider_choices_are_labelled_in_the_page_language_and_keep_their_values():
+    zh = {value: label for label, value in provider_choices("bocha,duckduckgo", "zh")}
+    en = {value: label for label, value in provider_choices("bocha,duckduckgo", "en")}
+    assert zh["none"] == "不搜索网络" and en["none"] == "No web search"
+    assert "none" not in zh.values() and "博查" in zh["bocha"]
+    assert zh["bocha,duckduckgo"].startswith("博查（Bocha） → DuckDuckGo") and "," not in en["bocha,duckduckgo"]
+
+
+def test_a_language_switch_relabels_the_provider_choices(pages):
+    update = pages.settings.labels("en")[pages.layout.settings.provider]
+    assert ("No web search", "none") in update["choices"]
 
 
 def test_applied_settings_survive_a_reload_and_keys_only_with_consent(pages):

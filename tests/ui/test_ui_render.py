@@ -149,7 +149,7 @@ def test_evaluations_json_lists_rounds():
 
 def test_banner_states_mode():
     on = render_banner(Banner(llm_model="qwen<1>", llm_connected=True, web_provider="bocha"), "en")
-    assert "mode-model" in on and "qwen&lt;1&gt;" in on and "mode-web" in on and "bocha" in on
+    assert "mode-model" in on and "qwen&lt;1&gt;" in on and "mode-web" in on and "Bocha" in on
     off = render_banner(Banner(llm_model=None, llm_connected=False, web_provider=None, custom=True), "zh")
     assert "mode-retrieval-only" in off and "mode-web-off" in off and t("zh", "banner_custom") in off
 

@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from rag.agent.context import rewrite_messages, route_messages
 from rag.agent.names import ROUTE
 from rag.agent.nodes.common import Env
-from rag.agent.routing import book_terms
+from rag.agent.routing import book_terms, by_code, overruled, router_failed
 from rag.agent.state import RESET, GraphState, Notice, reset_question_state
 from rag.lang import detect_lang
 from rag.llm import failure_kind
@@ -61,23 +61,19 @@ def _route(question: str, state: GraphState, env: Env) -> tuple[RouteDecision, l
     if env.config.route_by_code_first:
         terms = _book_terms(question, state.get("book_id"), env)
         if terms:
-            names = "、".join(terms[:3])
-            by_code = RouteDecision(strategy="complex", reason=f"retrieval by code: the book itself uses {names}")
-            return by_code, [env.n(ROUTE, "agent.routed_by_code", names=names)]
+            return by_code(terms), [env.n(ROUTE, "agent.routed_by_code", names="、".join(terms[:3]))]
     route, errors = env.structured(RouteDecision, route_messages(question, env.book_field(state, "title")))
     if route is None:
         # A model that could not be reached is not a model that wrote bad JSON (as in evaluate).
         invalid = any(failure_kind(e) == "invalid_output" for e in errors)
         error = env.error(errors[-1])
-        route = RouteDecision(strategy="complex", reason=f"router failed twice, using retrieval: {error}")
+        route = router_failed(error)
         code = "agent.router_invalid" if invalid else "agent.router_unreachable"
         return route, [env.n(ROUTE, code, "warning", error=error)]
     if route.strategy == "simple":
         terms = _book_terms(question, state.get("book_id"), env) if terms is None else terms
         if terms:  # a book question is never answered from the model's memory
-            names = "、".join(terms[:3])
-            route = RouteDecision(strategy="complex", reason=f"{route.reason} -> retrieval: the book itself uses {names}")
-            return route, [env.n(ROUTE, "agent.router_book_terms", names=names)]
+            return overruled(route, terms), [env.n(ROUTE, "agent.router_book_terms", names="、".join(terms[:3]))]
     return route, []
 
 

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from rag.agent.deps import Deps
 from rag.i18n import Msg, t, text
+from rag.ui.bookfacts import BookFacts, BookFactsCache
+from rag.ui.layout import ALL_BOOKS
 from rag.ui.probe import ProbeCache, display_url, llm_endpoint
 from rag.ui.render import Banner, esc, render_banner
 from rag.ui.session import Session, SessionStore
@@ -118,6 +120,12 @@ def session_search(deps: Deps, visitor: str | None = None) -> Any | None:
                          per_hour=deps.settings.search_server_per_hour)
 
 
+def _embedded_model(settings: Any) -> Any:
+    from rag.local import LocalModel
+
+    return LocalModel(settings)
+
+
 @dataclass
 class AppContext:
     """The server side every page reads: default deps, the book index, the session store."""
@@ -132,7 +140,9 @@ class AppContext:
     # The embedded model (``rag.local.LocalModel``) while it downloads and loads; the server's deps
     # get it once it is ready (``use_model``), and the sessions on the server's deps follow.
     local: Any | None = None
+    make_local: Callable[[Any], Any] | None = None  # the embedded model for settings (tests inject a fake)
     generation: int = 0  # bumped each time the server's deps change
+    facts: BookFactsCache = field(default_factory=BookFactsCache)
 
     def use_model(self, llm: Any) -> None:
         """The server's deps now answer with ``llm`` (the embedded model, once it is ready);
@@ -144,6 +154,24 @@ class AppContext:
         self.deps = deps
         self.generation += 1
         logger.info("answering with the embedded model from now on")
+
+    def use_local_file(self, path: Path) -> Any:
+        """From now on the server answers with the GGUF file at ``path`` (LOCAL_MODEL_PATH, set on
+        the page where its user runs the server): the embedded model is loaded from it in the
+        background; the model in use until then keeps answering, and is closed once the new one is
+        ready. Returns the new embedded model (its state drives the banner)."""
+        settings = self.settings.model_copy(update={"local_model_path": str(path)})
+        self.deps = dataclasses.replace(self.deps, settings=settings)
+        old, new = self.local, (self.make_local or _embedded_model)(settings)
+        self.local = new
+
+        def ready(llm: Any) -> None:
+            self.use_model(llm)
+            if old is not None and old is not new:
+                old.close()
+
+        new.start(on_ready=ready)
+        return new
 
     def current_deps(self, session: Session) -> Deps:
         """The deps a session answers with: its own (custom settings), else the server's (rebuilt
@@ -188,6 +216,23 @@ class AppContext:
     def library(self, session: Session) -> Library | None:
         """The book index as this session sees it."""
         return None if self.index is None else self.index.for_owner(self.owner_of(session))
+
+    def book_facts(self, session: Session, book: str | None = None,
+                   books: Sequence[BookInfo] | None = None) -> BookFacts | None:
+        """What the page says about the book questions go to: ``book`` (default: the one the page
+        shows), or with every book picked, the only one there is. ``books``: the list, if known."""
+        library = self.library(session)
+        book = book if book is not None else session.book
+        if library is None:
+            return None
+        if not book or book == ALL_BOOKS:
+            try:
+                listed = list(books if books is not None else library.books())
+            except Exception as exc:  # noqa: BLE001 - no list: the page's own words
+                logger.info("listing books failed: %s", type(exc).__name__)
+                return None
+            book = str(listed[0].id) if len(listed) == 1 else None
+        return self.facts.get(library, book)
 
     def session_deps(self, deps: Deps, session: Session) -> Deps:
         return per_session_deps(deps, self.owner_of(session), visitor=f"session-{session.id}")

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 import gradio as gr
 
 from rag.errors import RagError
-from rag.i18n import Msg, t
+from rag.i18n import Msg, t, with_params
 from rag.scope import ScopeInvalid, parse_scope, scope_summary
+from rag.ui.bookfacts import BookFacts
 from rag.ui.layout import ALL_BOOKS, Layout
 from rag.ui.pages.base import AppContext, show
 from rag.ui.render import render_books
@@ -87,6 +88,17 @@ def stage_text(lang: str, stage: str, done: int, total: int) -> str:
     key = f"stage_{stage}"
     text = t(lang, key)
     return text if text != key else stage
+
+
+def vectors_done(msg: Msg | None, books: list[BookInfo] | None) -> Msg | None:
+    """The upload's line ("indexed: ... vectors are computed in the background") once that book's
+    vectors are done: it says so instead (the page's timer brings the list until then)."""
+    if msg is None or msg.code != "indexed" or books is None:
+        return msg
+    book = msg.params.get("book")
+    if any(b.id == book and b.status == "ready" for b in books):
+        return Msg.of("indexed_ready", level=msg.level, **msg.params)
+    return msg
 
 
 def discard_upload(path: str | None) -> None:
@@ -213,25 +225,41 @@ class BooksPage:
             eta = self.etas.observe(b.id, int(b.embedded or 0), int(b.chunks or 0), embedding=b.status == "embedding")
             if eta is not None:
                 left[str(b.id)] = eta
-        msg = session.books_message
+        msg = session.books_message = vectors_done(session.books_message, books)
+        if msg is not None and isinstance(msg.params.get("book"), str):  # "indexed": in that book's word
+            indexed = self.ctx.book_facts(session, str(msg.params["book"]))
+            msg = with_params(msg, unit=indexed.unit(session.lang)) if indexed else msg
+        active = current if current in values else ALL_BOOKS
+        session.book = active
         return {
             self.ui.books_html: render_books(books, session.lang, show(msg, session.lang, icon=False),
                                              msg.level if msg else "info", etas=left),
-            self.ui.active_book: gr.update(choices=choices, value=current if current in values else ALL_BOOKS,
-                                           label=t(session.lang, "active_book")),
+            self.ui.active_book: gr.update(choices=choices, value=active, label=t(session.lang, "active_book")),
             self.ui.timer: gr.Timer(active=pending),
+            **self.book_labels(session, self.ctx.book_facts(session, active, books)),
+        }
+
+    def book_labels(self, session: Session, facts: BookFacts | None) -> dict[Any, Any]:
+        """The labels that count chapters, in the active book's own word (回, 章, Chapter...), and
+        the example question, about that book."""
+        lang, v = session.lang, self.ui
+        unit = facts.unit(lang) if facts is not None else t(lang, "param.unit")
+        example = facts.example(lang) if facts is not None else t(lang, "demo_question")
+        return {
+            v.chapter_from: gr.update(label=t(lang, "chapter_from", unit=unit), placeholder=t(lang, "scope_placeholder")),
+            v.chapter_to: gr.update(label=t(lang, "chapter_to", unit=unit), placeholder=t(lang, "scope_placeholder")),
+            v.read_up_to: gr.update(label=t(lang, "read_up_to", unit=unit), placeholder=t(lang, "scope_no_limit")),
+            v.demo_btn: gr.update(value=f"💡 {example}"),
         }
 
     def labels(self, lang: str) -> dict[Any, Any]:
+        """The page's fixed labels (those that count chapters follow the active book: ``outputs``)."""
         v = self.ui
         return {
             v.upload: gr.update(label=t(lang, "upload")),
             v.upload_cancel: gr.update(value=t(lang, "upload_cancel")),
             v.scope_acc: gr.update(label=t(lang, "scope_title")),
             v.scope_note: gr.update(value=t(lang, "scope_note")),
-            v.chapter_from: gr.update(label=t(lang, "chapter_from"), placeholder=t(lang, "scope_placeholder")),
-            v.chapter_to: gr.update(label=t(lang, "chapter_to"), placeholder=t(lang, "scope_placeholder")),
-            v.read_up_to: gr.update(label=t(lang, "read_up_to"), placeholder=t(lang, "scope_no_limit")),
             v.allow_spoilers: gr.update(label=t(lang, "allow_web_spoilers")),
             v.scope_apply: gr.update(value=t(lang, "scope_apply")),
             v.delete_btn: gr.update(value=t(lang, "delete_book")),
@@ -303,7 +331,7 @@ class BooksPage:
         if new_id not in known:
             session.uploaded.add(new_id)
         session.books_message = Msg.of("indexed", title=info.title or Path(path).stem, chapters=info.chapters,
-                                       chunks=info.chunks)
+                                       chunks=info.chunks, book=new_id)
         return {self.ui.upload: None, **self.outputs(session, new_id)}
 
     def on_scope_apply(self, session: Session | None, first: Any, last: Any, read_to: Any) -> dict[Any, Any]:
@@ -318,8 +346,11 @@ class BooksPage:
         return self.scope_line(session)
 
     def scope_line(self, session: Session) -> dict[Any, Any]:
-        """The scope panel's last Apply message, in the session's language."""
-        return {self.ui.scope_status: gr.update(value=show(session.scope_status, session.lang))}
+        """The scope panel's last Apply message, in the session's language and the book's word."""
+        msg, facts = session.scope_status, self.ctx.book_facts(session)
+        if msg is not None and facts is not None:
+            msg = with_params(msg, unit=facts.unit(session.lang))
+        return {self.ui.scope_status: gr.update(value=show(msg, session.lang))}
 
     def keep_book(self, book: str | None, stored: Any) -> Any:
         """The browser keeps the active book, so a reload shows it again (``ShellPage.on_load``)."""

@@ -15,7 +15,7 @@ from rag.agent.nodes.common import MODEL_UNREACHABLE_CODES
 from rag.agent.state import Notice
 from rag.deadline import END, TIMEOUT, Pump
 from rag.errors import QuestionTooLong, RagError, check_question
-from rag.i18n import Msg, codes, t
+from rag.i18n import Msg, codes, t, with_params
 from rag.scope import ScopeInvalid, parse_scope
 from rag.ui.layout import ALL_BOOKS, ChatView, Layout
 from rag.ui.pages.base import AppContext
@@ -69,7 +69,6 @@ class ChatPage:
             v.send: gr.update(value=t(lang, "send")),
             v.stop: gr.update(value=t(lang, "stop")),
             v.new_chat: gr.update(value=t(lang, "new_conversation")),
-            v.demo_btn: gr.update(value=f"💡 {t(lang, 'demo_question')}"),
             v.eval_acc: gr.update(label=t(lang, "evaluations_json")),
         }
 
@@ -133,8 +132,10 @@ class ChatPage:
             scope = parse_scope(ch_from, ch_to, read_to, allow_web_spoilers=spoilers)
             graph = self.ctx.ensure_graph(session)
         except ScopeInvalid as exc:
+            facts = self.ctx.book_facts(session, book)  # the field's name in the book's own word
+            msg = with_params(exc.msg, unit=facts.unit(session.lang)) if facts is not None else exc.msg
             with session.lock:
-                session.ui = fail_turn(session.ui, exc.msg)
+                session.ui = fail_turn(session.ui, msg)
             return
         except (RagError, ValueError) as exc:
             with session.lock:
@@ -223,8 +224,12 @@ class ChatPage:
         session.new_conversation()
         return {self.shell.session: session, **self.panels(session), **self.buttons(False)}
 
-    def on_demo(self, session: Session | None) -> str:
-        return t(session.lang if isinstance(session, Session) else self.ctx.default_lang, "demo_question")
+    def on_demo(self, session: Session | None, book: str | None = None) -> str:
+        """The example question: about the active book (``book``), in the page's language."""
+        if not isinstance(session, Session):
+            return t(self.ctx.default_lang, "demo_question")
+        facts = self.ctx.book_facts(session, book)
+        return facts.example(session.lang) if facts is not None else t(session.lang, "demo_question")
 
 
 #: The codes that say a model call ran out of time (the model is there, but slow).

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -19,14 +20,21 @@ from pydantic import SecretStr
 from rag.agent.deps import Deps
 from rag.errors import ConfigError, RagError
 from rag.i18n import Msg, t
-from rag.ui.layout import Layout, provider_choices, server_placeholder
+from rag.ui.layout import (
+    Layout,
+    local_model_editable,
+    local_model_field,
+    provider_choices,
+    server_placeholder,
+)
 from rag.ui.pages.base import AppContext, MakeDeps, show
 from rag.ui.probe import display_url, probe_endpoint
 from rag.ui.session import Session
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["SettingsForm", "SettingsPage", "apply_settings", "keepable_url", "probe_target", "provider_choices"]
+__all__ = ["SettingsForm", "SettingsPage", "apply_settings", "keepable_url", "local_model_file", "probe_target",
+           "provider_choices"]
 
 SAVED_FIELDS = ("base_url", "model", "provider", "searxng", "k", "rounds")  # never keys (unless opted in)
 
@@ -68,10 +76,28 @@ class SettingsForm:
     searxng: str = ""
     k: int = 6
     rounds: int = 1
+    local_model: str = ""  # LOCAL_MODEL_PATH: the server's, set here only where the page may (``local_model_editable``)
 
 
 def _refused(code: str, **params: Any) -> ConfigError:
     return ConfigError(Msg.of(code, level="error", **params))
+
+
+def local_model_file(value: str, *, editable: bool) -> Path | None:
+    """The GGUF file typed in the local model field, checked: None when the field is empty. Raises
+    ``ConfigError`` when the page may not set it (a Space, a public page), the name does not end
+    in .gguf, or there is no such file. The message names what was typed, never another path."""
+    typed = (value or "").strip()
+    if not typed:
+        return None
+    if not editable:
+        raise _refused("settings.local_forbidden")
+    path = Path(typed).expanduser()
+    if path.suffix.lower() != ".gguf":
+        raise _refused("settings.local_not_gguf", name=typed)
+    if not path.is_file():
+        raise _refused("settings.local_no_file", name=typed)
+    return path.resolve()
 
 
 def apply_settings(deps: Deps, index: Any | None, make_deps: MakeDeps | None, form: SettingsForm, *,
@@ -125,11 +151,12 @@ class SettingsPage:
             v.base_url: gr.update(label=t(lang, "llm_base_url"), placeholder=server_placeholder(s.llm_base_url, lang)),
             v.model: gr.update(label=t(lang, "llm_model")),
             v.key: gr.update(label=t(lang, "llm_api_key")),
-            v.provider: gr.update(label=t(lang, "search_provider")),
+            v.provider: gr.update(label=t(lang, "search_provider"), choices=provider_choices(s.search_provider, lang)),
             v.search_key: gr.update(label=t(lang, "search_api_key")),
             v.searxng: gr.update(label=t(lang, "searxng_url"), placeholder=server_placeholder(s.searxng_url, lang)),
             v.k: gr.update(label=t(lang, "retrieval_k")),
             v.rounds: gr.update(label=t(lang, "web_rounds")),
+            v.local_model: gr.update(**local_model_field(s, lang)),
             v.remember: gr.update(label=t(lang, "remember_keys")),
             v.apply: gr.update(value=t(lang, "apply")),
             v.reset: gr.update(value=t(lang, "reset")),
@@ -151,6 +178,7 @@ class SettingsPage:
             v.searxng: saved.get("searxng", ""),
             v.k: saved.get("k", s.retrieval_k),
             v.rounds: saved.get("rounds", s.max_web_rounds),
+            v.local_model: "",  # the server's path is never shown
             v.remember: bool(stored.get("remember_keys")),
         }
 
@@ -208,12 +236,18 @@ class SettingsPage:
         base_url, key, provider, search_key, searxng = form.base_url, form.key, form.provider, form.search_key, form.searxng
         k, rounds = form.k, form.rounds
         try:
+            local_file = local_model_file(form.local_model, editable=local_model_editable(self.ctx.settings))
             model, model_update, notes = self._check_endpoint(session, base_url, key, form.model)
             new_deps = self._apply(dataclasses.replace(form, model=model, k=int(k), rounds=int(rounds)))
         except Exception as exc:  # noqa: BLE001 - every failure is a line under the button
             session.settings_status = _failed(exc)
             return {self.shell.session: session, self.shell.banner: self.ctx.banner_html(session),
                     **self.status(session)}
+        extra: dict[Any, Any] = {}
+        if local_file is not None and str(local_file) != str(self.ctx.settings.local_model_path or ""):
+            self.ctx.use_local_file(local_file)
+            notes.append(Msg.of("settings.local_model_starting", name=local_file.name))
+            extra = {self.ui.local_model: "", self.shell.banner_timer: gr.Timer(active=True)}
         with session.lock:
             session.deps = self.ctx.session_deps(new_deps, session)
             session.graph = None  # rebuilt on the next question; conversation memory is kept
@@ -228,7 +262,7 @@ class SettingsPage:
         session.settings_status = Msg.of("settings_applied")
         text = "  \n".join([show(session.settings_status, session.lang), *(show(n, session.lang) for n in notes)])
         return {self.shell.session: session, self.shell.banner: self.ctx.banner_html(session),
-                self.ui.status: text, self.ui.model: model_update}
+                self.ui.status: text, self.ui.model: model_update, **extra}
 
     def save_browser(self, session: Session | None, remember: bool, stored: Any) -> Any:
         """What the browser keeps: the session id, language and settings (the keys only if asked)."""
@@ -259,7 +293,7 @@ class SettingsPage:
         return [
             session, self.ctx.banner_html(session), show(session.settings_status, session.lang),
             "", gr.update(value=s.llm_model or "", choices=[s.llm_model or ""]), "", s.search_provider, "", "",
-            s.retrieval_k, s.max_web_rounds,
+            s.retrieval_k, s.max_web_rounds, "",
         ]
 
 

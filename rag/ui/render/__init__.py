@@ -17,7 +17,14 @@ from rag.ui.render.answer import (
     usable_checks,
 )
 from rag.ui.render.icons import NODE_ICONS, PART_ICONS, STATUS_ICONS
-from rag.ui.render.panels import Banner, book_status_text, fmt_eta, render_banner, render_books
+from rag.ui.render.panels import (
+    Banner,
+    book_status_text,
+    fmt_eta,
+    provider_label,
+    render_banner,
+    render_books,
+)
 from rag.ui.render.safe import (
     anchor_id,
     clip,
@@ -62,6 +69,7 @@ __all__ = [
     "how_found",
     "link_citations",
     "passage_label",
+    "provider_label",
     "render_banner",
     "render_books",
     "render_sources",

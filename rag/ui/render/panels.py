@@ -10,6 +10,24 @@ from rag.i18n import t, text
 from rag.ui.render.safe import esc
 
 
+def provider_label(lang: str, name: str) -> str:
+    """A web search provider (SEARCH_PROVIDER's value: a name, or a chain "bocha,duckduckgo") as the
+    page names it in ``lang``: "none" in words, a chain as its providers in the order tried."""
+    from rag.i18n import en
+    from rag.search.registry import SPECS
+
+    def one(item: str) -> str:
+        if f"provider.{item}" in en.CATALOGUE:
+            return t(lang, f"provider.{item}")
+        spec = SPECS.get(item)
+        return spec.label if spec is not None else item
+
+    names = [n.strip().lower() for n in (name or "").split(",") if n.strip()] or ["none"]
+    if len(names) == 1:
+        return one(names[0])
+    return t(lang, "provider.chain", names=" → ".join(one(n) for n in names))
+
+
 @dataclass(frozen=True)
 class Banner:
     """What the mode banner shows: the model (connected or not), the web provider (None: off),
@@ -46,7 +64,7 @@ def render_banner(banner: Banner, lang: str) -> str:
     else:
         model = f'<span class="badge warn mode-retrieval-only">📚 {esc(t(lang, "banner_retrieval_only"))}</span>'
     if web_provider:
-        web = f'<span class="badge ok mode-web">🌐 {esc(t(lang, "banner_web_on", provider=web_provider))}</span>'
+        web = f'<span class="badge ok mode-web">🌐 {esc(t(lang, "banner_web_on", provider=provider_label(lang, web_provider)))}</span>'
     else:
         web = f'<span class="badge muted mode-web-off">🚫 {esc(t(lang, "banner_web_off"))}</span>'
     extra = f'<span class="badge info">⚙️ {esc(t(lang, "banner_custom"))}</span>' if banner.custom else ""

@@ -7,11 +7,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from rag.agent.routing import CodeRoute, route_reason
 from rag.checks import PartCheck, SentenceCheck
 from rag.i18n import node_title, t, text
 from rag.schemas import Evaluation, Passage, SearchResult
 from rag.ui.render.answer import answer_summary, strategy_text
 from rag.ui.render.icons import NODE_ICONS, PART_ICONS, STATUS_ICONS
+from rag.ui.render.panels import provider_label
 from rag.ui.render.safe import clip, esc, fmt_s
 from rag.ui.render.sources import how_found, passage_label, web_card
 from rag.ui.translate import TraceEntry, Turn
@@ -101,10 +103,12 @@ def _entry_body(entry: TraceEntry, turn: Turn, lang: str) -> str:
         parts.append(f'<div class="kv"><b>{esc(t(lang, "rewritten"))}:</b> {esc(entry.standalone_question)}</div>')
     if entry.route is not None:
         strategy = strategy_text(lang, entry.route.strategy)
+        # the router's own words are the model's text; a route the code decided says why in ``lang``
+        cls = "code-text" if isinstance(entry.route, CodeRoute) else "model-text"
         parts.append(
             f'<div class="kv route route-{esc(entry.route.strategy)}"><b>{esc(t(lang, "strategy"))}:</b> {esc(strategy)}</div>'
             f'<div class="kv"><b>{esc(t(lang, "reason"))}:</b> '
-            f'<span class="model-text">{esc(text(lang, entry.route.reason))}</span></div>'  # the model's words
+            f'<span class="{cls}">{esc(text(lang, route_reason(entry.route)))}</span></div>'
         )
     if entry.passages is not None:
         if not entry.passages:
@@ -119,7 +123,7 @@ def _entry_body(entry: TraceEntry, turn: Turn, lang: str) -> str:
         provider = str(rnd.get("provider") or "")
         block = [f'<div class="kv web-query"><b>{esc(t(lang, "web_query"))}:</b> <code>{esc(rnd.get("query", ""))}</code></div>']
         if provider:
-            block.append(f'<div class="kv"><b>{esc(t(lang, "provider"))}:</b> {esc(provider)}</div>')
+            block.append(f'<div class="kv"><b>{esc(t(lang, "provider"))}:</b> {esc(provider_label(lang, provider))}</div>')
         if notes:
             block.append("".join(f'<div class="note">ℹ️ {esc(text(lang, n))}</div>' for n in notes))
         if rnd.get("error"):
@@ -162,7 +166,7 @@ def render_trace(turn: Turn | None, lang: str) -> str:
             f'<li class="trace-entry status-{esc(entry.status)}" data-node="{esc(entry.node)}">'
             f'<div class="trace-head"><span class="trace-status">{STATUS_ICONS.get(entry.status, "")}</span> '
             f'<span class="trace-icon">{NODE_ICONS.get(entry.node, "•")}</span> '
-            f'<span class="trace-title">{esc(title)}</span> <code class="trace-node">{esc(entry.node)}</code>{dur}</div>'
+            f'<span class="trace-title">{esc(title)}</span>{dur}</div>'
             f'<div class="trace-body">{_entry_body(entry, turn, lang)}</div></li>'
         )
     footer = ""
