@@ -27,7 +27,7 @@ from rag.checks import Source, normalize
 from rag.checks.choices import sentence_spans
 from rag.checks.quotes import MAX_QUOTE_WEIGHT, MIN_QUOTE_WEIGHT
 from rag.checks.select import Chosen, bearing_sentences
-from rag.checks.text import contains, content_weight
+from rag.checks.text import MEASURES, contains, content_weight
 from rag.llm import ChatModel, MethodCache, self_hosted
 from rag.schemas import ClaimedPart, Evaluation, EvidenceJudgement, Passage, SearchResult
 
@@ -38,6 +38,9 @@ MAX_PARTS = 3  # question sentences asked about in one call
 MAX_ANSWER_CHARS = 60  # the words copied: a name, a number, a short phrase
 NONE = "none"
 _QUESTION_SPLIT = re.compile(r"(?<=[？?；;。!！])\s*")
+_ASKS_WHO = re.compile(r"谁|哪位|哪个人|什么人|\bwho(?:m|se)?\b", re.IGNORECASE)
+_ASKS_COUNT = re.compile(r"几(?!时|乎)|多少|多大|多久|多长|多远|多重|\bhow (?:many|much|old|long|far)\b|\bwhat year\b",
+                         re.IGNORECASE)
 
 
 class ExtractedAnswer(BaseModel):
@@ -106,13 +109,25 @@ def quote_for(answer: str, sentence: str) -> str:
     return fitting[0] if fitting else sentence
 
 
+def fits_the_question(part: str, answer: str) -> bool:
+    """Whether the copied words are the kind of thing the part asks for, as far as code can tell: a
+    number for "how many" (几, 多少, how many), not only a number for "who" (谁, who). A small model
+    that copies the one figure of the sentences it was shown for every part does this often."""
+    norm = normalize(answer).text
+    has_number = any(ch.isdigit() for ch in norm)
+    only_number = bool(norm) and all(ch.isdigit() or ch in ".:%" or ch in MEASURES for ch in norm)
+    if _ASKS_WHO.search(part) and only_number:
+        return False
+    return not (_ASKS_COUNT.search(part) and not has_number)
+
+
 def _claimed(parts: Sequence[str], reply: Extraction, by_id: dict[str, Chosen]) -> list[ClaimedPart]:
     claimed = []
     for i, part in enumerate(parts):
         pick = reply.answers[i] if i < len(reply.answers) else None
         chosen = by_id.get(pick.sentence) if pick is not None else None
         answer = pick.answer.strip() if pick is not None else ""
-        if chosen is None or not answer or answer.lower() == NONE:
+        if chosen is None or not answer or answer.lower() == NONE or not fits_the_question(part, answer):
             claimed.append(ClaimedPart(part=part, answer=NOT_FOUND_CHOICE, source=None, quote=NOT_FOUND_CHOICE))
         else:
             chosen = _holding(answer, chosen, by_id)

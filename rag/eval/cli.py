@@ -230,14 +230,16 @@ def _cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None,
                                      relevance=relevance, constrain=not getattr(args, "free_quotes", False),
                                      max_passage_chars=settings.max_passage_chars, strict=small_model(llm))
                 outcomes = run_judge(cases, llm, config, web_rule=args.web_rule,
-                                     on_result=None if args.quiet else progress, methods=methods)
+                                     on_result=None if args.quiet else progress, methods=methods,
+                                     small=getattr(args, "small", False))
         except LLMError as exc:
             print(f"error: {exc}", file=err)
             return 2
         by_mode[mode] = outcomes
         report = {"command": "judge", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
                   "model": model, "method": _method_used(method, llm, methods), "mode": mode, "relevance_check": relevance,
-                  "evidence": evidence, "strict_parts": small_model(llm), "constrained_quotes": not getattr(args, "free_quotes", False)
+                  "evidence": "small turn" if getattr(args, "small", False) else evidence,
+                  "strict_parts": small_model(llm), "constrained_quotes": not getattr(args, "free_quotes", False)
                   and _method_used(method, llm, methods) == "json_schema" and mode != "verdict",
                   "few_shot": few_shot, "web_rule": args.web_rule,
                   "limit": args.limit, "per_kind": args.per_kind, "kinds": _kinds(args),
@@ -547,6 +549,8 @@ def add_commands(subparsers: Any) -> None:
                        help="also ask, per verified part, whether the quote states the answer (JUDGE_RELEVANCE_CHECK)")
     judge.add_argument("--free-quotes", action="store_true",
                        help="with json_schema, leave the quote free text (default: constrained to the sources' spans)")
+    judge.add_argument("--small", action="store_true",
+                       help="the small turn's extraction (TURN_PROFILE=small) instead of the judge's evidence form")
     judge.set_defaults(func=cmd_judge)
 
     route = sub.add_parser("route", help="benchmark the router (simple vs complex) on labelled questions")

@@ -98,17 +98,24 @@ def _judge_stats(errors: list[LLMError], invalid: bool, latency: float) -> CallS
 
 
 def judge_case(judge_llm: Any, case: Case, config: JudgeConfig, *, web_rule: str = "first",
-               methods: MethodCache | None = None) -> JudgeOutcome:
+               methods: MethodCache | None = None, small: bool = False) -> JudgeOutcome:
     """One case through ``rag.agent.judge.judge``, exactly as the graph's evaluate node calls it
-    (``config.max_passage_chars`` of each passage, no budget for them all)."""
+    (``config.max_passage_chars`` of each passage, no budget for them all); ``small``: through the
+    small turn's extraction (``rag.agent.extract``) instead, as that profile's evaluate node calls it."""
     from langchain_core.callbacks import get_usage_metadata_callback
+
+    from rag.agent.extract import extract
 
     passages = case.passages()
     started = time.perf_counter()
     with get_usage_metadata_callback() as usage:
-        context = format_book_context(passages, config.passage_chars(len(passages)))
-        request = JudgeRequest(case.question, passages, context=context, web_query_rule=WEB_RULES[web_rule])
-        judged = judge(judge_llm, request, config, methods=methods)
+        if small:
+            judged = extract(judge_llm, case.question, passages, method=config.method,
+                             max_chars=config.passage_chars(len(passages)), methods=methods).judged
+        else:
+            context = format_book_context(passages, config.passage_chars(len(passages)))
+            request = JudgeRequest(case.question, passages, context=context, web_query_rule=WEB_RULES[web_rule])
+            judged = judge(judge_llm, request, config, methods=methods)
     stats = _judge_stats(judged.errors, judged.invalid, time.perf_counter() - started)
     tokens = sum(int(u.get("total_tokens", 0)) for u in usage.usage_metadata.values())
     return JudgeOutcome(case=case, predicted_enough=judged.evaluation.enough,
@@ -127,14 +134,14 @@ def as_guarded(outcome: JudgeOutcome) -> JudgeOutcome:
 
 def run_judge(cases: Sequence[Case], llm: Any, config: JudgeConfig, *, web_rule: str = "first",
               on_result: Callable[[int, JudgeOutcome], None] | None = None,
-              methods: MethodCache | None = None) -> list[JudgeOutcome]:
+              methods: MethodCache | None = None, small: bool = False) -> list[JudgeOutcome]:
     """Judge every case (``methods``: what "auto" learns of the endpoint, kept across the cases).
     Raises LLMError when the very first call gets no reply at all."""
     judge_llm = judge_model(llm)
     methods = methods if methods is not None else MethodCache()
     outcomes: list[JudgeOutcome] = []
     for i, case in enumerate(cases):
-        outcome = judge_case(judge_llm, case, config, web_rule=web_rule, methods=methods)
+        outcome = judge_case(judge_llm, case, config, web_rule=web_rule, methods=methods, small=small)
         _check_reachable(i, outcome.stats)
         outcomes.append(outcome)
         if on_result:

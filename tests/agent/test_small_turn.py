@@ -89,6 +89,18 @@ def test_question_parts_and_the_schema_narrowed_to_the_sentences_shown() -> None
     assert schema["properties"]["answers"]["minItems"] == schema["properties"]["answers"]["maxItems"] == 2
 
 
+def test_copied_words_of_the_wrong_kind_are_not_an_answer() -> None:
+    from rag.agent.extract import fits_the_question
+
+    assert not fits_the_question("母亲说每回到家里来总问起我的是谁？", "九点")  # a time for "who"
+    assert not fits_the_question("武松打虎之前喝了几碗酒？", "景阳冈")  # no number for "how many"
+    assert not fits_the_question("How many bowls did he drink?", "wine")
+    assert fits_the_question("武松打虎之前喝了几碗酒？", "十五碗")
+    assert fits_the_question("母亲说每回到家里来总问起我的是谁？", "闰土")
+    assert fits_the_question("三打白骨精发生在第几回？", "第二十七回")
+    assert fits_the_question("他几时回来？", "明日")  # 几时 asks when, not how many
+
+
 def test_the_quote_is_the_shortest_span_of_the_sentence_that_holds_the_answer() -> None:
     sentence = "武松前后共吃了十五碗酒，提了哨棒便走上冈子。"
     assert quote_for("十五碗", sentence) == "武松前后共吃了十五碗酒，"
