@@ -68,6 +68,24 @@ class LlmSettings(BaseModel):
     llm_timeout: float = 60.0
     llm_max_retries: int = 1
     llm_max_tokens: int = Field(default=1024, ge=16)  # cap on every reply (sent so llama.cpp honours it too)
+    # llama.cpp's repetition penalties, sent (extra_body) to self-hosted endpoints only (the embedded model,
+    # llama.cpp's server; servers that do not know them ignore them; hosted APIs never get them), and
+    # only with the answer's calls: the judge's copy drops them, as its quotes repeat the sources
+    # (rag.repetition). A small model otherwise loops on one clause ("武松筛杯酒，武松筛杯酒，…").
+    # Repeat: 1.05 over the last 64 tokens, Qwen2.5's own generation setting (1.0: off).
+    llm_repeat_penalty: float = Field(default=1.05, ge=1.0, le=2.0)
+    llm_repeat_last_n: int = Field(default=64, ge=0)
+    # DRY ("don't repeat yourself"): a penalty growing as DRY_BASE ** (length - DRY_ALLOWED_LENGTH) on
+    # a token that would extend a run already in the last DRY_PENALTY_LAST_N tokens (0: off; -1: the
+    # whole context). The allowed length and window are larger than llama.cpp's suggestion (2, whole
+    # context), so that a name or a short quote of the sources is not pushed aside.
+    llm_dry_multiplier: float = Field(default=0.8, ge=0.0)
+    llm_dry_base: float = Field(default=1.75, gt=1.0)
+    llm_dry_allowed_length: int = Field(default=3, ge=1)
+    llm_dry_penalty_last_n: int = Field(default=256, ge=-1)
+    # The longest answer a small model may stream, in characters, where the answer asks for a cap
+    # (``rag.llm.stream_text(max_chars=...)``, cut "length"); 0: no cap.
+    small_model_max_answer_chars: int = Field(default=1500, ge=0)
     ollama_autodetect: bool = True
     ollama_url: str = "http://localhost:11434"
     # The embedded model (LLM_PROVIDER=local, or auto with nothing else configured): a GGUF file, or a

@@ -5,6 +5,10 @@ an evaluation) every call behaves as before.
 
 A call that is still running at the deadline is left to finish in its worker thread (a daemon; its
 own client timeout ends it): the turn does not wait for it.
+
+A turn may also be cancelled (Stop, a closed page): ``scope(deadline, cancel)`` makes the turn's
+cancel event known to every call made under it (``cancel_event``). A cancelled turn starts no
+call; a call it waits for is given up at once (``Cancelled``), and a stream it reads is closed.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ T = TypeVar("T")
 CONFIG_KEY = "turn_timeout"
 
 _CURRENT: contextvars.ContextVar[Deadline | None] = contextvars.ContextVar("rag_turn_deadline", default=None)
+_CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("rag_turn_cancel", default=None)
 
 
 class DeadlineExceeded(TimeoutError):
@@ -38,6 +43,14 @@ class DeadlineExceeded(TimeoutError):
     def __init__(self, msg: Msg) -> None:
         self.msg = msg
         super().__init__(str(msg))
+
+
+class Cancelled(DeadlineExceeded):
+    """The turn was cancelled (Stop, a closed page) while a call waited: nobody reads its result.
+    A ``DeadlineExceeded``, so every caller that gives up on a timed-out call gives up on this one."""
+
+    def __init__(self, what: str = "step") -> None:
+        super().__init__(Msg.of("turn.cancelled", level="error", step=step_msg(what)))
 
 
 def step_msg(step: str) -> Msg:
@@ -83,13 +96,26 @@ def current() -> Deadline | None:
     return _CURRENT.get()
 
 
+def cancel_event() -> threading.Event | None:
+    """The cancel event of the turn running in this context (set: the turn is cancelled), or None."""
+    return _CANCEL.get()
+
+
+def cancelled() -> bool:
+    event = _CANCEL.get()
+    return event is not None and event.is_set()
+
+
 @contextlib.contextmanager
-def scope(deadline: Deadline | None) -> Iterator[None]:
-    """Run the block under ``deadline`` (None: no deadline)."""
+def scope(deadline: Deadline | None, cancel: threading.Event | None = None) -> Iterator[None]:
+    """Run the block under ``deadline`` (None: no deadline) and the turn's ``cancel`` event (None:
+    it cannot be cancelled)."""
     token = _CURRENT.set(deadline)
+    cancel_token = _CANCEL.set(cancel)
     try:
         yield
     finally:
+        _CANCEL.reset(cancel_token)
         _CURRENT.reset(token)
 
 
@@ -171,10 +197,12 @@ def pump(source: Iterable[T] | Callable[[], Iterable[T]], deadline: Deadline | N
     """``source``'s items as they come, read in a worker thread (``Pump``). Raises
     ``deadline.exceeded(what)`` once the deadline plus ``grace`` has passed with nothing new;
     ``Idle`` when, after the first item, ``idle`` seconds pass without one; ends quietly once
-    ``cancel`` is set. Nothing is started once the deadline has passed; the source is closed in
-    every case, and an item that comes after its time is dropped."""
+    ``cancel`` is set. Nothing is started once the deadline has passed or ``cancel`` is set; the
+    source is closed in every case, and an item that comes after its time is dropped."""
     if deadline is not None and deadline.end + grace <= time.monotonic():
         raise deadline.exceeded(what)
+    if cancel is not None and cancel.is_set():
+        return
     worker: Pump[T] = Pump(source, name=f"rag-{what.replace(' ', '-').replace('_', '-')}")
     started = False
     try:
@@ -205,11 +233,15 @@ def pump(source: Iterable[T] | Callable[[], Iterable[T]], deadline: Deadline | N
 
 
 def call_before(fn: Callable[[], T], deadline: Deadline | None, what: str) -> T:
-    """``fn()``; under a deadline it runs in a worker thread (``pump``) and the caller waits at most
-    until the deadline, then raises ``DeadlineExceeded``. Nothing is started once the deadline has
-    passed."""
-    if deadline is None:
+    """``fn()``; under a deadline, or in a turn that can be cancelled (``scope``), it runs in a
+    worker thread (``pump``) and the caller waits at most until the deadline, then raises
+    ``DeadlineExceeded``, or until the turn is cancelled, then raises ``Cancelled`` (the call is left
+    to its worker). Nothing is started once the deadline has passed or the turn is cancelled."""
+    cancel = cancel_event()
+    if deadline is None and cancel is None:
         return fn()
-    for value in pump(lambda: iter((fn(),)), deadline, what=what):
+    for value in pump(lambda: iter((fn(),)), deadline, cancel, what=what):
         return value
+    if cancel is not None and cancel.is_set():
+        raise Cancelled(what)
     raise RuntimeError(f"{what}: returned nothing")  # unreachable: the source yields once or raises

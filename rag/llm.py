@@ -8,7 +8,7 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit, urlunsplit
@@ -23,6 +23,7 @@ from rag.deadline import DeadlineExceeded
 from rag.errors import ConfigError, LLMError, LLMOutputError, LLMUnavailable
 from rag.i18n import Msg
 from rag.logs import redact, url_secrets
+from rag.repetition import REPETITION_KEYS, capped, repeated_tail, repetition_options
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +74,13 @@ def chat_openai(settings: Settings, base: str | None, key: str, model: str, *, l
     """A ``ChatOpenAI`` with the app's options (``local``: the embedded model, said in its metadata)."""
     from langchain_openai import ChatOpenAI
 
+    extra_body: dict[str, Any] | None = None
+    if not _is_openai(base):
+        # The client sends the cap as max_completion_tokens, which llama.cpp's server ignores (a
+        # grammar-constrained reply then runs to the context size): other servers also get max_tokens.
+        extra_body = {"max_tokens": settings.llm_max_tokens}
+        if local or _local_host((urlsplit(base or "").hostname or "").lower()):
+            extra_body.update(repetition_options(settings))  # llama.cpp's names: self-hosted servers only
     options: dict[str, Any] = {
         "model": model,
         "base_url": base,
@@ -80,10 +88,8 @@ def chat_openai(settings: Settings, base: str | None, key: str, model: str, *, l
         "temperature": settings.llm_temperature,
         "timeout": settings.llm_timeout,
         "max_retries": 0 if local else settings.llm_max_retries,
-        # The client sends the cap as max_completion_tokens, which llama.cpp's server ignores (a
-        # grammar-constrained reply then runs to the context size): other servers also get max_tokens.
         "max_tokens": settings.llm_max_tokens,
-        "extra_body": None if _is_openai(base) else {"max_tokens": settings.llm_max_tokens},
+        "extra_body": extra_body,
     }
     metadata: dict[str, Any] = {}
     if settings.public_page:  # failures name "the model endpoint" to visitors (``unavailable``)
@@ -105,12 +111,17 @@ def _is_openai(base_url: str | None) -> bool:
 
 
 def judge_model(llm: ChatModel) -> ChatModel:
-    """A copy of ``llm`` for route, rewrite and evaluate: temperature 0, and no streaming (the
-    structured reply is needed whole; some servers stream tool calls badly)."""
+    """A copy of ``llm`` for route, rewrite and evaluate: temperature 0, no streaming (the
+    structured reply is needed whole; some servers stream tool calls badly), and no repetition
+    penalties (the judge copies its quotes from the sources in the prompt: a penalty on repeating
+    what the context holds would bend them)."""
     update: dict[str, Any] = {}
     fields = getattr(type(llm), "model_fields", {})
     if "temperature" in fields:
         update["temperature"] = 0.0
+    extra = getattr(llm, "extra_body", None)
+    if "extra_body" in fields and isinstance(extra, dict) and any(k in extra for k in REPETITION_KEYS):
+        update["extra_body"] = {k: v for k, v in extra.items() if k not in REPETITION_KEYS}
     if "disable_streaming" in fields and not is_local_model(llm):  # the embedded model's are streamed
         update["disable_streaming"] = True
     try:
@@ -162,19 +173,26 @@ class DeadlineBound:
 
     def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:  # noqa: A002 - LangChain's name
         deadline = turn_deadline.current()
-        if deadline is None:
+        if deadline is None and turn_deadline.cancel_event() is None:
             return self._model.invoke(input, config, **kwargs)
-        if _takes_timeout(self._base):
+        if deadline is not None and _takes_timeout(self._base):
             kwargs["timeout"] = _request_timeout(self._base, deadline)
+        # a cancelled turn gives the call up at once (``Cancelled``); a stream is closed at its next piece
         return turn_deadline.call_before(lambda: self._model.invoke(input, config, **kwargs), deadline, "model_call")
+
+
+Cut = Literal["turn", "idle", "repeat", "length", "cancel"]
 
 
 @dataclass(frozen=True)
 class Streamed:
-    """A streamed reply: its text, and why it was cut short (None: it ended normally)."""
+    """A streamed reply: its text, and why it was cut short (None: it ended normally). ``turn``: the
+    turn's deadline; ``idle``: the model went silent; ``repeat``: it looped on one clause (the text
+    ends after the clause's first time); ``length``: it reached ``max_chars``; ``cancel``: the turn
+    was cancelled (Stop, a closed page)."""
 
     text: str
-    cut: Literal["turn", "idle"] | None = None
+    cut: Cut | None = None
 
 
 def _chunk_text(chunk: Any) -> str:
@@ -182,7 +200,7 @@ def _chunk_text(chunk: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _texts(llm: ChatModel, messages: list[Any], kwargs: dict[str, Any]) -> Iterator[str]:
+def _texts(llm: ChatModel, messages: list[Any], kwargs: dict[str, Any]) -> Generator[str, None, None]:
     """The non-empty text pieces of ``llm``'s stream (the stream is closed when this ends)."""
     stream: Iterator[Any] = llm.stream(messages, **kwargs)
     try:
@@ -196,30 +214,67 @@ def _texts(llm: ChatModel, messages: list[Any], kwargs: dict[str, Any]) -> Itera
             close()
 
 
-def stream_text(llm: ChatModel, messages: list[Any], *, idle: float | None = None) -> Streamed:
+def _read(pieces: Iterator[str], max_chars: int | None, stop_repeats: bool) -> Streamed:
+    """The pieces joined, up to a loop (``repeated_tail``) or ``max_chars``: then the reading stops
+    (the caller closes the stream) and the text is cut there."""
+    text = ""
+    for piece in pieces:
+        text += piece
+        if stop_repeats:
+            end = repeated_tail(text)
+            if end is not None:
+                return Streamed(text[:end], "repeat")
+        if max_chars and len(text) >= max_chars:
+            return Streamed(capped(text, max_chars), "length")
+    return Streamed(text)
+
+
+def stream_text(llm: ChatModel, messages: list[Any], *, idle: float | None = None, max_chars: int | None = None,
+                stop_repeats: bool = True) -> Streamed:
     """Stream ``llm``'s reply to ``messages`` (tokens reach LangGraph's stream as they come) within
     the current turn's deadline and, once text has started, with at most ``idle`` seconds between
-    two pieces. Cut short, it returns the text so far with the reason; a failing model raises as
+    two pieces. The reading also stops when the reply starts to loop (``stop_repeats``: the same
+    clause three times in a row; cut "repeat", the text ends after its first time), when it reaches
+    ``max_chars`` characters (cut "length"; None: no cap) and when the turn is cancelled (cut
+    "cancel"). Cut short, it returns the text so far with the reason; a failing model raises as
     before. The stream is read by ``rag.deadline.pump``, so a silent server cannot hold the caller;
-    a stream that is given up is closed at its next piece (or by its client timeout)."""
+    a stream that is given up is closed at its next piece (or by its client timeout): a server that
+    streams stops generating when its client hangs up."""
     deadline = turn_deadline.current()
-    if deadline is None and not idle:
-        return Streamed("".join(_texts(llm, messages, {})))
+    cancel = turn_deadline.cancel_event()
+    if deadline is None and not idle and cancel is None:
+        plain = _texts(llm, messages, {})
+        try:
+            return _read(plain, max_chars, stop_repeats)
+        finally:
+            plain.close()  # a cut stream is closed here and now
     if deadline is not None and deadline.expired:
         return Streamed("", "turn")
+    if cancel is not None and cancel.is_set():
+        return Streamed("", "cancel")
     kwargs: dict[str, Any] = {}
     if deadline is not None and _takes_timeout(llm):
         kwargs["timeout"] = _request_timeout(llm, deadline)
     parts: list[str] = []
-    try:
-        for text in turn_deadline.pump(lambda: _texts(llm, messages, kwargs), deadline, what="answer_stream",
+
+    def pieces() -> Generator[str, None, None]:  # what was read stays in ``parts`` when the deadline or idle ends it
+        for text in turn_deadline.pump(lambda: _texts(llm, messages, kwargs), deadline, cancel, what="answer_stream",
                                        idle=idle or None):
             parts.append(text)
+            yield text
+
+    reader = pieces()
+    try:
+        streamed = _read(reader, max_chars, stop_repeats)
     except turn_deadline.Idle:
         return Streamed("".join(parts), "idle")
     except DeadlineExceeded:
         return Streamed("".join(parts), "turn")
-    return Streamed("".join(parts))
+    finally:
+        reader.close()  # stops the pump: its worker closes the model's stream
+    if streamed.cut is None and cancel is not None and cancel.is_set():
+        return Streamed(streamed.text, "cancel")
+    return streamed
 
 
 def model_name(llm: ChatModel) -> str:
@@ -506,8 +561,10 @@ def _call(llm: ChatModel, runnable: Any, method: str, messages: list[Any]) -> An
     from langchain_core.messages import AIMessage
 
     deadline = turn_deadline.current()
-    streamed = stream_text(runnable, messages)
-    if streamed.cut is not None and deadline is not None:  # a stream is only cut by a deadline
+    streamed = stream_text(runnable, messages, stop_repeats=False)  # JSON may repeat itself legitimately
+    if streamed.cut == "cancel":
+        raise turn_deadline.Cancelled("model_call")
+    if streamed.cut is not None and deadline is not None:  # otherwise a stream is only cut by a deadline
         raise deadline.exceeded("model_call")
     return AIMessage(content=streamed.text)
 

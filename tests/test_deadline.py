@@ -105,3 +105,37 @@ def test_call_before_returns_raises_and_gives_up_at_the_deadline():
     with pytest.raises(DeadlineExceeded, match="search"):
         call_before(lambda: time.sleep(3), Deadline.after(0.2), "search")
     assert time.monotonic() - t0 < 2
+
+
+def test_a_cancelled_turn_gives_up_a_call_at_once_and_starts_none():
+    from rag.deadline import Cancelled, cancel_event, scope
+
+    cancel = threading.Event()
+    started = []
+
+    def slow():
+        started.append(1)
+        time.sleep(3)
+        return 1
+
+    with scope(None, cancel):  # no deadline: the cancel alone
+        assert cancel_event() is cancel and call_before(lambda: 7, None, "x") == 7
+        threading.Timer(0.2, cancel.set).start()
+        t0 = time.monotonic()
+        with pytest.raises(Cancelled) as raised:
+            call_before(slow, None, "search")
+        assert time.monotonic() - t0 < 1.5
+        assert isinstance(raised.value, DeadlineExceeded)  # every timeout handler handles it
+        with pytest.raises(Cancelled):
+            call_before(slow, Deadline.after(5), "search")
+    assert started == [1]  # the second call never started
+    assert cancel_event() is None  # the scope is over
+
+
+def test_nothing_is_pumped_once_cancelled():
+    cancel = threading.Event()
+    cancel.set()
+    src = Source([1, 2])
+    assert list(pump(lambda: iter(src), cancel=cancel)) == []
+    time.sleep(0.1)
+    assert not src.closed.is_set()  # never started

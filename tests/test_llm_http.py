@@ -20,7 +20,7 @@ from rag.errors import ConfigError
 from rag.llm import make_chat_model, parse_json_text, resolve_endpoint
 from rag.schemas import Passage, SearchResult
 from rag.testing.fakes import FakeRetriever, FakeWebSearch
-from rag.testing.openai_stub import OpenAIStub, request_kind
+from rag.testing.openai_stub import HANG, OpenAIStub, Trickle, request_kind
 
 SECRET = "sk-test-SECRET-0123456789"
 PASSAGES = [Passage(id="p1", text="第二十七回，白骨精三次变化，被悟空识破。", book_title="导读", chapter_num=27,
@@ -273,3 +273,139 @@ def test_auto_does_not_take_another_bad_request_for_a_refusal():
         with pytest.raises(LLMUnavailable):
             structured_invoke(llm, RouteDecision, [("user", "q")], "auto", methods=methods)
     assert len(stub.requests) == 1 and methods.resolve(llm, "auto") == "json_schema"
+
+
+# --------------------------------------------------------------------------- loops, length, cancel
+LOOP = "答：" + "武松筛杯酒，" * 200
+PROSE = "".join(chr(0x4E00 + i * 7) for i in range(400))  # no clause repeats
+
+
+def stub_model(stub: OpenAIStub, **overrides):
+    from rag.llm import DeadlineBound
+
+    settings = make_settings(llm_base_url=stub.base_url, llm_api_key=SECRET, llm_model="stub-model",
+                             llm_timeout=3600.0, **overrides)
+    return DeadlineBound(make_chat_model(settings))
+
+
+def in_thread(fn, guard: float = 30.0):
+    """``fn()``'s result (or exception) from a worker thread, failing (not hanging) after ``guard`` s."""
+    import threading
+
+    box: dict = {}
+
+    def work():
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            box["error"] = exc
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    return thread, box
+
+
+def test_self_hosted_endpoints_get_repetition_penalties_for_answers_but_not_for_the_judge():
+    from rag.llm import chat_openai, judge_model, stream_text
+
+    settings = make_settings()
+    assert chat_openai(settings, None, SECRET, "gpt-4o-mini").extra_body is None  # api.openai.com
+    hosted = chat_openai(settings, "https://api.deepseek.com/v1", SECRET, "deepseek-chat")
+    assert hosted.extra_body == {"max_tokens": settings.llm_max_tokens}  # a hosted API gets none of llama.cpp's
+    with OpenAIStub(lambda body: "第二十七回 [1]") as stub:
+        llm = make_chat_model(make_settings(llm_base_url=stub.base_url, llm_api_key=SECRET, llm_model="m"))
+        assert llm.extra_body["dry_multiplier"] == 0.8 and llm.extra_body["repeat_penalty"] == 1.05
+        judge = judge_model(llm)
+        assert "repeat_penalty" not in judge.extra_body and judge.extra_body["max_tokens"] == settings.llm_max_tokens
+        assert stream_text(llm, [("user", "q")]).text == "第二十七回 [1]"
+        judge.invoke([("user", "q")])
+    answer, judged = stub.requests
+    assert {k: answer[k] for k in ("repeat_penalty", "repeat_last_n", "dry_multiplier", "dry_base",
+                                   "dry_allowed_length", "dry_penalty_last_n")} == {
+        "repeat_penalty": 1.05, "repeat_last_n": 64, "dry_multiplier": 0.8, "dry_base": 1.75,
+        "dry_allowed_length": 3, "dry_penalty_last_n": 256}
+    assert not {"repeat_penalty", "dry_multiplier"} & set(judged)
+
+
+@pytest.mark.parametrize("deadline", [False, True])
+def test_a_looping_stream_is_cut_after_the_clauses_first_time_and_hung_up(deadline):
+    """Before: the loop was read to the model's token cap (here 200 clauses). Now the reading stops
+    at the third clause, the text ends after the first, and the server sees the client go."""
+    from rag import deadline as turn_deadline
+    from rag.llm import stream_text
+
+    with OpenAIStub(lambda body: Trickle(LOOP, every=0.02, piece=3)) as stub:
+        llm = stub_model(stub)
+        with turn_deadline.scope(turn_deadline.Deadline.after(60) if deadline else None):
+            streamed = stream_text(llm, [("user", "q")], idle=None)
+        assert stub.hung_up.wait(5)
+    assert streamed.cut == "repeat" and streamed.text == "答：武松筛杯酒，"
+
+
+def test_stop_repeats_off_and_the_length_cap():
+    from rag import deadline as turn_deadline
+    from rag.llm import stream_text
+
+    with OpenAIStub(lambda body: "武松打死了老虎。" * 5) as stub:
+        llm = stub_model(stub)
+        with turn_deadline.scope(turn_deadline.Deadline.after(60)):
+            whole = stream_text(llm, [("user", "q")], stop_repeats=False)
+            short = stream_text(llm, [("user", "q")], stop_repeats=False, max_chars=20)
+    assert whole.cut is None and whole.text == "武松打死了老虎。" * 5
+    assert short.cut == "length" and short.text == "武松打死了老虎。" * 2  # at the last sentence's end
+
+
+def test_a_cancelled_turn_gives_up_its_stream_and_the_server_sees_the_hang_up_within_seconds():
+    """Before: a stream in flight was read to its end whatever happened to the turn (a closed page
+    kept the model busy for minutes). Now the cancel ends the reading at once, keeps what came, and
+    the model's connection is closed at its next piece."""
+    import threading
+    import time
+
+    from rag import deadline as turn_deadline
+    from rag.llm import stream_text
+
+    cancel = threading.Event()
+    with OpenAIStub(lambda body: Trickle(PROSE, every=0.2)) as stub:
+        llm = stub_model(stub)
+
+        def read():
+            with turn_deadline.scope(turn_deadline.Deadline.after(120), cancel):
+                return stream_text(llm, [("user", "q")], idle=20.0)
+
+        thread, box = in_thread(read)
+        time.sleep(1.0)
+        cancel.set()
+        cancelled_at = time.monotonic()
+        thread.join(2.0)
+        assert not thread.is_alive(), "the stream was still read after the cancel"
+        assert stub.hung_up.wait(3.0), "the model's request was not abandoned"
+        hung_up_after = time.monotonic() - cancelled_at
+    streamed = box["value"]
+    assert streamed.cut == "cancel" and 0 < len(streamed.text) < 20 and PROSE.startswith(streamed.text)
+    assert hung_up_after < 3.0
+
+
+def test_a_cancelled_turn_gives_up_a_blocking_call_and_starts_none():
+    import threading
+    import time
+
+    from rag import deadline as turn_deadline
+
+    cancel = threading.Event()
+    with OpenAIStub(lambda body: HANG) as stub:
+        llm = stub_model(stub)
+
+        def call():
+            with turn_deadline.scope(turn_deadline.Deadline.after(120), cancel):
+                return llm.invoke([("user", "q")])
+
+        thread, box = in_thread(call)
+        time.sleep(0.5)
+        cancel.set()
+        thread.join(2.0)
+        assert not thread.is_alive(), "the call was still waited for after the cancel"
+        assert isinstance(box["error"], turn_deadline.Cancelled)
+        thread, box = in_thread(call)  # once cancelled, no call starts
+        thread.join(2.0)
+        assert isinstance(box["error"], turn_deadline.Cancelled) and len(stub.requests) == 1

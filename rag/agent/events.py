@@ -182,6 +182,20 @@ class Token:
 
 
 @dataclass(frozen=True)
+class Progress:
+    """A node's model call is still writing: ``chars`` characters of reply so far in this node run
+    (text and tool-call arguments alike), at most every ``PROGRESS_INTERVAL_S`` per node; the trace
+    shows it while the node runs (a long judge or answer call is then visibly alive)."""
+
+    node: str
+    chars: int
+
+
+#: Seconds between two ``Progress`` events of one node (a few updates a second at most).
+PROGRESS_INTERVAL_S = 0.5
+
+
+@dataclass(frozen=True)
 class TurnFinished:
     answer: str
     total_s: float
@@ -198,7 +212,7 @@ class TurnFailed:
             object.__setattr__(self, "message", Msg.of("text", level="error", value=str(self.message)))
 
 
-Event = NodeStarted | NodeFinished | Token | TurnFinished | TurnFailed
+Event = NodeStarted | NodeFinished | Token | Progress | TurnFinished | TurnFailed
 
 
 def translate_stream(chunks: Iterable[tuple[str, Any]], *,
@@ -212,6 +226,8 @@ def translate_stream(chunks: Iterable[tuple[str, Any]], *,
     started: dict[str, tuple[str, float]] = {}
     done: set[str] = set()  # nodes finished (and not started again): a late token of theirs is dropped
     fold = QuestionFold()
+    written: dict[str, int] = {}  # characters each running node's model calls wrote so far
+    shown: dict[str, float] = {}  # when each node's last Progress went out
     for mode, payload in chunks:
         if mode == "tasks":
             task_id = payload.get("id", "")
@@ -220,6 +236,8 @@ def translate_stream(chunks: Iterable[tuple[str, Any]], *,
                 now = clock()
                 started[task_id] = (name, now)
                 done.discard(name)
+                written[name] = 0
+                shown.pop(name, None)
                 yield NodeStarted(node=name, at=now)
             else:  # a task finished
                 done.add(name)
@@ -237,10 +255,18 @@ def translate_stream(chunks: Iterable[tuple[str, Any]], *,
             node = (meta or {}).get("langgraph_node", "")
             # Only streamed chunks: the full message written to state afterwards would repeat them.
             # (A stream cut short by the turn's limits may still deliver a piece after its node ended.)
-            if node in ANSWER_NODES and node not in done and isinstance(message, AIMessageChunk):
-                text = message.content if isinstance(message.content, str) else ""
-                if text:
-                    yield Token(node=node, text=text)
+            if node in done or not isinstance(message, AIMessageChunk):
+                continue
+            text = message.content if isinstance(message.content, str) else ""
+            if node in ANSWER_NODES and text:
+                yield Token(node=node, text=text)
+            size = len(text) + sum(len(c.get("args") or "") for c in message.tool_call_chunks or ())
+            if size:
+                written[node] = written.get(node, 0) + size
+                now = clock()
+                if now - shown.get(node, -PROGRESS_INTERVAL_S) >= PROGRESS_INTERVAL_S:
+                    shown[node] = now
+                    yield Progress(node=node, chars=written[node])
 
 
 #: How long past its deadline a turn is still waited for: every model call and search ends at the
@@ -249,11 +275,12 @@ TURN_GRACE_S = 5.0
 
 
 def _graph_run(graph: Any, inputs: dict[str, Any], config: dict[str, Any],
-               deadline: turn_deadline.Deadline | None) -> Iterator[tuple[str, Any]]:
+               deadline: turn_deadline.Deadline | None, cancel: threading.Event | None) -> Iterator[tuple[str, Any]]:
     """``("chunk", c)`` for each chunk of ``graph.stream``, then ``("done", final state)``. Run by a
-    ``rag.deadline.pump`` worker: the graph runs under the turn's deadline, and a run that is given
-    up (or stopped) is closed at its next step."""
-    with turn_deadline.scope(deadline):
+    ``rag.deadline.pump`` worker: the graph runs under the turn's deadline and cancel event (a model
+    call or stream in flight is given up once it is set), and a run that is given up (or stopped)
+    is closed at its next step."""
+    with turn_deadline.scope(deadline, cancel):
         # Checkpoint once per question (not after every node): the thread only needs the final state.
         stream = graph.stream(inputs, config, stream_mode=["tasks", "messages"], durability="exit")
         try:
@@ -287,7 +314,8 @@ def run_turn(graph: Any, question: str, *, thread_id: str, book_id: str | None =
     The turn runs under the graph's TURN_TIMEOUT (``rag.deadline``): model calls and searches end by
     then, and an answer still streaming is cut short. Should a step hang anyway, the turn fails at
     the deadline plus ``TURN_GRACE_S``, naming the step it waited for. A set ``cancel`` ends the run
-    at its next step; the events then just end (no ``TurnFinished``: the reader stopped the turn)."""
+    at its next step, and the model call or stream it is in is given up at once (``rag.deadline``);
+    the events then just end (no ``TurnFinished``: the reader stopped the turn)."""
     from rag.errors import RagError
 
     t0 = clock()
@@ -302,7 +330,7 @@ def run_turn(graph: Any, question: str, *, thread_id: str, book_id: str | None =
     deadline = turn_deadline.Deadline.after(budget) if budget else None
     values: dict[str, Any] = {}
     running: list[str] = []  # nodes started and not finished (to name what a late turn waits for)
-    items = turn_deadline.pump(lambda: _graph_run(graph, inputs, config, deadline), deadline, cancel,
+    items = turn_deadline.pump(lambda: _graph_run(graph, inputs, config, deadline, cancel), deadline, cancel,
                                what="turn", grace=TURN_GRACE_S)
     try:
         for event in translate_stream(_chunks(items, values), clock=clock):

@@ -306,7 +306,7 @@ TEXTS: dict[str, dict[str, str]] = {
 READER_TEXTS = frozenset({
     "fallback", "fallback_web", "fallback_missing", "fallback_errors", "retrieval_only_head", "retrieval_only_none",
     "retrieval_only_howto", "direct_note", "generation_failed", "answer_empty", "answer_cut_turn", "answer_cut_idle",
-    "stopped_note",
+    "stopped_note", "answer_cut_repeat", "answer_cut_length",
 })
 
 

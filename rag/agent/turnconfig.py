@@ -30,6 +30,7 @@ class TurnConfig:
     turn_timeout: float  # seconds of the whole turn (named when an answer is cut)
     stream_idle_timeout: float  # seconds an answer may stall before it is cut
     verify_answers: Literal["code", "llm", "off"]
+    max_answer_chars: int | None = None  # a small model's streamed answer is cut here (None: no cap)
 
     def passage_chars(self, n_passages: int) -> int:
         """Characters of each book passage in a prompt, for the judge and the writer alike."""
@@ -53,4 +54,6 @@ def turn_config(deps: Deps) -> TurnConfig:
                       web_enabled=deps.web_enabled, max_web_rounds=web.max_web_rounds,
                       retrieval_k=retrieval.retrieval_k, search_count=web.search_count,
                       turn_timeout=limits.turn_timeout, stream_idle_timeout=limits.stream_idle_timeout,
-                      verify_answers=judging.verify_answers)
+                      verify_answers=judging.verify_answers,
+                      max_answer_chars=(settings.llm.small_model_max_answer_chars or None) if small_model(deps.llm)
+                      else None)

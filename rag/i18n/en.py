@@ -112,6 +112,8 @@ LABELS: dict[str, str] = {
     "queued": "Queued: the server is answering other people's questions; yours starts automatically.",
     "stopped": "stopped",
     "stopped_note": "Stopped at your request.",
+    "page_closed_note": "The page was closed, so the answer was not finished.",
+    "writing_chars": "writing… {n} characters",
     "reset_conversation": "Clear the conversation (chat, trace and memory)",
     "sent_supported": "supported",
     "sent_unsupported": "not supported by its sources",
@@ -356,6 +358,8 @@ AGENT: dict[str, str] = {
     "agent.web_failed": "web search failed: {error}",
     'agent.answer_cut_turn': "the answer was cut short: the turn's time limit was reached (TURN_TIMEOUT={seconds} s)",
     "agent.answer_cut_idle": "the answer was cut short: the model sent nothing for {seconds} s (STREAM_IDLE_TIMEOUT)",
+    "agent.answer_cut_repeat": "the answer was cut short: the model kept repeating itself (kept up to the first time)",
+    "agent.answer_cut_length": "the answer was cut short at {chars} characters (SMALL_MODEL_MAX_ANSWER_CHARS)",
     "agent.answer_empty": "the model returned an empty answer",
     "agent.generation_failed": "generation failed: {error}",
     "agent.verify_failed": "sentence check by the model failed: {error}",
@@ -378,6 +382,8 @@ AGENT: dict[str, str] = {
     "answer.found_not_confirmed": "The book's text below was found, but it could not be confirmed that it answers the question:",
     "answer.small_quote": "The book: “{quote}”",
     "answer.stopped_note": "(That is as far as the answer got; the sources found are in the Sources tab.)",
+    "answer.answer_cut_repeat": "(The answer stops here: the model began repeating the same words.)",
+    "answer.answer_cut_length": "(The answer stops here: it reached {chars} characters, SMALL_MODEL_MAX_ANSWER_CHARS.)",
 
     # -- a turn's run and its failures (rag.agent.events)
     "turn.deadline": "{step}: the turn's time limit was reached (TURN_TIMEOUT={seconds} s)",
@@ -389,6 +395,7 @@ AGENT: dict[str, str] = {
     "step.rerank": "rerank",
     "step.turn": "turn",
     "turn.time_limit": "the turn did not finish within its time limit (TURN_TIMEOUT={seconds} s): stopped waiting for {waiting}",
+    "turn.cancelled": "{step}: given up, the question was stopped",
     "turn.the_graph": "the graph",
     "turn.unexpected": "{name}: {detail}",
 

@@ -111,6 +111,8 @@ LABELS: dict[str, str] = {
     "queued": "排队中：服务器正在回答其他人的问题，轮到你时会自动开始。",
     "stopped": "已停止",
     "stopped_note": "已按你的要求停止。",
+    "page_closed_note": "页面已关闭，回答没有写完。",
+    "writing_chars": "生成中… {n} 字",
     "reset_conversation": "清空对话（聊天、轨迹和记忆）",
     "sent_supported": "有来源支持",
     "sent_unsupported": "来源不支持",
@@ -345,6 +347,8 @@ AGENT: dict[str, str] = {
     "agent.web_failed": "网络搜索失败：{error}",
     "agent.answer_cut_turn": "回答被截断：已到本轮问答的时限（TURN_TIMEOUT={seconds} 秒）",
     "agent.answer_cut_idle": "回答被截断：模型 {seconds} 秒没有继续输出（STREAM_IDLE_TIMEOUT）",
+    "agent.answer_cut_repeat": "回答被截断：模型一直在重复同样的话（保留到第一次为止）",
+    "agent.answer_cut_length": "回答被截断：已达 {chars} 字（SMALL_MODEL_MAX_ANSWER_CHARS）",
     "agent.answer_empty": "模型返回了空答案",
     "agent.generation_failed": "生成回答失败：{error}",
     "agent.verify_failed": "模型逐句核对失败：{error}",
@@ -367,6 +371,8 @@ AGENT: dict[str, str] = {
     "answer.found_not_confirmed": "书中找到了下面这些相关的原文，但未能确认它们回答了问题：",
     "answer.small_quote": "原文：“{quote}”",
     "answer.stopped_note": "（以上是到此为止写出的内容；检索到的资料见“来源”页。）",
+    "answer.answer_cut_repeat": "（回答到此为止：模型开始重复同样的话。）",
+    "answer.answer_cut_length": "（回答到此为止：已达 {chars} 字的上限，SMALL_MODEL_MAX_ANSWER_CHARS。）",
 
     # -- a turn's run and its failures (rag.agent.events)
     "turn.deadline": "{step}：已到本轮时限（TURN_TIMEOUT={seconds} 秒）",
@@ -378,6 +384,7 @@ AGENT: dict[str, str] = {
     "step.rerank": "重排序",
     "step.turn": "本轮",
     "turn.time_limit": "本轮没有在时限内完成（TURN_TIMEOUT={seconds} 秒）：不再等待 {waiting}",
+    "turn.cancelled": "{step}：问题已停止，不再等待",
     "turn.the_graph": "流程图",
     "turn.unexpected": "意外错误 {name}：{detail}",
 

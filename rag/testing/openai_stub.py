@@ -61,6 +61,7 @@ class OpenAIStub:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.closed = threading.Event()  # set on exit: hanging and trickling replies end
+        self.hung_up = threading.Event()  # set when a client hung up on a trickling reply
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (_Handler,), {"stub": self}))
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -167,6 +168,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"data: [DONE]\n\n")
             self.wfile.flush()
         except OSError:  # the client gave up: that is what a trickle is for
+            self.stub.hung_up.set()
             return
 
     def _event(self, body: dict[str, Any], delta: dict[str, Any], finish: str | None = None) -> None:

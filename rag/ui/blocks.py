@@ -127,6 +127,7 @@ def _wire_shell(demo: gr.Blocks, pages: Pages) -> None:
         lambda lang, stored, session, current: shell.on_language(session, lang, stored, current),
         inputs=[v.lang, v.browser, v.session, books.active_book], outputs=[*common, books.scope_status], queue=False,
         **PRIVATE)
+    demo.unload(pages.chat.on_page_closed)  # a closed page stops its turn
     v.banner_timer.tick(shell.on_banner_tick, inputs=[v.session], outputs=[v.banner, v.banner_timer], queue=False,
                         **PRIVATE)
     for trigger in (loaded, changed):

@@ -15,7 +15,7 @@ import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from rag.deadline import Pump
 from rag.i18n import Msg
@@ -29,14 +29,20 @@ SESSION_TTL_S = 12 * 3600  # an idle session is forgotten after this long
 MAX_SESSIONS = 500  # and the least recently used one when there are more
 
 
+#: Who stopped a turn: the reader (Stop, a reset) or the page going away (closed or reloaded).
+StopCause = Literal["user", "page"]
+
+
 @dataclass
 class ActiveTurn:
     """The one turn a session may run at a time. ``cancel`` is set by Stop, a reset or a closed
-    page; the turn's handler sees it within ``POLL_S`` and ends the graph run."""
+    page (``stopped_by`` says which); the turn's handler sees it within ``POLL_S`` and ends the
+    graph run, and the model call or stream in flight is given up (``rag.deadline``)."""
 
     question: str
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
     cancel: threading.Event = field(default_factory=threading.Event)
+    stopped_by: StopCause = "user"
     asked_at: float = field(default_factory=time.monotonic)
     pump: Pump[Any] | None = None
     started: bool = False  # a handler has taken it up (so a second one does not)
@@ -111,11 +117,14 @@ class Session:
             if turn.pump is not None:
                 self.last_pump = turn.pump
 
-    def stop(self) -> ActiveTurn | None:
-        """Ask the running turn to stop (its graph run ends at its next event); returns it."""
+    def stop(self, by: StopCause = "user") -> ActiveTurn | None:
+        """Ask the running turn to stop (its graph run ends at its next event, its model call at
+        once); returns it. ``by``: who stopped it (the first cause is kept)."""
         with self.lock:
             turn = self.active
             if turn is not None:
+                if not turn.cancel.is_set():
+                    turn.stopped_by = by
                 turn.cancel.set()
                 if turn.pump is not None:
                     turn.pump.stop()
@@ -149,6 +158,7 @@ class SessionStore:
                  clock: Any = time.monotonic) -> None:
         self.max_sessions, self.ttl_s, self.clock = max_sessions, ttl_s, clock
         self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._pages: OrderedDict[str, Session] = OrderedDict()  # an open page (Gradio's session hash): its session
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -175,6 +185,26 @@ class SessionStore:
             while len(self._sessions) > self.max_sessions and idle:
                 self._sessions.pop(idle.pop(0), None)
             return session
+
+    def attach_page(self, page: object, session: Session) -> None:
+        """``page`` (a browser page's Gradio session hash) runs turns of ``session``: when it closes
+        (``page_closed``), the turn it runs is stopped. Bounded like the sessions."""
+        if not isinstance(page, str) or not page:
+            return
+        with self._lock:
+            self._pages[page] = session
+            self._pages.move_to_end(page)
+            while len(self._pages) > 4 * self.max_sessions:
+                self._pages.popitem(last=False)
+
+    def page_closed(self, page: object) -> Session | None:
+        """``page`` was closed (or reloaded): the turn its session runs is stopped, as the page's
+        (``stopped_by`` "page"); the session, or None for a page that ran no turn."""
+        with self._lock:
+            session = self._pages.pop(page, None) if isinstance(page, str) else None
+        if session is not None:
+            session.stop(by="page")
+        return session
 
     def _expire(self) -> None:
         now = self.clock()

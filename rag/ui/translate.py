@@ -13,7 +13,16 @@ from typing import Any, Literal
 
 from pydantic import TypeAdapter
 
-from rag.agent.events import NodeFinished, NodeStarted, Token, TurnFailed, TurnFinished, as_list, as_models
+from rag.agent.events import (
+    NodeFinished,
+    NodeStarted,
+    Progress,
+    Token,
+    TurnFailed,
+    TurnFinished,
+    as_list,
+    as_models,
+)
 from rag.agent.names import ANSWER_NODES, ROUTE, VERIFY
 from rag.agent.state import Notice, WebRound
 from rag.checks import SentenceCheck
@@ -42,6 +51,7 @@ class TraceEntry:
     answer_mode: str | None = None
     answer_checks: tuple[SentenceCheck, ...] | None = None  # set by verify_answer
     error: Msg | str | None = None  # a node's error (as the graph reported it) or the turn's failure
+    written: int | None = None  # characters its model call wrote so far, while it runs (``Progress``)
 
 
 #: A trace entry in the script API's JSON (and the start of ``trace_model``'s).
@@ -66,6 +76,7 @@ class Turn:
     standalone_question: str | None = None
     total_s: float | None = None
     streamed: bool = False  # whether any answer token arrived
+    stopped_by: Literal["user", "page"] = "user"  # a stopped turn: by the reader, or by its page closing
     answer_checks: tuple[SentenceCheck, ...] = ()  # each answer sentence checked against its citations
 
 
@@ -90,14 +101,19 @@ def start_turn(state: UiState, question: str, *, queued: bool = False) -> UiStat
     return replace(state, turns=(*state.turns, Turn(question=question, status="queued" if queued else "running")))
 
 
-def stop_turn(state: UiState, total_s: float | None = None) -> UiState:
-    """The user stopped the current turn: it and its running entries become "stopped" (what it had
-    already answered stays). A turn that is not queued or running is left as it is."""
+#: The note under a stopped turn, by who stopped it (``Turn.stopped_by``).
+STOP_NOTES = {"user": "stopped_note", "page": "page_closed_note"}
+
+
+def stop_turn(state: UiState, total_s: float | None = None, by: Literal["user", "page"] = "user") -> UiState:
+    """The user (``by`` "user") or the page going away ("page") stopped the current turn: it and its
+    running entries become "stopped" (what it had already answered stays). A turn that is not queued
+    or running is left as it is."""
     turn = state.current
     if turn is None or turn.status not in ("queued", "running"):
         return state
     entries = tuple(replace(e, status="stopped") if e.status == "running" else e for e in turn.entries)
-    return _with_current(state, replace(turn, status="stopped", entries=entries, total_s=total_s))
+    return _with_current(state, replace(turn, status="stopped", entries=entries, total_s=total_s, stopped_by=by))
 
 
 def fail_turn(state: UiState, message: Msg | str, total_s: float | None = None) -> UiState:
@@ -199,6 +215,13 @@ def apply_event(state: UiState, event: Any) -> UiState:
     elif isinstance(event, Token):
         if event.node in ANSWER_NODES and event.text:
             turn = replace(turn, answer=(turn.answer if turn.streamed else "") + event.text, streamed=True)
+    elif isinstance(event, Progress):
+        running = [i for i, e in enumerate(turn.entries) if e.node == event.node and e.status == "running"]
+        if not running:
+            return state
+        i = running[-1]
+        turn = replace(turn, entries=(*turn.entries[:i], replace(turn.entries[i], written=event.chars),
+                                      *turn.entries[i + 1:]))
     elif isinstance(event, TurnFinished):
         turn = _finish_turn(turn, event)
     elif isinstance(event, TurnFailed):

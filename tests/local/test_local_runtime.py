@@ -181,8 +181,8 @@ def test_the_turns_time_limit_ends_a_model_call_and_stop_ends_what_the_server_st
 def test_the_turns_time_limit_cuts_a_stream_and_frees_the_model(runtime: LocalRuntime, llm):
     long = llm.model_copy(update={"max_tokens": LONG["max_tokens"], "extra_body": LONG})
     before = tokens_predicted(runtime)
-    with turn_deadline.scope(Deadline.after(0.2)):
-        streamed = stream_text(long, [("user", "Write the whole book.")])
+    with turn_deadline.scope(Deadline.after(0.2)):  # the tiny model's babble may loop: only the deadline here
+        streamed = stream_text(long, [("user", "Write the whole book.")], stop_repeats=False)
     assert streamed.cut == "turn" and streamed.text
     wait_idle(runtime)
     # The server stopped when the stream was closed, long before the 4000 tokens it was asked for.
@@ -320,3 +320,23 @@ def test_a_structured_call_of_the_embedded_model_cut_by_the_deadline_frees_the_m
     assert time.monotonic() - started < 5 and "TURN_TIMEOUT" in str(caught.value)
     wait_idle(runtime, limit=10)  # not the 4000 tokens a plain request would have gone on to
     assert tokens_predicted(runtime) - before < LONG["max_tokens"] // 2
+
+
+def _slot_sampling(runtime: LocalRuntime) -> dict:
+    slots = httpx.get(f"{runtime.base_url.removesuffix('/v1')}/slots", timeout=5,
+                      headers={"Authorization": f"Bearer {runtime.api_key}"}).json()
+    params = slots[0]["params"]
+    return {k: round(params[k], 2) for k in ("repeat_penalty", "repeat_last_n", "dry_multiplier",
+                                              "dry_allowed_length", "dry_penalty_last_n")}
+
+
+def test_the_embedded_model_samples_answers_with_the_repetition_penalties_and_the_judge_without(runtime, llm):
+    """Before: llama.cpp's defaults (no repeat penalty, no DRY), and a small model looped on one
+    clause to its token cap. Now an answer's request carries the penalties and llama.cpp uses them;
+    the judge's (which copies quotes from the sources) carries none."""
+    stream_text(llm.model_copy(update={"max_tokens": 8}), [("user", "hi")], stop_repeats=False)
+    assert _slot_sampling(runtime) == {"repeat_penalty": 1.05, "repeat_last_n": 64, "dry_multiplier": 0.8,
+                                       "dry_allowed_length": 3, "dry_penalty_last_n": 256}
+    judge_model(llm.model_copy(update={"max_tokens": 8})).invoke([("user", "hi")])
+    sampling = _slot_sampling(runtime)
+    assert sampling["repeat_penalty"] == 1.0 and sampling["dry_multiplier"] == 0.0

@@ -122,7 +122,7 @@ def test_the_scope_reaches_the_graph(pages, monkeypatch):
     scopes: list = []
     original = chat_module.run_turn
 
-    def run_turn(graph, question, *, thread_id, book_id=None, scope=None):
+    def run_turn(graph, question, *, thread_id, book_id=None, scope=None, cancel=None):
         scopes.append({"book_id": book_id, "chapters": scope.chapters, "read_up_to": scope.read_up_to,
                        "allow_web_spoilers": scope.allow_web_spoilers})
         return original(graph, question, thread_id=thread_id, book_id=book_id)
@@ -187,7 +187,7 @@ def test_empty_scope_fields_mean_the_whole_book(pages, monkeypatch):
     scopes: list = []
     original = chat_module.run_turn
 
-    def run_turn(graph, question, *, thread_id, book_id=None, scope=None):
+    def run_turn(graph, question, *, thread_id, book_id=None, scope=None, cancel=None):
         scopes.append(scope)
         return original(graph, question, thread_id=thread_id, book_id=book_id)
 

@@ -56,27 +56,30 @@ def findings(evaluation: Evaluation | None) -> str:
 
 
 def _stream_answer(env: Env, messages: list[BaseMessage]) -> Streamed:
-    """The answer as it streams, within the turn's deadline and ``STREAM_IDLE_TIMEOUT``."""
-    return stream_text(env.answer_model, messages, idle=env.config.stream_idle_timeout)
+    """The answer as it streams, within the turn's deadline and ``STREAM_IDLE_TIMEOUT``; a small
+    model's cut at ``SMALL_MODEL_MAX_ANSWER_CHARS``, and any model's where it starts to loop."""
+    return stream_text(env.answer_model, messages, idle=env.config.stream_idle_timeout,
+                       max_chars=env.config.max_answer_chars)
 
 
-def _unfinished(env: Env, node: str, streamed: Streamed, lang: str) -> tuple[str, Notice] | None:
+def _unfinished(env: Env, node: str, streamed: Streamed, lang: str) -> tuple[str, Notice | None] | None:
     """For an answer that is empty (or only whitespace) or was cut short: the line that says so
-    in the answer, and the notice for the trace (an error: no complete answer was written).
+    in the answer, and the notice for the trace (None for a cancelled turn: nobody is reading).
     None for a complete answer."""
     if streamed.cut is None and streamed.text.strip():
         return None
+    if streamed.cut == "cancel":
+        return "", None
+    params: dict[str, str] = {}
     if streamed.cut == "turn":
-        seconds = f"{env.config.turn_timeout:g}"
-        line = prompts.text(lang, "answer_cut_turn", seconds=seconds)
-        code = "agent.answer_cut_turn"
+        params["seconds"] = f"{env.config.turn_timeout:g}"
     elif streamed.cut == "idle":
-        seconds = f"{env.config.stream_idle_timeout:g}"
-        line = prompts.text(lang, "answer_cut_idle", seconds=seconds)
-        code = "agent.answer_cut_idle"
-    else:
-        line, code, seconds = prompts.text(lang, "answer_empty"), "agent.answer_empty", ""
-    return line, env.n(node, code, "error", **({"seconds": seconds} if seconds else {}))
+        params["seconds"] = f"{env.config.stream_idle_timeout:g}"
+    elif streamed.cut == "length":
+        params["chars"] = str(env.config.max_answer_chars or len(streamed.text))
+    key = f"answer_cut_{streamed.cut}" if streamed.cut else "answer_empty"
+    level = "warning" if streamed.cut in ("repeat", "length") and streamed.text.strip() else "error"
+    return prompts.text(lang, key, **params), env.n(node, f"agent.{key}", level, **params)
 
 
 def why_no_web(state: GraphState, env: Env) -> WhyNoWeb:
@@ -118,10 +121,11 @@ def generate(state: GraphState, env: Env) -> dict[str, Any]:
         unfinished = _unfinished(env, GENERATE, streamed, lang)
         if unfinished is not None:  # keep what was written and say in one line why it stops
             line, notice = unfinished
-            notices.append(notice)
+            notices += [notice] if notice is not None else []
             kept = answer.rstrip() if answer.strip() else ""  # as streamed: the text shown so far stays its prefix
-            raw_from = len(kept) + 2 if kept else 0
-            answer = "\n\n".join(part for part in (kept, f"{line}{prompts.text(lang, 'stopped_note')}") if part)
+            raw_from = (len(kept) + 2 if kept else 0) if line else None
+            note = f"{line}{prompts.text(lang, 'stopped_note')}" if line else ""
+            answer = "\n\n".join(part for part in (kept, note) if part)
     answer_from = 0
     if first:
         answer_from = len(first) + 2
@@ -178,7 +182,7 @@ def direct_answer(state: GraphState, env: Env) -> dict[str, Any]:
         parts = [streamed.text.rstrip()]
         if unfinished is not None:
             parts.append(unfinished[0])
-            notices.append(unfinished[1])
+            notices += [unfinished[1]] if unfinished[1] is not None else []
         if streamed.text.strip():
             # Say plainly that nothing was looked up: a misrouted book question must not pass as sourced.
             parts.append(prompts.text(lang, "direct_note"))

@@ -10,7 +10,7 @@ from typing import Any
 
 import gradio as gr
 
-from rag.agent.events import Token, run_turn
+from rag.agent.events import Progress, Token, run_turn
 from rag.agent.nodes.common import MODEL_UNREACHABLE_CODES
 from rag.agent.state import Notice
 from rag.deadline import END, TIMEOUT, Pump
@@ -93,9 +93,11 @@ class ChatPage:
         return {self.shell.session: session, self.ui.question: "", **self.panels(session), **self.buttons(True)}
 
     def on_ask(self, session: Session | None, book: str | None, ch_from: Any, ch_to: Any, read_to: Any,
-               spoilers: bool) -> Iterator[dict[Any, Any]]:
-        """Runs the turn on_submit took; streams the panels; ends with the buttons and banner."""
+               spoilers: bool, request: gr.Request | None = None) -> Iterator[dict[Any, Any]]:
+        """Runs the turn on_submit took; streams the panels; ends with the buttons and banner. The
+        page that asked (``request``) stops the turn when it closes (``on_page_closed``)."""
         session = self.ctx.ensure_session(session)
+        self.ctx.store.attach_page(getattr(request, "session_hash", None), session)
         with session.lock:
             turn = session.active
             fresh = turn is not None and turn.pump is None and not turn.started
@@ -107,13 +109,17 @@ class ChatPage:
         started = time.monotonic()
         try:
             yield from self._run_events(session, turn, book, ch_from, ch_to, read_to, spoilers)
+        except GeneratorExit:  # Gradio closes the handler of a page that went away
+            session.stop(by="page")
+            raise
         finally:
             if turn.pump is not None:
                 turn.pump.stop()
+            turn.cancel.set()  # however the handler ends, the model call in flight is given up
             with session.lock:
                 current = session.active is turn
                 if current and session.ui.busy:  # Stop, or the page went away: the run has ended
-                    session.ui = stop_turn(session.ui, time.monotonic() - started)
+                    session.ui = stop_turn(session.ui, time.monotonic() - started, by=turn.stopped_by)
             session.end(turn)
         if not current:  # a reset took the session over: its page is already up to date
             yield {self.shell.banner: gr.update()}
@@ -147,7 +153,8 @@ class ChatPage:
                 session.ui = fail_turn(session.ui, f"{type(exc).__name__}: {exc}")
             return
         book_id = None if not book or book == ALL_BOOKS else book
-        events = run_turn(graph, turn.question, thread_id=session.thread_id, book_id=book_id, scope=scope)
+        events = run_turn(graph, turn.question, thread_id=session.thread_id, book_id=book_id, scope=scope,
+                          cancel=turn.cancel)
         pump = turn.pump = Pump(events, name=f"turn-{session.id[:8]}")
         last, pending = 0.0, False
         while True:
@@ -168,7 +175,7 @@ class ChatPage:
                     return
                 session.ui = apply_event(session.ui, event)
             now = time.monotonic()
-            if isinstance(event, Token) and now - last < STREAM_MIN_INTERVAL_S:
+            if isinstance(event, (Token, Progress)) and now - last < STREAM_MIN_INTERVAL_S:
                 pending = True
                 continue
             last, pending = now, False
@@ -217,6 +224,13 @@ class ChatPage:
                 if turn.pump is None:  # still queued: nothing runs yet, release the session now
                     session.end(turn)
         return {**self.panels(session), **self.buttons(False)}
+
+    def on_page_closed(self, request: gr.Request) -> None:
+        """A page was closed (Gradio's ``unload``): the turn it runs is stopped, its model call given
+        up; the turn shows as ended by the closed page, not by the reader, when the page comes back."""
+        session = self.ctx.store.page_closed(getattr(request, "session_hash", None))
+        if session is not None:
+            logger.info("a page closed: its turn (if any) is stopped")
 
     def on_reset(self, session: Session | None) -> dict[Any, Any]:
         """One reset: the chat, the trace and the graph's memory of the conversation."""

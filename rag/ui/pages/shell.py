@@ -24,12 +24,13 @@ logger = logging.getLogger(__name__)
 
 def orphan_turn_ends(session: Session) -> None:
     """A reloaded page cannot follow a turn its previous page started: the turn is stopped (it
-    shows as stopped) and the session is free for the next question."""
-    turn = session.stop()
+    shows as ended by the page going away, not by the reader) and the session is free for the next
+    question."""
+    turn = session.stop(by="page")
     if turn is None:
         return
     with session.lock:
-        session.ui = stop_turn(session.ui, time.monotonic() - turn.asked_at)
+        session.ui = stop_turn(session.ui, time.monotonic() - turn.asked_at, by=turn.stopped_by)
     session.end(turn)
 
 

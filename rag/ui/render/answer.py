@@ -23,7 +23,7 @@ from rag.ui.render.safe import (
     url_text,
 )
 from rag.ui.render.sources import passage_label
-from rag.ui.translate import Turn, UiState
+from rag.ui.translate import STOP_NOTES, Turn, UiState
 
 _CITATION = re.compile(r"\[(\s*\d{1,3}(?:\s*[,，、]\s*\d{1,3})*\s*)\]")
 _CODE_SPAN = re.compile(r"`[^`\n]+`")
@@ -220,5 +220,5 @@ def chat_messages(state: UiState, lang: str) -> list[dict[str, Any]]:
                 "content": f"⚠️ **{t(lang, 'error_prefix')}**: {escape_markdown_text(text(lang, turn.error))}",
             })
         if turn.status == "stopped":
-            messages.append({"role": "assistant", "content": f'<div class="turn-stopped">⏹ {esc(t(lang, "stopped_note"))}</div>'})
+            messages.append({"role": "assistant", "content": f'<div class="turn-stopped">⏹ {esc(t(lang, STOP_NOTES[turn.stopped_by]))}</div>'})
     return messages

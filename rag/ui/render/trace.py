@@ -16,7 +16,7 @@ from rag.ui.render.icons import NODE_ICONS, PART_ICONS, STATUS_ICONS
 from rag.ui.render.panels import provider_label
 from rag.ui.render.safe import clip, esc, fmt_s
 from rag.ui.render.sources import how_found, passage_label, web_card
-from rag.ui.translate import TraceEntry, Turn
+from rag.ui.translate import STOP_NOTES, TraceEntry, Turn
 
 HIT_PREVIEW_CHARS = 60
 
@@ -161,7 +161,8 @@ def render_trace(turn: Turn | None, lang: str) -> str:
         elif entry.status == "stopped":
             dur = f'<span class="trace-dur stopped">{esc(t(lang, "stopped"))}</span>'
         else:
-            dur = f'<span class="trace-dur running">{esc(t(lang, "running"))}</span>'
+            label = t(lang, "writing_chars", n=entry.written) if entry.written else t(lang, "running")
+            dur = f'<span class="trace-dur running">{esc(label)}</span>'
         items.append(
             f'<li class="trace-entry status-{esc(entry.status)}" data-node="{esc(entry.node)}">'
             f'<div class="trace-head"><span class="trace-status">{STATUS_ICONS.get(entry.status, "")}</span> '
@@ -176,7 +177,7 @@ def render_trace(turn: Turn | None, lang: str) -> str:
         footer += (f'<div class="note error trace-failed">⛔ {esc(t(lang, "error_prefix"))}: '
                    f'{esc(text(lang, turn.error))}</div>')
     if turn.status == "stopped":
-        footer += f'<div class="note warning trace-stopped">⏹ {esc(t(lang, "stopped_note"))}</div>'
+        footer += f'<div class="note warning trace-stopped">⏹ {esc(t(lang, STOP_NOTES[turn.stopped_by]))}</div>'
     if turn.total_s is not None:
         footer += f'<div class="trace-total"><b>{esc(t(lang, "total_time"))}:</b> <span class="total-s">{esc(fmt_s(turn.total_s))}</span></div>'
     question = f'<div class="trace-question">❓ {esc(turn.question)}</div>'
