@@ -27,7 +27,7 @@ from rag.agent.nodes.common import (
 from rag.agent.nodes.retrieve import search_book
 from rag.agent.state import RESET, GraphState, Notice, reset_question_state
 from rag.checks.select import bearing_sentences
-from rag.i18n import text
+from rag.i18n import Level, text
 from rag.lang import detect_lang, language_name
 from rag.llm import Streamed, stream_text
 from rag.schemas import Evaluation, Passage
@@ -78,7 +78,7 @@ def _unfinished(env: Env, node: str, streamed: Streamed, lang: str) -> tuple[str
     elif streamed.cut == "length":
         params["chars"] = str(env.config.max_answer_chars or len(streamed.text))
     key = f"answer_cut_{streamed.cut}" if streamed.cut else "answer_empty"
-    level = "warning" if streamed.cut in ("repeat", "length") and streamed.text.strip() else "error"
+    level: Level = "warning" if streamed.cut in ("repeat", "length") and streamed.text.strip() else "error"
     return prompts.text(lang, key, **params), env.n(node, f"agent.{key}", level, **params)
 
 
