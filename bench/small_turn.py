@@ -130,11 +130,16 @@ def run_case(graph_for: Any, case: dict[str, Any], book_id: str, log: Path | Non
 
 
 def read_cases(paths: list[str]) -> list[dict[str, Any]]:
+    """Judge cases as whole-book questions: a judge case's label says whether its own passages answer
+    it, but here the whole book is searched, so a question is answerable unless part of it lies
+    outside the book (kind "half": a TV series, a first edition's year)."""
     cases = []
     for path in paths:
         for line in Path(path).read_text(encoding="utf-8").splitlines():
             if line.strip() and not line.startswith("#"):
-                cases.append(json.loads(line))
+                case = json.loads(line)
+                case["label_enough"] = case.get("kind") != "half"
+                cases.append(case)
     return cases
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -23,11 +23,13 @@ from pydantic import BaseModel, Field
 from rag.agent import prompts
 from rag.agent.context import neutralise
 from rag.agent.judge import NOT_FOUND_CHOICE, Judged, check_parts, decide, sources_of, structured_with_retry
-from rag.checks import Source, normalize
+from rag.checks import PartCheck, Source, normalize
 from rag.checks.choices import sentence_spans
+from rag.checks.picks import pick_refused
 from rag.checks.quotes import MAX_QUOTE_WEIGHT, MIN_QUOTE_WEIGHT
-from rag.checks.select import Chosen, bearing_sentences
+from rag.checks.select import Chosen, all_sentences, bearing_sentences
 from rag.checks.text import MEASURES, contains, content_weight
+from rag.i18n import join
 from rag.llm import ChatModel, MethodCache, self_hosted
 from rag.schemas import ClaimedPart, Evaluation, EvidenceJudgement, Passage, SearchResult
 
@@ -121,8 +123,11 @@ def fits_the_question(part: str, answer: str) -> bool:
     return not (_ASKS_COUNT.search(part) and not has_number)
 
 
-def _claimed(parts: Sequence[str], reply: Extraction, by_id: dict[str, Chosen]) -> list[ClaimedPart]:
-    claimed = []
+def _claimed(parts: Sequence[str], reply: Extraction,
+             by_id: dict[str, Chosen]) -> tuple[list[ClaimedPart], dict[int, Chosen]]:
+    """The picks as claimed parts, and for each part answered the sentence its words come from."""
+    claimed: list[ClaimedPart] = []
+    sentence_of: dict[int, Chosen] = {}
     for i, part in enumerate(parts):
         pick = reply.answers[i] if i < len(reply.answers) else None
         chosen = by_id.get(pick.sentence) if pick is not None else None
@@ -131,9 +136,10 @@ def _claimed(parts: Sequence[str], reply: Extraction, by_id: dict[str, Chosen]) 
             claimed.append(ClaimedPart(part=part, answer=NOT_FOUND_CHOICE, source=None, quote=NOT_FOUND_CHOICE))
         else:
             chosen = _holding(answer, chosen, by_id)
+            sentence_of[i] = chosen
             claimed.append(ClaimedPart(part=part, answer=answer, source=chosen.source,
                                        quote=quote_for(answer, chosen.text)))
-    return claimed
+    return claimed, sentence_of
 
 
 def _holding(answer: str, picked: Chosen, by_id: dict[str, Chosen]) -> Chosen:
@@ -166,11 +172,23 @@ def extract(llm: ChatModel, question: str, passages: Sequence[Passage], web_resu
                                 "sources as not enough.", enough=False, missing=list(parts), web_query=None,
                                 confidence=0.0, mode="evidence")
         return Extracted(Judged(evaluation, list(errors), invalid=True), chosen)
-    claimed = _claimed(parts, reply, by_id)
+    claimed, sentence_of = _claimed(parts, reply, by_id)
+    every = all_sentences(sources)
     answered = all(c.quote != NOT_FOUND_CHOICE for c in claimed)
     judgement = EvidenceJudgement(
         reason="The model picked a sentence for every part." if answered else
         "The model found no sentence stating some part.",
         parts=claimed, enough=answered, web_query=None if answered else question, confidence=0.5)
-    checks = check_parts(claimed, sources, question)
+    checks = [_stricter(check, sentence_of.get(i), every) for i, check in
+              enumerate(check_parts(claimed, sources, question))]
     return Extracted(Judged(decide(judgement, checks, "evidence", question, strict=True), list(errors)), chosen)
+
+
+def _stricter(check: PartCheck, picked: Chosen | None, every: list[Chosen]) -> PartCheck:
+    """A verified part refused by the small model's stricter rules (``rag.checks.picks``)."""
+    if check.status != "verified" or picked is None:
+        return check
+    at = next((i for i, c in enumerate(every) if c.sid == picked.sid), None)
+    before = every[at - 1].text if at and every[at - 1].source == picked.source else ""
+    why = pick_refused(check.part, check.answer or "", picked.text, before)
+    return check if why is None else replace(check, status="unverified", detail=join([check.detail, why]))

@@ -39,7 +39,7 @@ TAIL_CHARS = 1200  # a passage is shown up to MAX_PASSAGE_CHARS (default): its e
 MIN_SPAN = 6  # a copied run at least this long is stored as a reference into the case's context
 _SPAN = re.compile(r"⟦(\d+):(\d+)⟧")
 _SCHEMA_CALLS = {"RouteDecision": "route", "Evaluation": "judge-verdict", "EvidenceJudgement": "judge-evidence",
-                 "SentenceLabel": "verify"}
+                 "SentenceLabel": "verify", "Extraction": "extract"}
 
 
 def _head(template: str) -> str:
@@ -52,7 +52,7 @@ def _system_calls() -> list[tuple[str, str]]:
             (_head(prompts.REWRITE_SYSTEM), "rewrite"), (_head(prompts.QUERY_REWRITE_SYSTEM), "query-rewrite"),
             (_head(prompts.DIRECT_SYSTEM), "direct"), (_head(prompts.EVIDENCE_SYSTEM), "judge-evidence"),
             (_head(prompts.EVALUATE_SYSTEM), "judge-verdict"), (_head(prompts.ROUTE_SYSTEM), "route"),
-            (_head(prompts.VERIFY_SYSTEM), "verify")]
+            (_head(prompts.VERIFY_SYSTEM), "verify"), (_head(prompts.EXTRACT_SYSTEM), "extract")]
 
 
 def _content(message: dict[str, Any]) -> str:
@@ -156,9 +156,15 @@ class CaseMatcher:
         self._keys = [(c, _squash(c.question), [_squash(p.text)[:24] for p in c.context],
                        [_squash(p.text[:TAIL_CHARS])[-24:] for p in c.context]) for c in self.cases]
 
-    def match(self, user_text: str, *, with_passages: bool) -> list[Case]:
+    def match(self, user_text: str, *, with_passages: bool, sentences: bool = False) -> list[Case]:
+        """The cases a request is about: its question, and its passages' beginnings (``with_passages``)
+        or, for the small turn's extraction (``sentences``), every sentence it shows in one of them."""
         hay = _squash(user_text)
         found = [(c, q, heads, tails) for c, q, heads, tails in self._keys if q and q in hay]
+        if sentences:
+            # a passage's own sentences (its heading, "n.0", aside), as the prompt writes them (one line)
+            shown = [_squash(m.group(2)) for m in _SHOWN_SENTENCE.finditer(user_text) if m.group(1) != "0"]
+            return [c for c, *_ in found if all(any(s in _squash(p.text) for p in c.context) for s in shown)]
         if with_passages:
             found = [item for item in found if all(h in hay for h in item[2])]
 
@@ -175,6 +181,7 @@ class CaseMatcher:
 
 
 _NO_PASSAGES = {"route", "rewrite", "query-rewrite", "direct"}
+_SHOWN_SENTENCE = re.compile(r"^\(\d+\.(\d+)\) (.+)$", re.MULTILINE)  # a sentence of the extraction prompt
 
 
 def question_cases(items: Iterable[Any]) -> list[Case]:
@@ -247,7 +254,7 @@ class _Keyed:
     def key(self, body: dict[str, Any]) -> tuple[str, list[Case], int]:
         call = call_of(body)
         text, attempt = _user_text(body)
-        return call, self.matcher.match(text, with_passages=call not in _NO_PASSAGES), attempt
+        return call, self.matcher.match(text, with_passages=call not in _NO_PASSAGES, sentences=call == "extract"), attempt
 
 
 class ReplayServer(_Keyed):

@@ -29,3 +29,20 @@ def test_each_request_is_matched_to_its_own_case_first() -> None:
         assert matcher.match(_prompt(case), with_passages=True)[0] is case, case.id
     # the router's prompt carries only the question: the longest question found wins
     assert matcher.match(HALF.question, with_passages=False)[0] is HALF
+
+
+def test_the_small_turns_extraction_is_matched_by_the_sentences_it_shows() -> None:
+    from rag.agent.extract import extract_messages, question_parts
+    from rag.agent.judge import sources_of
+    from rag.checks.select import bearing_sentences
+    from rag.eval.replay import call_of
+
+    matcher = CaseMatcher([FULL, RELATED, HALF])
+    for case in (FULL, RELATED):
+        chosen = bearing_sentences(case.question, sources_of(case.passages()))
+        messages = extract_messages(case.question, question_parts(case.question), chosen)
+        body = {"messages": [{"role": "system", "content": str(messages[0].content)},
+                             {"role": "user", "content": str(messages[1].content)}]}
+        assert call_of(body) == "extract"
+        # FULL and RELATED share the question; only the sentences shown tell them apart
+        assert matcher.match(str(messages[1].content), with_passages=False, sentences=True)[0] is case, case.id

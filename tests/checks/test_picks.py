@@ -1,0 +1,46 @@
+"""A small model's pick, checked more strictly than a judge's quote (``rag.checks.picks``): each rule
+on text written here, with a pick the rule refuses and a faithful one it keeps."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.checks.picks import asked_kind, pick_refused
+
+
+@pytest.mark.parametrize(("part", "kind"), [
+    ("晴雯补裘用的是什么线？", "线"), ("他一共买了几只小鸭？", "小鸭"), ("打了多少板子？", "板子"),
+    ("白光在房里的什么地方？", None), ("这是什么时候的事？", None), ("他叫什么？", None),
+    ("带儿子去看病的那个医生叫什么？", "医生"), ("把宝玉的茶喝了的那个人是谁？", None),
+])
+def test_the_kind_asked_about(part: str, kind: str | None) -> None:
+    assert asked_kind(part) == kind
+
+
+def codes(msg) -> str | None:
+    return None if msg is None else msg.code
+
+
+def test_the_questions_own_words_are_no_answer() -> None:
+    assert codes(pick_refused("母亲总问起的是谁？", "谁", "然而我又不知道那名角是谁，")) == "check.pick_echo"
+    assert codes(pick_refused("老张的儿子叫什么？", "老张", "老张的儿子叫小明。")) == "check.pick_echo"
+
+
+def test_a_part_in_another_language_than_its_sentence_is_not_taken() -> None:
+    assert codes(pick_refused("Why was he called Old Zhang?", "老张", "大家都叫他老张。")) == "check.pick_other_language"
+
+
+def test_the_kind_asked_about_must_be_named_near_the_sentence() -> None:
+    assert codes(pick_refused("他一共买了几只小鸭？", "十几个", "他已经买到了十几个蝌蚪。")) == "check.pick_other_kind"
+    assert pick_refused("他一共买了几只小鸭？", "四只", "他买了四只小鸭。") is None
+    # the sentence before names it: "…小鸭。一共四只。"
+    assert pick_refused("他一共买了几只小鸭？", "四只", "一共是四只。", before="他在集市上买小鸭。") is None
+
+
+def test_a_sentence_about_something_else_is_refused_and_the_one_before_can_save_it() -> None:
+    part = "老张带儿子去看病的那个大夫姓什么？"
+    assert codes(pick_refused(part, "王大妈", "幸亏王大妈等得不耐烦，")) == "check.pick_other_kind"
+    part = "老张带儿子去看病的那天谁来了？"
+    assert codes(pick_refused(part, "王大妈", "幸亏王大妈等得不耐烦，")) == "check.pick_not_about"
+    assert pick_refused(part, "何先生", "来的是何先生。", before="那天老张带儿子去看病。") is None
+    assert pick_refused("老张在哪里找到了钱包？", "柜子底下", "在柜子底下找到了钱包。") is None
