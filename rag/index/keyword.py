@@ -6,7 +6,9 @@ many content words of this prose are one character (钯, 封, 压, 重), and a b
 boundary ("把钯", "被封") rarely matches; adding them raised keyword chunk recall@5 on the dev
 questions from 0.48 to 0.62 and hybrid from 0.57 to 0.65 (bench/retrieval.py). BM25's IDF keeps
 common characters (的, 了) from counting for much. Keyword recall on the dev questions: bench/retrieval.py
-(bench/results/retrieval_e5.json). One index per book, saved in the book's directory.
+(bench/results/retrieval_e5.json). One index per book, saved in the book's directory. English words
+are indexed as the book spells them; a query's word meets all the book's words of its Snowball stem
+(``KeywordIndex.stems``), so stemming needs no reindex (bench/results/retrieval_books_stems.json).
 
 The index is BM25 as ``bm25s`` computes it (method "lucene", k1 1.5, b 0.75: the same scores), built
 and stored here so that a big book fits in memory (bench/ingest_memory.py): ``bm25s``
