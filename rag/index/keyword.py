@@ -6,7 +6,9 @@ many content words of this prose are one character (钯, 封, 压, 重), and a b
 boundary ("把钯", "被封") rarely matches; adding them raised keyword chunk recall@5 on the dev
 questions from 0.48 to 0.62 and hybrid from 0.57 to 0.65 (bench/retrieval.py). BM25's IDF keeps
 common characters (的, 了) from counting for much. Keyword recall on the dev questions: bench/retrieval.py
-(bench/results/retrieval_e5.json). One index per book, saved in the book's directory.
+(bench/results/retrieval_e5.json). One index per book, saved in the book's directory. English words
+are indexed as the book spells them; a query's word meets all the book's words of its Snowball stem
+(``KeywordIndex.stems``), so stemming needs no reindex (bench/results/retrieval_books_stems.json).
 
 The index is BM25 as ``bm25s`` computes it (method "lucene", k1 1.5, b 0.75: the same scores), built
 and stored here so that a big book fits in memory (bench/ingest_memory.py): ``bm25s``
@@ -27,6 +29,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -70,10 +73,15 @@ def tokenize(text: str, characters: bool = True) -> list[str]:
 class KeywordIndex:
     """A BM25 index over a list of documents; scores for every document at once."""
 
+    #: Whether a query word matches every word of the book with its Snowball stem ("blush" finds
+    #: "blushed", "meeting" "meet"), a document counting its best-scoring form once.
+    stems = True
+
     def __init__(self, arrays: _Arrays, size: int, characters: bool = True) -> None:
         self._a = arrays
         self.size = size
         self.characters = characters
+        self._stem_groups: dict[str, list[int]] | None = None
 
     @classmethod
     def build(cls, texts: Iterable[str], characters: bool = True) -> KeywordIndex:
@@ -139,6 +147,37 @@ class KeywordIndex:
         """The index's columns of the query's tokens (repeated tokens repeated, unknown ones left out)."""
         return self._columns_of(query_tokens(query, self.characters))
 
+    def _groups(self, query: str) -> list[list[int]]:
+        """The query's tokens as groups of columns: a CJK token its column; an English word (with
+        ``stems``) the columns of all the book's words of its stem, so a question's "blush" meets the
+        book's "blushed" without the index stemming anything (older indexes work as they are)."""
+        tokens = query_tokens(query, self.characters)
+        if not self.stems or not self._a.words:
+            return [[c] for c in self._columns_of(tokens)]
+        groups: list[list[int]] = []
+        by_stem = self._stem_columns()
+        for token in tokens:
+            if _IS_CJK.match(token) or not token.isalpha():
+                groups.extend([c] for c in self._columns_of([token]))
+            else:
+                found = by_stem.get(english_stem(token))
+                if found:
+                    groups.append(found)
+        return groups
+
+    def _stem_columns(self) -> dict[str, list[int]]:
+        """Stem -> the columns of the index's English words of that stem, built once per index."""
+        if self._stem_groups is None:
+            words = [w for w in self._a.words if w.isascii() and w.isalpha()]
+            stems = _stemmer().stemWords(words)
+            columns = self._columns_of(words)  # every listed word is in the index
+            out: dict[str, list[int]] = {}
+            if len(columns) == len(words):
+                for stem, col in zip(stems, columns, strict=True):
+                    out.setdefault(stem, []).append(col)
+            self._stem_groups = out
+        return self._stem_groups
+
     def _columns_of(self, tokens: Sequence[str]) -> list[int]:
         a = self._a
         codes = [c for c in (token_code(t, a.word_ids) for t in tokens) if c is not None]
@@ -152,9 +191,16 @@ class KeywordIndex:
     def scores(self, query: str) -> np.ndarray:
         a = self._a
         out = np.zeros(self.size, dtype=np.float32)
-        for col in self._columns(query):  # a document appears once per column
-            lo, hi = int(a.indptr[col]), int(a.indptr[col + 1])
-            out[a.indices[lo:hi]] += a.data[lo:hi]
+        for group in self._groups(query):
+            if len(group) == 1:  # a document appears once per column
+                lo, hi = int(a.indptr[group[0]]), int(a.indptr[group[0] + 1])
+                out[a.indices[lo:hi]] += a.data[lo:hi]
+                continue
+            best = np.zeros(self.size, dtype=np.float32)  # a word's forms count once: the best of them
+            for col in group:
+                lo, hi = int(a.indptr[col]), int(a.indptr[col + 1])
+                np.maximum.at(best, a.indices[lo:hi], a.data[lo:hi])
+            out += best
         return out
 
     def ideal(self, query: str) -> float:
@@ -163,8 +209,8 @@ class KeywordIndex:
         length statistics differ, so raw scores are not comparable; this keeps a strong match in one
         book above a weak one in another, which a per-book max would not)."""
         a = self._a
-        return float(sum(float(np.max(a.data[int(a.indptr[c]):int(a.indptr[c + 1])], initial=0.0))
-                         for c in self._columns(query)))
+        return float(sum(max(float(np.max(a.data[int(a.indptr[c]):int(a.indptr[c + 1])], initial=0.0)) for c in group)
+                         for group in self._groups(query)))
 
     def top(self, query: str, k: int, allowed: np.ndarray | None = None,
             normalize: bool = False) -> list[tuple[int, float]]:
@@ -184,6 +230,19 @@ class KeywordIndex:
         idx = np.argpartition(-s, k - 1)[:k]
         idx = idx[np.argsort(-s[idx], kind="stable")]
         return [(int(i), float(s[i])) for i in idx if s[i] > 0]
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    import snowballstemmer  # pure Python; the Snowball project's English stemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=4096)
+def english_stem(word: str) -> str:
+    """The Snowball stem of a lower-case English word ("blushed" -> "blush")."""
+    return str(_stemmer().stemWord(word))
 
 
 # ------------------------------------------------------------------------------------ the arrays

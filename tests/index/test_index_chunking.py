@@ -101,6 +101,22 @@ def test_keyword_index_finds_the_chapter() -> None:
     assert index.top("zzzz", 3) == []
 
 
+def test_keyword_index_matches_english_words_by_stem() -> None:
+    docs = ["The colonel blushed deeply and walked away.", "A quiet walk in the garden.",
+            "Nothing of the sort happened here.", "The meetings were long and dull."]
+    index = KeywordIndex.build(docs)
+    # the question's "blush" is the book's "blushed"; without stems nothing matched it
+    assert [pos for pos, _ in index.top("why did she blush", 4)] == [0]
+    assert index.top("meeting", 4)[0][0] == 3
+    # a word's forms count once per document: "walked" and "walk" (two forms, one stem) in one
+    # document do not outscore that stem in another
+    both = KeywordIndex.build(["walk walked", "walks walks", "other text here"])
+    scores = dict(both.top("walking", 3))
+    assert set(scores) == {0, 1} and scores[1] >= scores[0]
+    # the ideal score (merging books) counts the stem once as well
+    assert both.ideal("walking") == pytest.approx(max(scores.values()))
+
+
 def test_fusion_methods() -> None:
     vector = [("a", 0.9), ("b", 0.8), ("c", 0.1)]
     keyword = [("c", 12.0), ("d", 5.0), ("a", 1.0)]
