@@ -4,7 +4,8 @@ the quote's surroundings state; a 1.5B model that copies the one name of a sente
 else for "who" then passes it (measured on the dev sets' tune halves: false "enough" on 8 of 12
 not-enough cases). A pick is refused, with the reason, when:
 
-- the words are the question's own (谁, a name the part already says): no answer;
+- the words are the question's own (谁, a name the part already says): no answer; or a bare yes or
+  no, which says nothing code could compare with the sentence;
 - the part is in another script than the sentence (an English question on a Chinese book): code
   cannot tell whether the sentence answers it, so it is not taken from a small model;
 - the kind of thing asked about (the word after 什么 / 几只 / 多少: 什么线, 几只小鸭; "what colour")
@@ -18,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from rag.checks.quotes import is_yes_no
 from rag.checks.sentences import _script
 from rag.checks.text import MEASURES, STOP_HAN, content, found_in, is_han, normalize
 from rag.i18n import Msg
@@ -60,6 +62,8 @@ def pick_refused(part: str, answer: str, sentence: str, before: str = "") -> Msg
     answer_norm, part_norm = normalize(answer).text, normalize(part).text
     if not answer_norm or answer_norm in part_norm or answer.strip().lower() in _QUESTION_WORDS:
         return Msg.of("check.pick_echo")
+    if is_yes_no(answer):
+        return Msg.of("check.pick_yes_no")
     if _script(part) != _script(sentence):
         return Msg.of("check.pick_other_language")
     window = normalize(f"{before}{sentence}").text

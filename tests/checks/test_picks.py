@@ -24,6 +24,7 @@ def codes(msg) -> str | None:
 def test_the_questions_own_words_are_no_answer() -> None:
     assert codes(pick_refused("母亲总问起的是谁？", "谁", "然而我又不知道那名角是谁，")) == "check.pick_echo"
     assert codes(pick_refused("老张的儿子叫什么？", "老张", "老张的儿子叫小明。")) == "check.pick_echo"
+    assert codes(pick_refused("老张认可这份判决吗？", "是", "老张认可这份判决。")) == "check.pick_yes_no"
 
 
 def test_a_part_in_another_language_than_its_sentence_is_not_taken() -> None:
