@@ -29,7 +29,8 @@ from rag.checks.picks import pick_refused
 from rag.checks.quotes import MAX_QUOTE_WEIGHT, MIN_QUOTE_WEIGHT
 from rag.checks.select import Chosen, all_sentences, bearing_sentences
 from rag.checks.text import MEASURES, contains, content_weight
-from rag.i18n import join
+from rag.i18n import join, t
+from rag.lang import detect_lang
 from rag.llm import ChatModel, MethodCache, self_hosted
 from rag.schemas import ClaimedPart, Evaluation, EvidenceJudgement, Passage, SearchResult
 
@@ -168,16 +169,16 @@ def extract(llm: ChatModel, question: str, passages: Sequence[Passage], web_resu
     narrow = extract_schema(offered, len(parts)) if method in ("json_schema", "auto") and self_hosted(llm) else None
     reply, errors = structured_with_retry(llm, Extraction, messages, method, response_schema=narrow, methods=methods)
     if reply is None:
-        evaluation = Evaluation(reason=f"The model's reply was invalid twice ({errors[-1]}); treating the "
-                                "sources as not enough.", enough=False, missing=list(parts), web_query=None,
+        lang = "zh" if detect_lang(question) == "zh" else "en"
+        evaluation = Evaluation(reason=t(lang, "agent.small_invalid", error=str(errors[-1])), enough=False, missing=list(parts), web_query=None,
                                 confidence=0.0, mode="evidence")
         return Extracted(Judged(evaluation, list(errors), invalid=True), chosen)
     claimed, sentence_of = _claimed(parts, reply, by_id)
     every = all_sentences(sources)
     answered = all(c.quote != NOT_FOUND_CHOICE for c in claimed)
+    lang = "zh" if detect_lang(question) == "zh" else "en"  # the trace shows the reason: the reader's language
     judgement = EvidenceJudgement(
-        reason="The model picked a sentence for every part." if answered else
-        "The model found no sentence stating some part.",
+        reason=t(lang, "agent.small_picked_all" if answered else "agent.small_picked_some"),
         parts=claimed, enough=answered, web_query=None if answered else question, confidence=0.5)
     checks = [_stricter(check, sentence_of.get(i), every) for i, check in
               enumerate(check_parts(claimed, sources, question))]
