@@ -56,9 +56,12 @@ def asked_kind(part: str) -> str | None:
     return None
 
 
-def pick_refused(part: str, answer: str, sentence: str, before: str = "") -> Msg | None:
+def pick_refused(part: str, answer: str, sentence: str, before: str = "",
+                 common: frozenset[str] = frozenset()) -> Msg | None:
     """Why a small model's pick is refused (see the module docstring), or None when nothing here
-    refuses it. ``sentence``: the one it copied from; ``before``: the sentence before it."""
+    refuses it. ``sentence``: the one it copied from; ``before``: the sentence before it; ``common``:
+    words the sources repeat (``frequent_words``: mostly their people and places), which alone do not
+    show that a sentence speaks of what the part asks."""
     answer_norm, part_norm = normalize(answer).text, normalize(part).text
     if not answer_norm or answer_norm in part_norm or answer.strip().lower() in _QUESTION_WORDS:
         return Msg.of("check.pick_echo")
@@ -75,17 +78,22 @@ def pick_refused(part: str, answer: str, sentence: str, before: str = "") -> Msg
         head = kind  # 医生 of 那个医生叫什么: one character of it (生) says nothing
     if head is not None and normalize(head).text not in window:
         return Msg.of("check.pick_other_kind", kind=kind)
-    if not _speaks_of(part, answer, window):
+    if not _speaks_of(part, answer, window, common):
         return Msg.of("check.pick_not_about")
     return None
 
 
-def _speaks_of(part: str, answer: str, window: str) -> bool:
+def _speaks_of(part: str, answer: str, window: str, common: frozenset[str] = frozenset()) -> bool:
     """Whether ``window`` (normalised) states something the part names: two Han characters the part
     writes together (宝玉, 早起; one character alone, 玉 or 起, says little; the copied words may be
     among them: 整整哭了三天 for 整整哭了几天), or for a part without such pairs, one of its content
     terms besides the answer's."""
     pairs = _pairs(normalize(part).text)
+    # what the part says of its people (偷, 打折, 月例), not only who they are: a sentence that names
+    # 孔乙己 and says nothing of what is asked about him is about something else
+    telling = [p for p in pairs if p not in common]
+    if telling:
+        return any(p in window for p in telling)
     if pairs:
         return any(p in window for p in pairs)
     answer_terms = {t for t, _ in content(answer).terms}
