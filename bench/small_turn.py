@@ -73,6 +73,8 @@ def looped(answer: str) -> bool:
 
 
 def judge_case(case: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    from rag.lang import detect_lang
+
     answer = values.get("answer") or ""
     checks = values.get("answer_checks") or []
     evaluation = (values.get("evaluations") or [None])[-1]
@@ -87,8 +89,12 @@ def judge_case(case: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
         core = re.sub(r"\[\d+\]|[。.，,：:“”\"\s]", "", text)
         return bool(core) and any(s in core or core in s for s in strings)
 
-    wrong = [c.text for c in supported
-             if not case["label_enough"] or not (gives_answer(c.text) or c.text.startswith(quote_marks))]
+    # a question part of which lies outside the book (kind "half"): its in-book part may be answered
+    # (reviewed by hand); wrong is an answer to all of it
+    if case.get("kind") == "half":
+        wrong = [c.text for c in supported] if evaluation is not None and evaluation.enough else []
+    else:
+        wrong = [c.text for c in supported if not (gives_answer(c.text) or c.text.startswith(quote_marks))]
     parts = [{"answer": p.answer, "quote": p.quote, "status": p.status, "detail": str(p.detail)}
              for p in (evaluation.parts if evaluation else [])]
     return {
@@ -96,12 +102,13 @@ def judge_case(case: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
         "right_fact": right if case["label_enough"] else None,
         "enough": bool(evaluation and evaluation.enough),
         "false_enough": bool(evaluation and evaluation.enough and not case["label_enough"]),
-        "supported": len(supported),
+        "supported": [c.text for c in supported],
         "wrong_supported": wrong,
         "not_confirmed_said": (values.get("answer_mode") == "partial"),
         "raw_dump": raw_from is not None and len(answer) - raw_from > 1200,
         "loop": looped(answer),
-        "english_on_zh_page": english_outside_text(values) if case.get("lang", "zh") == "zh" else [],
+        # the answer follows the question's language: an English question is answered in English
+        "english_on_zh_page": english_outside_text(values) if detect_lang(case["question"]) == "zh" else [],
     }
 
 
@@ -160,7 +167,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "loops": sum(bool(r.get("loop")) for r in rows),
         "raw_dumps": sum(bool(r.get("raw_dump")) for r in rows),
         "english_on_zh_page": sum(bool(r.get("english_on_zh_page")) for r in rows),
-        "prompt_tokens_p50": statistics.median([max(r["prompt_tokens"]) for r in rows if r["prompt_tokens"]] or [0]),
+        # tokens the server read per call, not counting what its prompt cache already held
+        "prompt_tokens_read_p50": statistics.median([t for r in rows for t in r["prompt_tokens"]] or [0]),
         "failed": sum(bool(r.get("failed")) for r in rows),
     }
 

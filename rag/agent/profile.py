@@ -83,6 +83,7 @@ class ProfileTraits:
     fit_passages: bool  # passages cut so that the judge's prompt and the answer fit ``context_tokens``
     answer_after_judge: bool  # the answer asked for after the judge's own prompt (llama.cpp's cached prefix)
     extract_answer: bool = False  # the model copies the answer out of sentences code chose; code writes the answer
+    ask_router: bool = True  # with a book chosen, the router is asked whether a question is about it
 
 
 PROFILES: dict[Profile, ProfileTraits] = {
@@ -92,7 +93,7 @@ PROFILES: dict[Profile, ProfileTraits] = {
                              answer_after_judge=True),
     # small: the prompt holds chosen sentences, not passages: nothing to fit
     "small": ProfileTraits(route_by_code_first=True, rewrite_query=False, few_shot=False, fit_passages=False,
-                           answer_after_judge=False, extract_answer=True),
+                           answer_after_judge=False, extract_answer=True, ask_router=False),
 }
 
 

@@ -82,6 +82,12 @@ def by_code(terms: Sequence[str]) -> CodeRoute:
     return CodeRoute.of(Msg.of("route.by_code", names=_names(terms)))
 
 
+def book_chosen() -> CodeRoute:
+    """Retrieval because the reader chose a book and the model is too small to be asked whether the
+    question is about it (a 1.5B router sent book questions to its own memory)."""
+    return CodeRoute.of(Msg.of("route.book_chosen"))
+
+
 def router_failed(error: Msg | str) -> CodeRoute:
     """Retrieval because the router gave no usable decision."""
     return CodeRoute.of(Msg.of("route.router_failed", error=error))

@@ -23,6 +23,7 @@ class TurnConfig:
     rewrite_query: bool  # the query rewrite runs (when a rewriter is injected)
     answer_after_judge: bool  # the answer is asked for after the judge's own prompt and findings
     extract_answer: bool  # the model copies the answer out of chosen sentences (``rag.agent.extract``)
+    ask_router: bool  # with a book chosen, the router decides whether the question is about it
     web_enabled: bool  # a web search is injected and rounds are allowed
     max_web_rounds: int
     retrieval_k: int  # passages of one book search
@@ -50,7 +51,7 @@ def turn_config(deps: Deps) -> TurnConfig:
                         passage_budget=passage_budget(settings) if traits.fit_passages else None)
     return TurnConfig(profile=profile, judge=judge, route_by_code_first=traits.route_by_code_first,
                       rewrite_query=traits.rewrite_query, answer_after_judge=traits.answer_after_judge,
-                      extract_answer=traits.extract_answer,
+                      extract_answer=traits.extract_answer, ask_router=traits.ask_router,
                       web_enabled=deps.web_enabled, max_web_rounds=web.max_web_rounds,
                       retrieval_k=retrieval.retrieval_k, search_count=web.search_count,
                       turn_timeout=limits.turn_timeout, stream_idle_timeout=limits.stream_idle_timeout,

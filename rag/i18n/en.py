@@ -197,6 +197,7 @@ LABELS: dict[str, str] = {
     "provider.bocha": "Bocha",
     "provider.chain": "{names} (the next when one fails)",
     "route.by_code": "the book itself uses {names}: retrieval decided by code (the router was not asked)",
+    "route.book_chosen": "a book is chosen and the model is small: the question goes to the book (the router was not asked)",
     "route.router_failed": "the router failed twice, using retrieval: {error}",
     "route.book_terms": "{reason} -> retrieval: the book itself uses {names}",
     "local_model_path": "Local model file (GGUF)",

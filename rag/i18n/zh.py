@@ -196,6 +196,7 @@ LABELS: dict[str, str] = {
     "provider.bocha": "博查（Bocha）",
     "provider.chain": "{names}（前一个失败时用下一个）",
     "route.by_code": "书中用到了 {names}：由代码判断直接查书（没有询问路由模型）",
+    "route.book_chosen": "已选定一本书且模型较小：问题直接去书中检索（没有询问路由模型）",
     "route.router_failed": "路由模型两次都没有给出可用的判断，改为查书：{error}",
     "route.book_terms": "{reason} → 改为查书：书中用到了 {names}",
     "local_model_path": "本地模型文件（GGUF）",

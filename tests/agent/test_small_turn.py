@@ -194,3 +194,10 @@ def test_a_partial_answer_with_the_web_off_says_so_in_its_first_line() -> None:
     assert rest == "原著写在第二十七回 [1]。"
     assert all(c.start >= len(first) + 2 for c in values["answer_checks"])  # the app's line is not checked
     assert isinstance(model.calls[-1][1][-1], HumanMessage)
+
+
+def test_with_a_book_chosen_a_small_model_is_not_asked_whether_a_question_is_about_it() -> None:
+    model = small_model(picker("十五碗", "十五碗"))
+    values = run(model, "How many bowls of wine did Wu Song drink?")
+    assert "RouteDecision" not in [schema for schema, _ in model.calls]
+    assert values["route"].strategy == "complex" and values["answer_mode"] != "direct"

@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from rag.agent.context import rewrite_messages, route_messages
 from rag.agent.names import ROUTE
 from rag.agent.nodes.common import Env
-from rag.agent.routing import book_terms, by_code, overruled, router_failed
+from rag.agent.routing import book_chosen, book_terms, by_code, overruled, router_failed
 from rag.agent.state import RESET, GraphState, Notice, reset_question_state
 from rag.lang import detect_lang
 from rag.llm import failure_kind
@@ -62,6 +62,8 @@ def _route(question: str, state: GraphState, env: Env) -> tuple[RouteDecision, l
         terms = _book_terms(question, state.get("book_id"), env)
         if terms:
             return by_code(terms), [env.n(ROUTE, "agent.routed_by_code", names="、".join(terms[:3]))]
+    if not env.config.ask_router and state.get("book_id"):
+        return book_chosen(), []
     route, errors = env.structured(RouteDecision, route_messages(question, env.book_field(state, "title")))
     if route is None:
         # A model that could not be reached is not a model that wrote bad JSON (as in evaluate).
