@@ -15,7 +15,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
@@ -29,7 +29,7 @@ from rag.checks.picks import pick_refused
 from rag.checks.quotes import MAX_QUOTE_WEIGHT, MIN_QUOTE_WEIGHT
 from rag.checks.select import Chosen, all_sentences, bearing_sentences
 from rag.checks.text import MEASURES, contains, content_weight, frequent_words
-from rag.i18n import Msg, join, t
+from rag.i18n import join, t
 from rag.lang import detect_lang
 from rag.llm import ChatModel, MethodCache, self_hosted
 from rag.schemas import ClaimedPart, Evaluation, EvidenceJudgement, Passage, SearchResult
@@ -50,12 +50,6 @@ _ASKS_COUNT = re.compile(r"几(?!时|乎)|多少|多大|多久|多长|多远|多
 class ExtractedAnswer(BaseModel):
     sentence: str = Field(description='The id of the sentence that states the answer ("2.3"), or "none".')
     answer: str = Field(description='The few words of that sentence that answer the part, copied, or "none".')
-
-
-class Confirmation(BaseModel):
-    """The small model's second look at one verified pick: does its sentence say this answers the part?"""
-
-    says: Literal["yes", "no"]
 
 
 class Extraction(BaseModel):
@@ -163,8 +157,7 @@ def _holding(answer: str, picked: Chosen, by_id: dict[str, Chosen]) -> Chosen:
 
 
 def extract(llm: ChatModel, question: str, passages: Sequence[Passage], web_results: Sequence[SearchResult] = (), *,
-            method: str = "json_schema", max_chars: int = 1200, methods: MethodCache | None = None,
-            confirm: bool = True) -> Extracted:
+            method: str = "json_schema", max_chars: int = 1200, methods: MethodCache | None = None) -> Extracted:
     """One small-model call over the chosen sentences, checked (see the module docstring). Never
     raises for a bad reply: an invalid reply twice is "not enough" (``Judged.invalid``). ``max_chars``:
     of each book passage, as the answer's sentences will be checked against it."""
@@ -191,27 +184,7 @@ def extract(llm: ChatModel, question: str, passages: Sequence[Passage], web_resu
     common = frozenset(frequent_words("\n".join(normalize(src.text).text for src in sources), least=COMMON_AT_LEAST))
     checks = [_stricter(check, sentence_of.get(i), every, common) for i, check in
               enumerate(check_parts(claimed, sources, question))]
-    if confirm:
-        checks = [_confirmed(llm, question, (i + 1, check), sentence_of.get(i), (method, methods))
-                  for i, check in enumerate(checks)]
     return Extracted(Judged(decide(judgement, checks, "evidence", question, strict=True), list(errors)), chosen)
-
-
-def _confirmed(llm: ChatModel, question: str, numbered: tuple[int, PartCheck], picked: Chosen | None,
-               how: tuple[str, MethodCache | None]) -> PartCheck:
-    """A verified pick (part ``k`` of the question) the model, asked again about its sentence alone,
-    does not confirm: unverified. ``how``: the structured-output method and what "auto" learnt."""
-    k, check = numbered
-    if check.status != "verified" or picked is None:
-        return check
-    user = prompts.CONFIRM_USER.format(sentence=neutralise(picked.text, one_line=True), question=neutralise(question),
-                                       k=k, part=neutralise(check.part, one_line=True),
-                                       answer=neutralise(check.answer or "", one_line=True))
-    messages = [SystemMessage(prompts.CONFIRM_SYSTEM), HumanMessage(user)]
-    reply, _errors = structured_with_retry(llm, Confirmation, messages, how[0], methods=how[1])
-    if reply is not None and reply.says == "yes":
-        return check
-    return replace(check, status="unverified", detail=join([check.detail, Msg.of("check.pick_not_confirmed")]))
 
 
 def _stricter(check: PartCheck, picked: Chosen | None, every: list[Chosen], common: frozenset[str]) -> PartCheck:

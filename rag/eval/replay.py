@@ -39,8 +39,7 @@ TAIL_CHARS = 1200  # a passage is shown up to MAX_PASSAGE_CHARS (default): its e
 MIN_SPAN = 6  # a copied run at least this long is stored as a reference into the case's context
 _SPAN = re.compile(r"⟦(\d+):(\d+)⟧")
 _SCHEMA_CALLS = {"RouteDecision": "route", "Evaluation": "judge-verdict", "EvidenceJudgement": "judge-evidence",
-                 "SentenceLabel": "verify", "Extraction": "extract",
-                 "Confirmation": "confirm"}
+                 "SentenceLabel": "verify", "Extraction": "extract"}
 
 
 def _head(template: str) -> str:
@@ -53,8 +52,7 @@ def _system_calls() -> list[tuple[str, str]]:
             (_head(prompts.REWRITE_SYSTEM), "rewrite"), (_head(prompts.QUERY_REWRITE_SYSTEM), "query-rewrite"),
             (_head(prompts.DIRECT_SYSTEM), "direct"), (_head(prompts.EVIDENCE_SYSTEM), "judge-evidence"),
             (_head(prompts.EVALUATE_SYSTEM), "judge-verdict"), (_head(prompts.ROUTE_SYSTEM), "route"),
-            (_head(prompts.VERIFY_SYSTEM), "verify"), (_head(prompts.EXTRACT_SYSTEM), "extract"),
-            (_head(prompts.CONFIRM_SYSTEM), "confirm")]
+            (_head(prompts.VERIFY_SYSTEM), "verify"), (_head(prompts.EXTRACT_SYSTEM), "extract")]
 
 
 def _content(message: dict[str, Any]) -> str:
@@ -183,8 +181,6 @@ class CaseMatcher:
 
 
 _NO_PASSAGES = {"route", "rewrite", "query-rewrite", "direct"}
-_CONFIRM_PART = re.compile(r"^Part (\d+):", re.MULTILINE)
-_CONFIRM_SENTENCE = re.compile(r"^Sentence: <<<(.*)>>>$", re.MULTILINE)
 _SHOWN_SENTENCE = re.compile(r"^\(\d+\.(\d+)\) (.+)$", re.MULTILINE)  # a sentence of the extraction prompt
 
 
@@ -258,13 +254,6 @@ class _Keyed:
     def key(self, body: dict[str, Any]) -> tuple[str, list[Case], int]:
         call = call_of(body)
         text, attempt = _user_text(body)
-        if call == "confirm":  # one per verified part: the part's number, the case by the sentence shown
-            part = _CONFIRM_PART.search(text)
-            shown = _CONFIRM_SENTENCE.search(text)
-            cases = self.matcher.match(text, with_passages=False)
-            if shown:
-                cases = [c for c in cases if any(_squash(shown.group(1)) in _squash(p.text) for p in c.context)]
-            return f"confirm-{part.group(1) if part else 1}", cases, attempt
         return call, self.matcher.match(text, with_passages=call not in _NO_PASSAGES, sentences=call == "extract"), attempt
 
 

@@ -444,7 +444,6 @@ CHECKS: dict[str, str] = {
     "check.answer_differs": "the answer differs from what the quote says",
     "check.not_about_part": "the quote's sentence does not speak of this part of the question",
     "check.pick_echo": "the words copied are the question's own, not an answer",
-    "check.pick_not_confirmed": "asked again about this sentence alone, the model did not confirm that it gives the answer",
     "check.pick_yes_no": "a bare yes or no from a small model is not taken: code cannot compare it with the sentence",
     "check.pick_other_language": "the question and the sentence are in different languages: code cannot confirm that the sentence answers it",
     "check.pick_other_kind": "the question asks about {kind}, which neither the sentence nor the one before it names",

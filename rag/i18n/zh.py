@@ -433,7 +433,6 @@ CHECKS: dict[str, str] = {
     "check.answer_differs": "答案与引文所说不同",
     "check.not_about_part": "引文所在的句子没有说到问题的这一部分",
     "check.pick_echo": "摘出的词是问题本身的话，不是答案",
-    "check.pick_not_confirmed": "单独就这个句子再问一次，模型没有确认它给出了答案",
     "check.pick_yes_no": "小模型只答“是”或“否”，程序无法拿它和句子比对，不采用",
     "check.pick_other_language": "问题和句子不是同一种语言：程序无法确认这个句子回答了问题",
     "check.pick_other_kind": "问题问的是“{kind}”，这个句子和它前一句都没有提到",

@@ -30,15 +30,12 @@ BOOK = [Passage(id=f"p{i}", text=body, book_id="b1", book_title="水浒故事", 
 QUESTION = "武松打虎之前喝了几碗酒？"
 
 
-def picker(pick: str | None, answer: str = "", seen: list | None = None, confirms: str = "yes"):
-    """A responder for the small turn's calls: the sentence whose text contains ``pick`` (None: "none"),
-    then ``confirms`` when asked again about a verified pick."""
+def picker(pick: str | None, answer: str = "", seen: list | None = None):
+    """A responder for the small turn's one call: the sentence whose text contains ``pick`` (None: "none")."""
 
     def reply(messages, *, schema):
         if schema == "RouteDecision":  # a book this short does not let the book-term check decide
             return {"reason": "scripted", "strategy": "complex"}
-        if schema == "Confirmation":
-            return {"says": confirms}
         assert schema == "Extraction", schema
         prompt = str(messages[-1].content)
         if seen is not None:
@@ -115,8 +112,8 @@ def test_a_small_model_answer_is_its_copied_words_with_their_quote_checked() -> 
     seen: list[str] = []
     model = small_model(picker("十五碗", "十五碗", seen))
     values = run(model)
-    # the pick and its confirmation besides the router: no judge form, no writer
-    assert [schema for schema, _ in model.calls if schema != "RouteDecision"] == ["Extraction", "Confirmation"]
+    # one call: no router (a book is chosen), no judge form, no writer
+    assert [schema for schema, _ in model.calls] == ["Extraction"]
     prompt = seen[0]
     assert "十五碗" in prompt and "少华山" not in prompt and len(prompt) < 1400  # chosen sentences only
     assert values["evaluations"][-1].enough and values["answer_mode"] == "full"
@@ -137,14 +134,6 @@ def test_a_wrong_pick_is_never_supported_and_the_found_text_is_shown_as_not_conf
     assert "三碗" not in answer  # the unconfirmed words are not shown as an answer
     raw_from = values["unprocessed_from"]
     assert raw_from is not None and "十五碗" in answer[raw_from:]  # the found sentence, as found
-    assert not any(c.status == "supported" for c in values["answer_checks"])
-
-
-def test_a_pick_the_model_does_not_confirm_is_not_an_answer() -> None:
-    values = run(small_model(picker("十五碗", "十五碗", confirms="no")))
-    assert not values["evaluations"][-1].enough
-    part = values["evaluations"][-1].parts[0]
-    assert part.status == "unverified" and "confirm" in str(part.detail)
     assert not any(c.status == "supported" for c in values["answer_checks"])
 
 

@@ -513,10 +513,10 @@ def test_browser_the_scope_panel_never_breaks_asking(served):
             page.get_by_role("tab", name="书库").click()
             scope_input(page, "rag-ch-from").fill("第几回")
             page.locator("#rag-scope-apply").click()
-            expect(page.locator("#rag-scope-status")).to_contain_text("不是回数", timeout=10_000)
+            expect(page.locator("#rag-scope-status")).to_contain_text("的数字（1 或以上", timeout=10_000)
             ask(page, FOLLOW_UP)
             page.get_by_role("tab", name="推理轨迹").click()
-            expect(page.locator("#rag-trace")).to_contain_text("不是回数", timeout=30_000)
+            expect(page.locator("#rag-trace")).to_contain_text("的数字（1 或以上", timeout=30_000)
             expect(page.locator("#rag-trace .trace-queued")).to_have_count(0)
             expect(page.locator("#rag-send")).to_be_visible(timeout=10_000)
 
