@@ -28,7 +28,7 @@ from rag.checks.choices import sentence_spans
 from rag.checks.picks import pick_refused
 from rag.checks.quotes import MAX_QUOTE_WEIGHT, MIN_QUOTE_WEIGHT
 from rag.checks.select import Chosen, all_sentences, bearing_sentences
-from rag.checks.text import MEASURES, contains, content_weight, frequent_words
+from rag.checks.text import MEASURES, STOP_EN, contains, content_weight, frequent_words, latin_words, stem
 from rag.i18n import join, t
 from rag.lang import detect_lang
 from rag.llm import ChatModel, MethodCache, self_hosted
@@ -41,7 +41,8 @@ MAX_PARTS = 3  # question sentences asked about in one call
 COMMON_AT_LEAST = 3  # times the sources repeat a word for it to count as who or where they are about
 MAX_ANSWER_CHARS = 60  # the words copied: a name, a number, a short phrase
 NONE = "none"
-_QUESTION_SPLIT = re.compile(r"(?<=[？?；;。!！])\s*")
+_QUESTION_SPLIT = re.compile(r"(?<=[？?；;。!！])\s*|,?\s+and\s+(?=(?:when|what|who|whom|whose|where|why|how|which)\b)",
+                             re.IGNORECASE)  # "Which dances …, and when he …, what did she think …?" is two
 _ASKS_WHO = re.compile(r"谁|哪位|哪个人|什么人|\bwho(?:m|se)?\b", re.IGNORECASE)
 _ASKS_COUNT = re.compile(r"几(?!时|乎)|多少|多大|多久|多长|多远|多重|\bhow (?:many|much|old|long|far)\b|\bwhat year\b",
                          re.IGNORECASE)
@@ -181,10 +182,23 @@ def extract(llm: ChatModel, question: str, passages: Sequence[Passage], web_resu
     judgement = EvidenceJudgement(
         reason=t(lang, "agent.small_picked_all" if answered else "agent.small_picked_some"),
         parts=claimed, enough=answered, web_query=None if answered else question, confidence=0.5)
-    common = frozenset(frequent_words("\n".join(normalize(src.text).text for src in sources), least=COMMON_AT_LEAST))
+    common = common_words(sources)
     checks = [_stricter(check, sentence_of.get(i), every, common) for i, check in
               enumerate(check_parts(claimed, sources, question))]
     return Extracted(Judged(decide(judgement, checks, "evidence", question, strict=True), list(errors)), chosen)
+
+
+def common_words(sources: Sequence[Source]) -> frozenset[str]:
+    """Words the sources repeat (``COMMON_AT_LEAST`` times or more): pairs of Han characters, and
+    English words with their stems (mostly the sources' people and places)."""
+    han = frequent_words("\n".join(normalize(src.text).text for src in sources), least=COMMON_AT_LEAST)
+    counts: dict[str, int] = {}
+    for src in sources:
+        for word in latin_words(src.text):
+            if word[:1].isupper() or len(word) >= 3:
+                counts[word] = counts.get(word, 0) + 1
+    latin = [w for w, n in counts.items() if n >= COMMON_AT_LEAST and w not in STOP_EN]
+    return frozenset([*han, *latin, *(stem(w) for w in latin)])
 
 
 def _stricter(check: PartCheck, picked: Chosen | None, every: list[Chosen], common: frozenset[str]) -> PartCheck:

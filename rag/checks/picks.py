@@ -88,6 +88,8 @@ def _speaks_of(part: str, answer: str, window: str, common: frozenset[str] = fro
     writes together (宝玉, 早起; one character alone, 玉 or 起, says little; the copied words may be
     among them: 整整哭了三天 for 整整哭了几天), or for a part without such pairs, one of its content
     terms besides the answer's."""
+    if _script(part) == "latin":
+        return _speaks_of_latin(part, answer, window, common)
     pairs = _pairs(normalize(part).text)
     # what the part says of its people (偷, 打折, 月例), not only who they are: a sentence that names
     # 孔乙己 and says nothing of what is asked about him is about something else
@@ -99,6 +101,15 @@ def _speaks_of(part: str, answer: str, window: str, common: frozenset[str] = fro
     answer_terms = {t for t, _ in content(answer).terms}
     terms = [(t, forms) for t, forms in content(part).terms if t not in answer_terms and not t.isdigit()]
     return not terms or any(found_in(forms, window) for _, forms in terms)
+
+
+def _speaks_of_latin(part: str, answer: str, window: str, common: frozenset[str]) -> bool:
+    """For an English part: the window states one of its words (by stem) other than the answer's and
+    the words the sources repeat (their people: Elizabeth, Jane), which alone say nothing of what is asked."""
+    answer_terms = {t for t, _ in content(answer).terms}
+    telling = [(t, forms) for t, forms in content(part).terms
+               if t not in answer_terms and not t.isdigit() and not (forms & common)]
+    return not telling or any(found_in(forms, window) for _, forms in telling)
 
 
 def _pairs(norm: str) -> list[str]:

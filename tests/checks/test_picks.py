@@ -45,3 +45,18 @@ def test_a_sentence_about_something_else_is_refused_and_the_one_before_can_save_
     assert codes(pick_refused(part, "王大妈", "幸亏王大妈等得不耐烦，")) == "check.pick_not_about"
     assert pick_refused(part, "何先生", "来的是何先生。", before="那天老张带儿子去看病。") is None
     assert pick_refused("老张在哪里找到了钱包？", "柜子底下", "在柜子底下找到了钱包。") is None
+
+
+def test_an_english_sentence_must_say_something_the_part_asks_besides_its_people() -> None:
+    common = frozenset({"mary", "tom"})
+    part = "Where had Mary hoped to go before the trip was cut short?"
+    assert codes(pick_refused(part, "Saturday", "and to Saturday Tom meant to stay.",
+                              before="Mary wrote to Tom.", common=common)) == "check.pick_not_about"
+    assert pick_refused(part, "the Lakes", "Mary had hoped to see the Lakes before the trip.", common=common) is None
+
+
+def test_an_english_question_of_two_parts_is_two() -> None:
+    from rag.agent.extract import question_parts
+
+    assert question_parts("Which dances did Tom ask for, and when he showed her the house, what did she feel?") == [
+        "Which dances did Tom ask for", "when he showed her the house, what did she feel?"]
