@@ -51,13 +51,13 @@ def _lang(lang: str) -> str:
 
 def missing_parts(evaluation: Evaluation | None, question: str) -> list[str]:
     """What the sources do not cover, as the reader asked it: the parts code did not verify (in the
-    question's words), else the judge's own list, else the question."""
+    question's words), else the judge's own list; [] when no judgement established it (the judge
+    gave no usable reply, or ran out of time)."""
     if evaluation is None:
-        return [question]
+        return []
     if evaluation.parts:
-        parts = [p.part for p in evaluation.parts if p.status != "verified"]
-        return parts or [question]
-    return list(evaluation.missing) or [question]
+        return [p.part for p in evaluation.parts if p.status != "verified"]
+    return list(evaluation.missing)
 
 
 def not_covered_line(lang: str, missing: Sequence[str], why: WhyNoWeb) -> str | None:
@@ -65,6 +65,8 @@ def not_covered_line(lang: str, missing: Sequence[str], why: WhyNoWeb) -> str | 
     module docstring); None when a web search could still have helped."""
     lang = _lang(lang)
     joined = ("；" if lang == "zh" else "; ").join(m.strip().rstrip("？?。.") for m in missing if m.strip())
+    if not joined:
+        return None
     if why.read_up_to is not None:
         return t(lang, "answer.not_covered_spoiler", chapter=why.read_up_to, missing=joined)
     if why.web_off:

@@ -351,13 +351,16 @@ def answer_case(graph_factory: Callable[[Case], Any], case: Case) -> AnswerOutco
         return AnswerOutcome(case=case, answer="", answer_mode="error", judged_enough=None, states_missing=False,
                              asserted=[], latency_s=time.perf_counter() - started, error=f"{type(exc).__name__}: {exc}")
     answer = str(values.get("answer") or "")
+    # the model's own text: the app's first line (what the sources do not cover) says what is missing
+    # for every model alike, so it is not what this measures
+    own = answer[int(values.get("answer_from") or 0):]
     evaluations = values.get("evaluations") or []
     return AnswerOutcome(
         case=case, answer=answer, answer_mode=str(values.get("answer_mode") or "?"),
         judged_enough=evaluations[-1].enough if evaluations else None,
-        states_missing=states_missing(answer),
-        asserted=[s for s in case.answer_strings if s in answer],
-        unsupported=unsupported_numbers(answer, case.context_text + "\n" + case.question),
+        states_missing=states_missing(own),
+        asserted=[s for s in case.answer_strings if s in own],
+        unsupported=unsupported_numbers(own, case.context_text + "\n" + case.question),
         checks=list(values.get("answer_checks") or []),
         latency_s=time.perf_counter() - started)
 

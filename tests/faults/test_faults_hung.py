@@ -50,4 +50,5 @@ def test_a_hung_judge_or_router_still_shows_the_passages(router_answers: bool) -
         final = finish(build_graph(deps))[-1]
     assert isinstance(final, TurnFinished), final  # before: TurnFailed, "stopped waiting for retrieve_local"
     assert [p.id for p in final.values["passages"]] == ["p1"]
-    assert "[1] 第二十七回 尸魔三戏唐三藏" in final.answer and "TURN_TIMEOUT" in final.answer
+    # the passage stays the turn's source (the Sources tab), not pasted into the answer
+    assert "TURN_TIMEOUT" in final.answer and "来源" in final.answer and "尸魔三戏唐三藏" not in final.answer

@@ -95,7 +95,8 @@ def test_a_hanging_endpoint_ends_the_turn_at_its_deadline() -> None:
     errors = notices(final, "error")
     assert errors == ["generate: the answer was cut short: the turn's time limit was reached (TURN_TIMEOUT=1 s)"]
     assert any("route_question" in n and "TURN_TIMEOUT" in n for n in notices(final))
-    assert "TURN_TIMEOUT，1 秒" in final.answer and "[1] 第二十七回 尸魔三戏唐三藏" in final.answer
+    assert "TURN_TIMEOUT，1 秒" in final.answer and "尸魔三戏唐三藏" not in final.answer
+    assert [p.chapter_title for p in final.values["passages"]] == ["第二十七回 尸魔三戏唐三藏"]  # the Sources tab
     assert KEY not in repr(final.values.get("notices"))
 
 
@@ -125,7 +126,7 @@ def test_client_retries_do_not_outlast_the_deadline() -> None:
 
 def test_a_trickling_answer_is_cut_at_the_deadline_and_kept() -> None:
     """Before: a model sending a piece every 0.2 s was never cut (this answer: 32 s). Now the answer
-    written by the deadline is kept, followed by the notice and the sources."""
+    written by the deadline is kept, followed by one line that says why it stops."""
     with OpenAIStub(answering(Trickle(ANSWER, every=0.2))) as stub:
         result = finish(stub_graph(stub, turn_timeout=2.0, stream_idle_timeout=10.0))
     final = result[-1]
@@ -133,7 +134,8 @@ def test_a_trickling_answer_is_cut_at_the_deadline_and_kept() -> None:
     partial = final.answer.split("\n\n")[0]
     assert partial and ANSWER.startswith(partial) and len(partial) < len(ANSWER)
     assert "".join(e.text for e in result if isinstance(e, Token)).startswith(partial)  # what was streamed stays
-    assert "TURN_TIMEOUT" in final.answer and "[1] 第二十七回" in final.answer.split(partial, 1)[1]
+    rest = final.answer.split(partial, 1)[1]
+    assert "TURN_TIMEOUT" in rest and "第二十七回" not in rest and rest.count("\n") == 2  # one line, no passages
     assert notices(final, "error") == [
         "generate: the answer was cut short: the turn's time limit was reached (TURN_TIMEOUT=2 s)"]
 
@@ -145,7 +147,7 @@ def test_a_stream_that_goes_silent_is_cut_after_the_idle_limit() -> None:
         final = finish(stub_graph(stub, turn_timeout=HOUR, stream_idle_timeout=0.5))[-1]
     assert isinstance(final, TurnFinished)
     assert final.answer.startswith(ANSWER[:12] + "\n\n")  # the three pieces sent, nothing lost
-    assert "STREAM_IDLE_TIMEOUT" in final.answer and "[1] 第二十七回" in final.answer
+    assert "STREAM_IDLE_TIMEOUT" in final.answer and "第二十七回" not in final.answer
     assert notices(final, "error") == [
         "generate: the answer was cut short: the model sent nothing for 0.5 s (STREAM_IDLE_TIMEOUT)"]
 
@@ -201,12 +203,13 @@ def test_a_step_that_hangs_outside_the_model_fails_the_turn_after_the_grace(monk
 # --------------------------------------------------------------------------- an empty answer
 @pytest.mark.parametrize("reply", ["", "  \n\t "])
 def test_an_empty_answer_is_a_failed_generation(reply: str) -> None:
-    """Before: the answer was '' (or blanks), with no notice. Now: a notice and the sources."""
+    """Before: the answer was '' (or blanks), with no notice. Now: a notice and one line."""
     with OpenAIStub(answering(reply)) as stub:
         final = finish(stub_graph(stub))[-1]
     assert isinstance(final, TurnFinished)
     assert notices(final, "error") == ["generate: the model returned an empty answer"]
-    assert final.answer.startswith("模型返回了空答案。") and "[1] 第二十七回 尸魔三戏唐三藏" in final.answer
+    assert final.answer.startswith("模型返回了空答案。") and "第二十七回" not in final.answer
+    assert final.values["passages"]  # the sources stay in the Sources tab
 
 
 def test_an_empty_direct_answer_is_a_failed_generation() -> None:
