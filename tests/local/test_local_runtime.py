@@ -237,6 +237,9 @@ CTRL_C = """
 import signal, sys, time
 from pathlib import Path
 from rag.local.runtime import LocalRuntime
+# as in a terminal: a command started in the background by a shell without job control inherits
+# SIGINT ignored, and Python then installs no handler of its own
+signal.signal(signal.SIGINT, signal.default_int_handler)
 rt = LocalRuntime(Path(sys.argv[1]), threads=1, ctx=512, alias="tiny")
 rt.start(timeout=60)
 try:
@@ -252,7 +255,8 @@ finally:
 
 def test_ctrl_c_still_reaches_python(runtime: LocalRuntime, tiny_gguf: Path):
     """Ctrl-C after llama.cpp's server has started: Python's handler, not the server's. In a process of
-    its own: what other tests of the suite leave installed must not decide it."""
+    its own, with Python's handler installed first: how the suite was started (``make test &`` ignores
+    SIGINT for the whole tree) must not decide it."""
     import subprocess
     import sys
 
