@@ -67,6 +67,11 @@ class Extracted:
     chosen: list[Chosen] = field(default_factory=list)
 
 
+def reader_lang(question: str) -> str:
+    """The catalogue language of what the trace and the answer say about ``question``."""
+    return "zh" if detect_lang(question) == "zh" else "en"
+
+
 def question_parts(question: str) -> list[str]:
     """The question's sentences (a two-part question is often two), at most ``MAX_PARTS``; the whole
     question when it is one."""
@@ -171,14 +176,14 @@ def extract(llm: ChatModel, question: str, passages: Sequence[Passage], web_resu
     narrow = extract_schema(offered, len(parts)) if method in ("json_schema", "auto") and self_hosted(llm) else None
     reply, errors = structured_with_retry(llm, Extraction, messages, method, response_schema=narrow, methods=methods)
     if reply is None:
-        lang = "zh" if detect_lang(question) == "zh" else "en"
+        lang = reader_lang(question)
         evaluation = Evaluation(reason=t(lang, "agent.small_invalid", error=str(errors[-1])), enough=False, missing=list(parts), web_query=None,
                                 confidence=0.0, mode="evidence")
         return Extracted(Judged(evaluation, list(errors), invalid=True), chosen)
     claimed, sentence_of = _claimed(parts, reply, by_id)
     every = all_sentences(sources)
     answered = all(c.quote != NOT_FOUND_CHOICE for c in claimed)
-    lang = "zh" if detect_lang(question) == "zh" else "en"  # the trace shows the reason: the reader's language
+    lang = reader_lang(question)  # the trace shows the reason: the reader's language
     judgement = EvidenceJudgement(
         reason=t(lang, "agent.small_picked_all" if answered else "agent.small_picked_some"),
         parts=claimed, enough=answered, web_query=None if answered else question, confidence=0.5)
@@ -195,7 +200,7 @@ def common_words(sources: Sequence[Source]) -> frozenset[str]:
     counts: dict[str, int] = {}
     for src in sources:
         for word in latin_words(src.text):
-            if word[:1].isupper() or len(word) >= 3:
+            if len(word) >= 3:
                 counts[word] = counts.get(word, 0) + 1
     latin = [w for w, n in counts.items() if n >= COMMON_AT_LEAST and w not in STOP_EN]
     return frozenset([*han, *latin, *(stem(w) for w in latin)])

@@ -17,11 +17,10 @@ Pure: no model, no I/O."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from rag.checks.quotes import is_yes_no
-from rag.checks.sentences import _script
-from rag.checks.text import MEASURES, STOP_HAN, content, found_in, is_han, normalize
+from rag.checks.sentences import script_of
+from rag.checks.text import MEASURES, STOP_HAN, content, found_in, han_pairs, is_han, normalize
 from rag.i18n import Msg
 
 # Words after 什么/哪 that name no particular kind of thing: they say nothing a sentence must repeat.
@@ -67,7 +66,7 @@ def pick_refused(part: str, answer: str, sentence: str, before: str = "",
         return Msg.of("check.pick_echo")
     if is_yes_no(answer):
         return Msg.of("check.pick_yes_no")
-    if _script(part) != _script(sentence):
+    if script_of(part) != script_of(sentence):
         return Msg.of("check.pick_other_language")
     window = normalize(f"{before}{sentence}").text
     kind = asked_kind(part)
@@ -88,9 +87,9 @@ def _speaks_of(part: str, answer: str, window: str, common: frozenset[str] = fro
     writes together (宝玉, 早起; one character alone, 玉 or 起, says little; the copied words may be
     among them: 整整哭了三天 for 整整哭了几天), or for a part without such pairs, one of its content
     terms besides the answer's."""
-    if _script(part) == "latin":
+    if script_of(part) == "latin":
         return _speaks_of_latin(part, answer, window, common)
-    pairs = _pairs(normalize(part).text)
+    pairs = han_pairs(normalize(part).text)
     # what the part says of its people (偷, 打折, 月例), not only who they are: a sentence that names
     # 孔乙己 and says nothing of what is asked about him is about something else
     telling = [p for p in pairs if p not in common]
@@ -110,15 +109,3 @@ def _speaks_of_latin(part: str, answer: str, window: str, common: frozenset[str]
     telling = [(t, forms) for t, forms in content(part).terms
                if t not in answer_terms and not t.isdigit() and not (forms & common)]
     return not telling or any(found_in(forms, window) for _, forms in telling)
-
-
-def _pairs(norm: str) -> list[str]:
-    return [norm[i:i + 2] for i in range(len(norm) - 1)
-            if is_han(norm[i]) and is_han(norm[i + 1]) and norm[i] not in STOP_HAN and norm[i + 1] not in STOP_HAN]
-
-
-def shared_words(part: str, window: str, exclude: Sequence[str] = ()) -> list[str]:
-    """The part's content words the window states, those of ``exclude`` aside (for reports)."""
-    skip = {normalize(e).text for e in exclude}
-    norm = normalize(window).text
-    return [t for t, forms in content(part).terms if t not in skip and found_in(forms, norm)]

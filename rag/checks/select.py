@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from rag.checks.quotes import Source
 from rag.checks.sentences import split_sentences
-from rag.checks.text import STOP_HAN, Names, content, found_in, is_han, normalize
+from rag.checks.text import Names, content, found_in, han_pairs, normalize
 
 MAX_SENTENCE_CHARS = 240  # a longer sentence (classical dialogue runs on) is cut into pieces of this size
 RANK_BONUS = 0.15  # of the score, for each rank a source is above the last one searched
@@ -54,13 +54,6 @@ def _pieces(text: str) -> list[str]:
     return out
 
 
-def _han_pairs(norm: str) -> list[str]:
-    """The pairs of adjacent Han characters of a normalised text, neither a function character."""
-    return list(dict.fromkeys(norm[i:i + 2] for i in range(len(norm) - 1)
-                              if is_han(norm[i]) and is_han(norm[i + 1])
-                              and norm[i] not in STOP_HAN and norm[i + 1] not in STOP_HAN))
-
-
 def all_sentences(sources: Sequence[Source]) -> list[Chosen]:
     """Every sentence of ``sources`` with its id, unscored."""
     return [Chosen(f"{src.number}.{k}", src.number, piece, 0.0)
@@ -78,7 +71,7 @@ def bearing_sentences(question: str, sources: Sequence[Source], *, budget_chars:
         return []
     terms = {t: forms for t, forms in content(question, names).terms}
     # two Han characters the question writes together (武松, 喝酒) say more than either alone (松 of 松柏)
-    pairs = {p: frozenset({p}) for p in _han_pairs(normalize(question).text)}
+    pairs = {p: frozenset({p}) for p in han_pairs(normalize(question).text)}
     norms = [normalize(s.text).text for s in sentences]
     ranks = {src.number: r for r, src in enumerate(sources)}
     last = max(len(sources) - 1, 1)

@@ -205,7 +205,7 @@ _INDEFINITE = re.compile(r"某(?:个|一|种|些|处|地|时|天|位|件|样|人
                          re.I)
 
 
-def _script(text: str) -> str | None:
+def script_of(text: str) -> str | None:
     """"han" or "latin": the script most of ``text``'s content is in (a Han character weighs as much as
     a Latin word); None when it has neither."""
     han = sum(1 for ch in text if is_han(ch))
@@ -399,7 +399,7 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
     if "web" in origins and "book" not in origins and any(w in whole.lower() for w in _BOOK_WORDS):
         return "unsupported", Msg.of("check.sentence_web_as_book"), origin
     cited_text = " ".join(s.text for s in cited)
-    source_script, own_script = _script(cited_text), _script(body)
+    source_script, own_script = script_of(cited_text), script_of(body)
     # another language only where the sources hold less of the sentence's own script than it has (a
     # Chinese passage that quotes a long English note is still read in Chinese)
     if source_script and own_script not in (None, source_script) \

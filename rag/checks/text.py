@@ -363,6 +363,14 @@ def frequent_words(text: str, size: int = 2, least: int = 2) -> list[str]:
     return [w for w, n in sorted(counts.items(), key=lambda kv: -kv[1]) if n >= least]
 
 
+def han_pairs(norm: str) -> list[str]:
+    """The pairs of adjacent Han characters of a normalised text, neither a function character, each
+    once: 武松, 喝酒 say more of what a text is about than 松 or 酒 alone."""
+    return list(dict.fromkeys(norm[i:i + 2] for i in range(len(norm) - 1)
+                              if is_han(norm[i]) and is_han(norm[i + 1])
+                              and norm[i] not in STOP_HAN and norm[i + 1] not in STOP_HAN))
+
+
 def found_in(forms: frozenset[str], haystack: str) -> bool:
     """Any of ``forms`` in ``haystack`` (normalised text); numbers as whole numbers."""
     return any(contains(haystack, f) for f in forms)
