@@ -43,6 +43,32 @@ def _in_name(text: str, span: tuple[int, int]) -> bool:
 
 
 WORD_NUMERAL = re.compile(r"[二两三四五六七八九][\u4e00-\u9fff]")
+# a date is one fact: 2017年1月6日 is not stated by a source that has 2018年 and 1月6日 for two events
+_DATE = re.compile(r"(?<!\d)(?:(\d{2,4})年)?(\d{1,2})月(?:(\d{1,2})[日号])?")
+# a redacted or coded name (孙x10, 王1某, 刘2某): one token, stated only as written (孙x1 is not 孙x10)
+_CODE_NAME = re.compile(r"[\u4e00-\u9fff][a-zA-Z×]?\d+某?(?!\d)")
+_MONTHS = ("", "一", "二", "三", "四", "五", "六", "七", "八", "九", "十", "十一", "十二")
+
+
+def _dates(norm: str) -> list[tuple[str, tuple[int, int]]]:
+    """The dates of a normalised clause that name at least two of year, month, day: (fact, span)."""
+    found = []
+    for m in _DATE.finditer(norm):
+        year, month, day = m.groups()
+        if (year is None and day is None) or not 1 <= int(month) <= 12:
+            continue
+        found.append((f"{year + '年' if year else ''}{int(month)}月{str(int(day)) + '日' if day else ''}", m.span()))
+    return found
+
+
+def _date_in(fact: str, haystack: str) -> bool:
+    m = re.fullmatch(r"(?:(\d+)年)?(\d+)月(?:(\d+)日)?", fact)
+    if not m:
+        return False
+    year, month, day = m.groups()
+    pattern = (f"{year}年" if year else "") + f"(?:0?{month}|{_MONTHS[int(month)]})月" + (
+        f"0?{day}[日号]" if day else "")
+    return re.search(rf"(?<!\d){pattern}", haystack) is not None
 
 
 def _own_counts(clause: str) -> list[int]:
@@ -73,9 +99,16 @@ def facts_of(sentence: str) -> list[str]:
         own = _own_counts(clause)
         normed = normalize(clause)
         norm = normed.text
+        dates = _dates(norm)
+        facts += [d for d, _ in dates]
+        codes = [m for m in _CODE_NAME.finditer(norm) if _in_name(clause, normed.original_span(
+            m.start() + 1 + (not m.group(0)[1].isdigit()), m.end() - m.group(0).endswith("某")))]
+        facts += [m.group(0) for m in codes]
         for m in NUMBER.finditer(norm):
             number = m.group(0)
             if number in chapters or _in_name(clause, normed.original_span(m.start(), m.end())):
+                continue
+            if any(a <= m.start() < b for _, (a, b) in dates):
                 continue
             before, nxt, after = norm[m.start() - 1:m.start()], norm[m.end():m.end() + 1], norm[m.end() + 1:m.end() + 2]
             small = number.isdigit() and int(number) < 10  # 一/二/三 count anything: read a small number with its word
@@ -102,6 +135,11 @@ def fact_in(fact: str, haystack: str) -> bool:
     number and the thing, with or without the word (2个小 in 二小童, 3魔 in 三个魔头); a number of 10 or more as a
     whole number whatever its unit (classical and modern prose count differently: 二十名 / 二十人);
     anything else as written."""
+    if _CODE_NAME.fullmatch(fact) and not fact[1:].isdigit():
+        # normalised text has no punctuation: "王x2，2014年" reads 王x22014年 (a number glued on after it)
+        return re.search(rf"{re.escape(fact)}(?!\d)|{re.escape(fact)}(?=\d{{3,}})", haystack) is not None
+    if re.fullmatch(r"(?:\d+年)?\d+月(?:\d+日)?", fact) and "月" in fact and ("年" in fact or "日" in fact):
+        return _date_in(fact, haystack)
     if fact.startswith("第") and fact[1:].isdigit():
         return re.search(rf"(?:第|chapter|episode){fact[1:]}(?!\d)", haystack) is not None
     if fact.startswith("第") and fact.endswith("天"):

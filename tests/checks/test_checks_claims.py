@@ -179,3 +179,62 @@ def test_a_pronoun_in_the_part_is_its_subject_where_the_quote_names_the_subject(
     q = "曹操得知后怎么处置他？"
     check = verify_part("曹操得知后怎么处置他", "推出斩了", 1, "喝刀斧手推出斩之", src, question=q)
     assert check.status == "verified", check.detail  # the part's subject (曹操, 操) is in the quote's sentences
+
+
+# --------------------------------------------------------------------------- dates, coded names, negations
+RECORD = ("经审理查明：2017年1月6日，原告张x1与被告王x2签订房屋租赁合同，约定租期一年。2018年3月，"
+          "被告未支付租金，原告于2018年5月2日诉至法院。被告李3某没有到庭。")
+RECORD_SOURCES = [Source(1, RECORD, "book", "")]
+
+
+def test_a_date_is_stated_only_as_a_whole() -> None:
+    # 2018年 and 1月6日 are both in the record, for two events: the date of the contract is 2017年1月6日
+    assert status("张x1与王x2于2017年1月6日签订了房屋租赁合同[1]。", None, RECORD_SOURCES) == "supported"
+    assert status("张x1与王x2于2018年1月6日签订了房屋租赁合同[1]。", None, RECORD_SOURCES) == "unsupported"
+    assert status("原告于2018年5月2日诉至法院[1]。", None, RECORD_SOURCES) == "supported"
+    assert status("原告于2018年3月2日诉至法院[1]。", None, RECORD_SOURCES) == "unsupported"
+
+
+def test_a_coded_name_is_stated_only_as_written() -> None:
+    assert status("原告张x1与被告王x2签订了租赁合同[1]。", None, RECORD_SOURCES) == "supported"
+    assert status("原告张x10与被告王x2签订了租赁合同[1]。", None, RECORD_SOURCES) == "unsupported"
+    assert status("被告李4某没有到庭[1]。", None, RECORD_SOURCES) == "unsupported"
+
+
+def test_a_negation_is_compared_with_what_it_denies() -> None:
+    assert status("被告李3某没有到庭[1]。", None, RECORD_SOURCES) == "supported"
+    assert status("被告李3某到庭了[1]。", None, RECORD_SOURCES) == "unsupported"  # the record denies it
+    assert status("并非原告于2018年5月2日诉至法院[1]。", None, RECORD_SOURCES) == "unsupported"
+    assert status("原告没有诉至法院[1]。", None, RECORD_SOURCES) == "unsupported"
+
+
+def test_a_negation_inside_the_sources_own_words_is_theirs() -> None:
+    source = [Source(1, "他说：“我不恤用了曲笔，在瑜儿的坟上平空添上一个花环。”", "book", "")]
+    assert status("他说自己“不恤用了曲笔”，在瑜儿的坟上添了一个花环[1]。", None, source) == "supported"
+
+
+def test_a_character_that_also_means_something_else_is_not_read_as_a_negation() -> None:
+    # 没 in 都没在昏暗里 is "sank into", not "not"
+    source = [Source(1, "他走进房里，只有一间旧房，和几个破书桌都没在昏暗里。", "book", "")]
+    assert status("他走进房里，只看见一间昏暗的旧房和几个破书桌[1]。", None, source) == "supported"
+
+
+def test_an_english_title_does_not_end_the_sentence() -> None:
+    checked = check_answer("After his return, Mr. Collins spent every day at Lucas Lodge [1]. He left.",
+                           [Source(1, "After his return, Mr. Collins spent every day at Lucas Lodge.", "book", "")])
+    assert [s.text for s in checked.sentences][0] == "After his return, Mr. Collins spent every day at Lucas Lodge [1]."
+
+
+def test_a_vague_word_where_the_fact_should_be_is_no_claim() -> None:
+    assert status("原告与被告在某个时间签订了房屋租赁合同[1]。", None, RECORD_SOURCES) == "no_claim"
+    assert status("合同约定了一定的租期[1]。", None, RECORD_SOURCES) == "no_claim"
+    # the sources' own vague word is theirs to use
+    source = [Source(1, "某人在门外喊了一声，众人都出来看。", "book", "")]
+    assert status("某人在门外喊了一声，众人都出来看了[1]。", None, source) == "supported"
+
+
+def test_an_english_sentence_on_a_chinese_record_with_coded_names_is_not_checked() -> None:
+    # the record's x1, x2 are no English text to compare an English claim with
+    sentence = "Zhang x1 and Wang x2 signed the lease on 6 January 2017 and the court ruled for the defendant [1]."
+    assert status(sentence, None, RECORD_SOURCES) in ("not_checked", "unsupported")
+    assert status(sentence, None, RECORD_SOURCES) != "supported"

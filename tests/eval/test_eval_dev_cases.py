@@ -259,8 +259,8 @@ WRONG_KINDS = {"question_echo", "cross_language", "negation", "other_person", "o
                "unrelated_fact"}
 
 
-@pytest.mark.parametrize("path", sorted(SENTENCES.glob("*.heldout.jsonl")), ids=lambda p: p.name)
-def test_sentence_files_name_held_out_cases_and_cite_their_first_passage(path: Path) -> None:
+@pytest.mark.parametrize("path", sorted(SENTENCES.glob("*.jsonl")), ids=lambda p: p.name)
+def test_sentence_files_name_their_halfs_cases_and_cite_their_first_passage(path: Path) -> None:
     from rag.eval.cases import jsonl_records
 
     cases_file = DEV / path.name
@@ -278,7 +278,7 @@ def test_sentence_files_name_held_out_cases_and_cite_their_first_passage(path: P
 
 
 @pytest.mark.corpus
-@pytest.mark.parametrize("path", sorted(SENTENCES.glob("*.heldout.jsonl")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(SENTENCES.glob("*.jsonl")), ids=lambda p: p.name)
 def test_sentences_paraphrase_rather_than_copy_the_passage(path: Path) -> None:
     from rag.eval.cases import jsonl_records
 
