@@ -268,7 +268,7 @@ def _is_echo(sentence: str, question: str | None, names: Names) -> bool:
 
 # Negation words (Chinese and English); words that hold one without negating (不久, 无论, 非常) are
 # taken out before looking.
-_NEGATION = re.compile(r"没有|没|未|不|非|无|莫|勿|弗|毋|别|\b(?:not|never|no|nobody|nothing|none|neither|nor|"
+_NEGATION = re.compile(r"没有|没|未|不|非|无|莫|勿|弗|毋|\b(?:not|never|no|nobody|nothing|none|neither|nor|"
                        r"cannot|without)\b|n't", re.I)
 _NOT_NEGATION = re.compile(r"不久|不过|不少|不断|不同|不但|不仅|不觉|不住|不禁|不免|不料|不妨|不错|不得不|不一|"
                            r"无论|无数|无不|非常|除非|莫非|未来|无比|别人|别的|分别|告别|辞别|特别|区别|"
@@ -305,11 +305,11 @@ def _predicates(clause: str) -> list[tuple[str, bool]]:
     for i in range(len(clause) - 1):
         if is_han(clause[i]) and is_han(clause[i + 1]):
             out.append((clause[i:i + 2], any(i - NEGATION_REACH <= e <= i for e in ends)))
-    words = [(m.start(), m.group(0).lower()) for m in re.finditer(r"[A-Za-z][A-Za-z'-]*", clause)]
-    for k, (pos, word) in enumerate(words):
+    words = [m.group(0).lower() for m in re.finditer(r"[A-Za-z][A-Za-z'-]*", clause)]
+    for k, word in enumerate(words):
         if word in STOP_EN or word in _EN_NEGATED_SKIP or _NEGATION.fullmatch(word):
             continue
-        before = [w for _, w in words[max(0, k - NEGATION_REACH):k]]
+        before = words[max(0, k - NEGATION_REACH):k]
         denied = any(_NEGATION.fullmatch(w) or w.endswith("n't") for w in before) and "only" not in before
         out.append((stem(word), denied))
     return out

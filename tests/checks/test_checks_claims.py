@@ -238,3 +238,9 @@ def test_an_english_sentence_on_a_chinese_record_with_coded_names_is_not_checked
     sentence = "Zhang x1 and Wang x2 signed the lease on 6 January 2017 and the court ruled for the defendant [1]."
     assert status(sentence, None, RECORD_SOURCES) in ("not_checked", "unsupported")
     assert status(sentence, None, RECORD_SOURCES) != "supported"
+
+
+def test_a_leave_taking_is_no_negation() -> None:
+    # 别 of 拜别 / 谢别 takes leave; it denies nothing
+    source = [Source(1, "次日，玄德谢别刘表，引军往新野。", "book", "")]
+    assert status("次日玄德拜别刘表，引军去了新野[1]。", None, source) == "supported"
