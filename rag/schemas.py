@@ -76,6 +76,8 @@ class SentenceLabel(BaseModel):
     """The model's label for one answer sentence given only its cited sources (``VERIFY_ANSWERS=llm``)."""
 
     reason: Reason = Field(description="One short sentence: what in the sources supports or contradicts it.")
+    quote: str = Field(default="", description="The words of a cited source that state the sentence, copied "
+                                                "exactly (one passage, at most two sentences); empty when none does.")
     label: Literal["supported", "partial", "unsupported", "contradicted"] = Field(
         description="supported: the sources state it; partial: some of it; unsupported: they do not; "
                     "contradicted: they say otherwise.")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rag.agent.judge import sources_of
-from rag.checks import Source, check_answer, citations_of, normalize, verify_part
+from rag.checks import SentenceCheck, Source, check_answer, citations_of, normalize, verify_part
 from rag.checks.quotes import main_answer
 from rag.checks.text import frequent_words
 from rag.eval.cases import Case, CaseError, jsonl_records
@@ -477,10 +477,16 @@ def load_sentences(path: str | Path) -> list[dict[str, Any]]:
     return rows
 
 
-def mark_sentences(cases: Sequence[Case], rows: Sequence[dict[str, Any]], max_chars: int = 1200) -> dict[str, Any]:
+Relabel = Callable[[SentenceCheck, Sequence[Source]], SentenceCheck]
+
+
+def mark_sentences(cases: Sequence[Case], rows: Sequence[dict[str, Any]], max_chars: int = 1200,
+                   relabel: Relabel | None = None) -> dict[str, Any]:
     """Each given sentence checked against its case's passages (numbered as the answer prompt numbers
     them), as an answer of that one sentence to the case's question (or the row's own ``question``):
-    its status and reason; with counts per status, and per ``kind`` and ``label`` when rows carry them."""
+    its status and reason; with counts per status, and per ``kind`` and ``label`` when rows carry them.
+    ``relabel``: a sentence part and its cited sources -> the part with a model's label applied
+    (``VERIFY_ANSWERS=llm``; ``rag.eval.marking``)."""
     by_id = {c.id: c for c in cases}
     unknown = sorted({r["case"] for r in rows if r["case"] not in by_id})
     if unknown:
@@ -491,6 +497,9 @@ def mark_sentences(cases: Sequence[Case], rows: Sequence[dict[str, Any]], max_ch
         sources = sources_of(case.passages(), (), max_chars)
         question = row.get("question") if isinstance(row.get("question"), str) else case.question
         marks = check_answer(row["sentence"], sources, question=question).sentences
+        if relabel is not None:
+            by_number = {src.number: src for src in sources}
+            marks = tuple(relabel(m, [by_number[n] for n in m.citations if n in by_number]) for m in marks)
         # a row is one sentence; if it splits, the row is supported only when every part is
         status = next((m.status for m in marks if m.status != "supported"), "supported") if marks else "no_claim"
         reason = next((m.reason for m in marks if m.status == status), None)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -17,13 +15,18 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, TextIO
 
-from pydantic import SecretStr
-
 from rag.agent.judge import JUDGE_MODES, JudgeConfig
 from rag.agent.profile import small_model
 from rag.config import Settings
 from rag.errors import LLMError, RagError
 from rag.eval.cases import KINDS, load_cases, load_route_cases
+from rag.eval.common import (
+    METHODS,
+    _prepare,
+    _report_misses,
+    _report_path,
+    _write_report,
+)
 from rag.eval.logsummary import format_summary, summarize_log
 from rag.eval.metrics import fmt
 from rag.eval.runner import (
@@ -44,106 +47,8 @@ from rag.eval.runner import (
 from rag.index.resolve import BOOK_HELP
 from rag.llm import MethodCache
 
-METHODS = ("auto", "function_calling", "json_mode", "json_schema")
-
 
 # --------------------------------------------------------------------------- helpers
-def _eval_settings(args: argparse.Namespace, settings: Settings) -> Settings:
-    update: dict[str, Any] = {}
-    if getattr(args, "model", None):
-        update["llm_model"] = args.model
-    if getattr(args, "method", None):
-        update["llm_structured_method"] = args.method
-    return settings.model_copy(update=update) if update else settings
-
-
-def _make_llm(settings: Settings, err: TextIO) -> Any | None:
-    from rag.llm import make_chat_model
-
-    llm = make_chat_model(settings)
-    if llm is None:
-        print("error: no language model is configured, so there is nothing to measure. Set LLM_BASE_URL "
-              "(and LLM_API_KEY, LLM_MODEL) or start Ollama, e.g. LLM_BASE_URL=http://127.0.0.1:8080/v1", file=err)
-    return llm
-
-
-def _prepare(args: argparse.Namespace, settings: Settings, llm: Any | None, err: TextIO,
-             load: Callable[[], list[Any]], stack: ExitStack | None = None) -> tuple[list[Any], Settings, Any] | int:
-    """What every model-measuring command starts with: the cases (``load``), the settings with the
-    command line's overrides, and the model. Returns an exit code instead when one is missing.
-    With ``--replay FILE`` the model is a loopback server answering from that fixture; with
-    ``--record FILE`` a loopback proxy to the configured endpoint that records every reply (both
-    entered on ``stack``, so they stop when the command ends)."""
-    try:
-        cases = load()
-    except RagError as exc:
-        print(f"error: {exc}", file=err)
-        return 1
-    settings = _eval_settings(args, settings)
-    if stack is not None and (getattr(args, "replay", None) or getattr(args, "record", None)):
-        try:
-            settings = _reply_server(args, settings, cases, stack)
-        except (RagError, OSError) as exc:
-            print(f"error: {exc}", file=err)
-            return 1
-    llm = llm if llm is not None else _make_llm(settings, err)
-    if llm is None:
-        return 2
-    _quiet_http_logs()
-    return cases, settings, llm
-
-
-def _reply_server(args: argparse.Namespace, settings: Settings, cases: list[Any], stack: ExitStack) -> Settings:
-    """Start the replay or recording server for ``cases`` and point the settings' model at it."""
-    from rag.eval.replay import RecordingServer, ReplayServer
-
-    if args.replay:
-        if not Path(args.replay).is_file():
-            raise RagError(f"reply fixture not found: {args.replay}")
-        server: Any = stack.enter_context(ReplayServer(args.replay, cases))
-        args.reply_server = server
-        return settings.model_copy(update={"llm_base_url": server.base_url, "llm_api_key": SecretStr("replay"),
-                                           "llm_model": f"replay:{Path(args.replay).stem}", "llm_max_retries": 0})
-    if not settings.llm_base_url:
-        raise RagError("--record needs the endpoint to record from: set LLM_BASE_URL (and LLM_MODEL)")
-    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else ""
-    header = [f"replies recorded by `rag eval {args.eval_command} --record` from model {settings.llm_model} "
-              f"(method {settings.llm_structured_method}) on {time.strftime('%Y-%m-%d')}"]
-    server = stack.enter_context(RecordingServer(args.record, cases, upstream=settings.llm_base_url, api_key=key,
-                                                 header=header, timeout=max(settings.llm_timeout, 60.0)))
-    args.reply_server = server
-    return settings.model_copy(update={"llm_base_url": server.base_url})
-
-
-def _report_misses(args: argparse.Namespace, err: TextIO) -> None:
-    server = getattr(args, "reply_server", None)
-    if server is not None and server.misses:
-        print(f"warning: {len(server.misses)} request(s) had no recorded reply, e.g. {server.misses[0]}", file=err)
-
-
-def _quiet_http_logs() -> None:
-    """One INFO line per HTTP request would drown the per-case progress lines."""
-    for name in ("httpx", "httpx2", "httpcore", "openai"):
-        logging.getLogger(name).setLevel(logging.WARNING)
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "model"
-
-
-def _report_path(args: argparse.Namespace, settings: Settings, command: str, model: str, tag: str) -> Path:
-    if getattr(args, "report", None):
-        return Path(args.report)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    return settings.data_dir / "eval" / f"{command}-{_slug(model)}-{tag}-{stamp}.json"
-
-
-def _write_report(path: Path, report: dict[str, Any], out: TextIO) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n", encoding="utf-8")
-    print(f"report: {path}", file=out)
-
-
 def _kinds(args: argparse.Namespace) -> list[str] | None:
     raw = getattr(args, "kinds", None)
     return [k.strip() for k in raw.split(",") if k.strip()] if raw else None
@@ -408,32 +313,6 @@ def _cmd_answers(args: argparse.Namespace, settings: Settings, *, llm: Any | Non
     return 0
 
 
-def cmd_sentences(args: argparse.Namespace, settings: Settings, *, out: TextIO | None = None,
-                  err: TextIO | None = None) -> int:
-    """``eval sentences``: each given sentence marked against its case's passages (status and reason),
-    with counts per status, and per kind and label when the sentences carry them."""
-    from rag.eval.checks import SentenceFileError, load_sentences, mark_sentences
-
-    out, err = out or sys.stdout, err or sys.stderr
-    try:
-        cases = load_cases(args.cases, corpus_dir=args.corpus_dir)
-        report = mark_sentences(cases, load_sentences(args.sentences), settings.max_passage_chars)
-    except (RagError, SentenceFileError) as exc:
-        print(f"error: {exc}", file=err)
-        return 1
-    for r in report["results"]:
-        print(f"{r['case']}\t{r['status']}\t{r['sentence']}\t{r['reason']}", file=out)
-    print("sentences {n}: ".format(n=report["n"]) + ", ".join(f"{k} {v}" for k, v in sorted(report["counts"].items())),
-          file=out)
-    for field, groups in report["per"].items():
-        for name, row in sorted(groups.items()):
-            print(f"  {field} {name}: supported {row['supported']}/{row['n']}", file=out)
-    report = {"command": "sentences", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
-              "sentences_file": str(args.sentences), **report}
-    _write_report(_report_path(args, settings, "sentences", "no-model", "code"), report, out)
-    return 0
-
-
 def cmd_checks(args: argparse.Namespace, settings: Settings, *, out: TextIO | None = None,
                err: TextIO | None = None) -> int:
     """``eval checks``: the evidence code on the case file, no model: tampered evidence must flip
@@ -573,13 +452,9 @@ def add_commands(subparsers: Any) -> None:
                                                          "replies (a fixture) instead of evidence built from the cases")
     checks.set_defaults(func=cmd_checks)
 
-    sentences = sub.add_parser("sentences", help="no model: mark given sentences against their cases' passages")
-    sentences.add_argument("--cases", required=True, help="a JSONL case file (see assets/eval/)")
-    sentences.add_argument("--sentences", required=True,
-                           help='JSONL: {"case": ID, "sentence": TEXT} per line (optional "question", "label", "kind")')
-    sentences.add_argument("--corpus-dir", help="directory of the corpus files that references point into")
-    sentences.add_argument("--report", help="where to write the JSON report (default: DATA_DIR/eval/...)")
-    sentences.set_defaults(func=cmd_sentences)
+    from rag.eval.marking import add_sentences_command
+
+    add_sentences_command(sub)
 
     log = sub.add_parser("log", help="summarise the evaluation log")
     log.add_argument("--path", help="the log file (default: DATA_DIR/eval_log.jsonl)")

@@ -156,10 +156,16 @@ class CaseMatcher:
         self._keys = [(c, _squash(c.question), [_squash(p.text)[:24] for p in c.context],
                        [_squash(p.text[:TAIL_CHARS])[-24:] for p in c.context]) for c in self.cases]
 
-    def match(self, user_text: str, *, with_passages: bool, sentences: bool = False) -> list[Case]:
+    def match(self, user_text: str, *, with_passages: bool, sentences: bool = False, cited: bool = False,
+              ) -> list[Case]:
         """The cases a request is about: its question, and its passages' beginnings (``with_passages``)
-        or, for the small turn's extraction (``sentences``), every sentence it shows in one of them."""
+        or, for the small turn's extraction (``sentences``), every sentence it shows in one of them;
+        for a call about one answer sentence (``cited``: no question in it), the cases one of whose
+        passages it carries, the most first."""
         hay = _squash(user_text)
+        if cited:
+            hits = [(sum(h in hay for h in heads), c) for c, _, heads, _ in self._keys]
+            return [c for n, c in sorted(hits, key=lambda x: -x[0]) if n]
         found = [(c, q, heads, tails) for c, q, heads, tails in self._keys if q and q in hay]
         if sentences:
             # a passage's own sentences (its heading, "n.0", aside), as the prompt writes them (one line)
@@ -182,6 +188,14 @@ class CaseMatcher:
 
 _NO_PASSAGES = {"route", "rewrite", "query-rewrite", "direct"}
 _SHOWN_SENTENCE = re.compile(r"^\(\d+\.(\d+)\) (.+)$", re.MULTILINE)  # a sentence of the extraction prompt
+
+
+_VERIFIED_SENTENCE = re.compile(r"^SENTENCE: (.*)$", re.MULTILINE)  # the sentence of a verify prompt
+
+
+def sentence_call(call: str, sentence: str) -> str:
+    """The key of a call about one answer sentence (a verify call): the call and the sentence."""
+    return f"{call}:{_squash(sentence)}"
 
 
 def question_cases(items: Iterable[Any]) -> list[Case]:
@@ -208,16 +222,22 @@ def load_fixture(path: str | Path, cases: Sequence[Case]) -> dict[tuple[str, str
             continue
         context = case_context(case)
         reply = _map_strings(record["reply"], lambda s, ctx=context: decode_spans(s, ctx))
+        if isinstance(record.get("sentence"), str):  # a verify call: keyed by the sentence it was about too
+            call = sentence_call(call, decode_spans(record["sentence"], context))
         replies[(case_id, call, int(record.get("attempt") or 1))] = reply
     return replies
 
 
-def fixture_record(case: Case, call: str, reply: Any, attempt: int = 1) -> dict[str, Any]:
-    """One fixture line for ``reply`` (novel text stored as span references)."""
+def fixture_record(case: Case, call: str, reply: Any, attempt: int = 1, *, sentence: str | None = None,
+                   ) -> dict[str, Any]:
+    """One fixture line for ``reply`` (novel text stored as span references); ``sentence``: the answer
+    sentence a verify call was about (its key beside the case)."""
     context = case_context(case)
     record: dict[str, Any] = {"case": case.id, "call": call, "question": case.question}
     if attempt != 1:
         record["attempt"] = attempt
+    if sentence is not None:
+        record["sentence"] = encode_spans(sentence, context)
     record["reply"] = _map_strings(reply, lambda s: encode_spans(s, context))
     return record
 
@@ -254,7 +274,10 @@ class _Keyed:
     def key(self, body: dict[str, Any]) -> tuple[str, list[Case], int]:
         call = call_of(body)
         text, attempt = _user_text(body)
-        return call, self.matcher.match(text, with_passages=call not in _NO_PASSAGES, sentences=call == "extract"), attempt
+        cases = self.matcher.match(text, with_passages=call not in _NO_PASSAGES, sentences=call == "extract",
+                                   cited=call == "verify")
+        sentence = _VERIFIED_SENTENCE.search(text) if call == "verify" else None
+        return (sentence_call(call, sentence.group(1)) if sentence else call), cases, attempt
 
 
 class ReplayServer(_Keyed):
@@ -325,7 +348,9 @@ class RecordingServer(_Keyed):
         reply = reply_of(response.json())
         with self.lock:
             if candidates:
-                record = fixture_record(candidates[0], call, reply, attempt)
+                shown = _VERIFIED_SENTENCE.search(_user_text(body)[0]) if call.startswith("verify:") else None
+                record = fixture_record(candidates[0], call.partition(":")[0], reply, attempt,
+                                        sentence=shown.group(1) if shown else None)
                 with self.path.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps(record, ensure_ascii=False) + "\n")
                 self.recorded += 1

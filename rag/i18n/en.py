@@ -477,6 +477,8 @@ CHECKS: dict[str, str] = {
     "check.sentence_negation": "says the opposite of its source (a negation one of them lacks): {clause}",
     "check.sentence_covered": "{detail} (covered by the citation that closes its run)",
     "check.sentence_model_label": "the model: {label} ({why})",
+    "check.sentence_model_quote": "stated in other words: the model quotes the source (“{quote}”), code found the quote and the sentence's facts there",
+    "check.sentence_quote_not_found": "the model's quote is not in the cited sources",
 
 }
 

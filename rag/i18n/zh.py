@@ -466,6 +466,8 @@ CHECKS: dict[str, str] = {
     "check.sentence_negation": "与来源意思相反（一方有否定词，另一方没有）：{clause}",
     "check.sentence_covered": "{detail}（由段末的引用标注覆盖）",
     "check.sentence_model_label": "模型判断：{label}（{why}）",
+    "check.sentence_model_quote": "换了说法：模型引用了原文（“{quote}”），代码在来源中找到了这段原文和句中的事实",
+    "check.sentence_quote_not_found": "模型给出的引文不在所引来源中",
 
 }
 

@@ -70,3 +70,63 @@ def test_seeded_errors_of_every_kind_are_made_from_the_reply_and_reported(tmp_pa
         row = report["seeded"][kind]
         assert row["tried"] > 0 and row["flagged"] == row["tried"], (kind, report["missed"])
     assert report["faithful"]["supported"] == report["faithful"]["sentences"] == 3
+
+
+def test_a_models_labels_are_replayed_by_case_and_sentence_through_http(tmp_path: Path) -> None:
+    """``--replay``: the sentence checker's model call (VERIFY_ANSWERS=llm) answered from a fixture keyed
+    by case and sentence; its labels change the marks by the rules of rag.checks.labels."""
+    from rag.eval.replay import fixture_record, write_fixture
+
+    cases_path = _write(tmp_path / "cases.jsonl", CASES)
+    cases = {c.id: c for c in load_cases(cases_path)}
+    rows = [
+        # code: supported (all its words are there); the model: another person did it -> unsupported
+        {"case": "w1", "sentence": "众泼皮把那株绿杨树带根拔起[1]。", "kind": "other_person", "label": "wrong"},
+        # code: supported; the model agrees -> stays supported
+        {"case": "w1", "sentence": "智深把那株绿杨树带根拔起[1]。", "kind": "faithful", "label": "faithful"},
+        # code: refused for its wording (a paraphrase); the model quotes the words that state it -> supported
+        {"case": "t1", "sentence": "进店之后，他前前后后总共喝下十五碗[1]。", "kind": "faithful", "label": "faithful"},
+    ]
+    sentences = _write(tmp_path / "s.jsonl", rows)
+    replies = [
+        fixture_record(cases["w1"], "verify", {"reason": "众泼皮只是拜倒", "quote": "", "label": "contradicted"},
+                       sentence=rows[0]["sentence"]),
+        fixture_record(cases["w1"], "verify", {"reason": "原文如此", "quote": "将那株绿杨树带根拔起", "label": "supported"},
+                       sentence=rows[1]["sentence"]),
+        fixture_record(cases["t1"], "verify", {"reason": "原文如此", "quote": "一连吃了十五碗酒", "label": "supported"},
+                       sentence=rows[2]["sentence"]),
+    ]
+    fixture = tmp_path / "labels.jsonl"
+    write_fixture(fixture, ["test labels"], replies)
+    code_only = tmp_path / "code.json"
+    assert main(["eval", "sentences", "--cases", str(cases_path), "--sentences", str(sentences),
+                 "--report", str(code_only)]) == 0
+    assert [r["status"] for r in json.loads(code_only.read_text(encoding="utf-8"))["results"]] == [
+        "supported", "supported", "unsupported"]
+    labelled = tmp_path / "labels.json"
+    assert main(["eval", "sentences", "--cases", str(cases_path), "--sentences", str(sentences),
+                 "--replay", str(fixture), "--report", str(labelled)]) == 0
+    data = json.loads(labelled.read_text(encoding="utf-8"))
+    assert [r["status"] for r in data["results"]] == ["unsupported", "supported", "supported"]
+    assert data["results"][2]["reason_code"] == "check.sentence_model_quote"
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", ["cail", "squad", "hongloumeng", "pride", "nahan"])
+@pytest.mark.parametrize("half", ["tune", "heldout"])
+def test_every_verify_call_of_the_dev_sentences_has_its_recorded_reply(name: str, half: str, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """The committed fixtures answer every sentence-checker call that ``eval sentences --replay`` makes on
+    the dev sets' sentences (keyed by case and sentence, so a change in how the checks split or mark a
+    sentence shows here); and with the labels no wrong sentence of the set is marked supported twice."""
+    from rag.eval.cases import default_corpus_dir
+
+    repo = Path(__file__).resolve().parents[2]
+    report = tmp_path / "r.json"
+    code = main(["eval", "sentences", "--cases", str(repo / f"assets/eval/dev/{name}.{half}.jsonl"),
+                 "--sentences", str(repo / f"bench/cases/sentences/{name}.{half}.jsonl"), "--corpus-dir", str(default_corpus_dir()),
+                 "--replay", str(repo / f"bench/fixtures/replies/capable-{name}-{half}.jsonl"), "--report", str(report)])
+    assert code == 0
+    assert "no recorded reply" not in capsys.readouterr().err
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["per"]["label"]["wrong"]["supported"] <= 1

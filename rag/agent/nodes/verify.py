@@ -13,7 +13,7 @@ from rag.agent.names import VERIFY
 from rag.agent.nodes.common import Env
 from rag.agent.state import GraphState, Notice
 from rag.checks import SentenceCheck, Source, check_answer
-from rag.i18n import Msg, join
+from rag.checks.labels import apply_label, needs_label
 from rag.schemas import SentenceLabel
 
 
@@ -38,19 +38,15 @@ def verify_answer(state: GraphState, env: Env) -> dict[str, Any]:
 
 
 def _model_labels(env: Env, results: list[SentenceCheck], sources: list[Source]) -> list[Notice]:
-    """The model's label of every sentence code found supported (``results`` updated in place)."""
+    """The model's label of every sentence code found supported, or refused for its wording only
+    (``results`` updated in place by ``rag.checks.labels.apply_label``)."""
     by_number = {src.number: src for src in sources}
     for i, r in enumerate(results):
-        if r.status != "supported":
-            continue  # code already flagged it; the model can only add doubt
+        if not needs_label(r):
+            continue
         cited = [by_number[n] for n in r.citations if n in by_number]
         label, errors = env.structured(SentenceLabel, verify_messages(r.text, cited))
         if label is None:
             return [env.n(VERIFY, "agent.verify_failed", "warning", error=env.error(errors[-1]))]
-        if label.label in ("unsupported", "contradicted"):
-            said = Msg.of("check.sentence_model_label", label=label.label, why=label.reason)
-            results[i] = replace(r, status="unsupported", reason=said)
-        elif label.label == "partial":
-            said = Msg.of("check.sentence_model_label", label="partly", why=label.reason)
-            results[i] = replace(r, reason=join([r.reason, said]))
+        results[i] = apply_label(r, label.label, label.reason, label.quote, cited)
     return []

@@ -1,0 +1,82 @@
+"""A model's label of an answer sentence (``VERIFY_ANSWERS=llm``) joined with what code found, by
+rules code can stand behind:
+
+- A sentence code found supported keeps its ✓ only if the model does not say its sources leave it
+  unstated or contradict it: comparing characters cannot see another person doing the thing or
+  another action with the same words; a model reading the sentence can.
+- A sentence code refused only for its wording (too few of its words in the sources, a run of words
+  they lack: a paraphrase) gets its ✓ back when the model says the sources state it and quotes the
+  words that do, the quote is in a cited source (code finds it), and the sentence's numbers, dates,
+  names and quoted speech are in the quote's sentences with no negation they lack (code checks).
+- Anything else code decided stays as code decided it: a number, a name or a chapter the sources do
+  not have, a negation, a sentence in another language ("not checked"), no claim, no citation.
+Pure: no model, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from rag.checks.facts import CITATION, fact_in, facts_of
+from rag.checks.negation import negation_differs
+from rag.checks.quotes import Source, match_quote, sentence_around
+from rag.checks.sentences import SentenceCheck
+from rag.i18n import Msg, join
+
+# refusals of wording only: the model's quote may lift them (see the module docstring)
+WORDING = frozenset({"check.sentence_few_words", "check.sentence_not_in_sources"})
+DOUBT = ("unsupported", "contradicted")
+
+
+def _refused_for_wording(reason: Msg | str) -> bool:
+    if not isinstance(reason, Msg):
+        return False
+    if reason.code == "check.sentence_covered":  # a run's sentence: the reason it carries is what counts
+        detail = reason.params.get("detail")
+        return _refused_for_wording(detail) if isinstance(detail, Msg) else False
+    if reason.code not in WORDING:
+        return False
+    missing = str(reason.params.get("missing", ""))
+    return not any(ch.isdigit() for ch in missing)  # a missing number is a fact, not wording
+
+
+def needs_label(check: SentenceCheck) -> bool:
+    """Whether the model's label can change ``check``: supported, or refused for its wording only."""
+    return bool(check.citations) and (check.status == "supported" or (
+        check.status == "unsupported" and _refused_for_wording(check.reason)))
+
+
+def quoted_window(quote: str, cited: Sequence[Source]) -> tuple[Source, str] | None:
+    """The cited source holding ``quote`` (code finds it) and the normalised text of the quote's
+    sentence with the one before it; None when no cited source holds it."""
+    for src in cited:
+        match = match_quote(quote, src.norm)
+        if match is not None:
+            return src, sentence_around(src.norm, src.text, match)
+    return None
+
+
+def apply_label(check: SentenceCheck, label: str, why: str, quote: str, cited: Sequence[Source]) -> SentenceCheck:
+    """``check`` with the model's ``label`` (``why``: its reason; ``quote``: the words it says state the
+    sentence) applied by the rules of the module docstring."""
+    said = Msg.of("check.sentence_model_label", label=label, why=why)
+    if check.status == "supported":
+        if label in DOUBT:
+            return replace(check, status="unsupported", reason=said)
+        if label == "partial":  # part of it is not stated: an added detail is what a ✓ must not cover
+            return replace(check, status="unsupported", reason=Msg.of("check.sentence_model_label", label="partly",
+                                                                      why=why))
+        return check
+    if check.status != "unsupported" or label != "supported" or not quote.strip() or not _refused_for_wording(
+            check.reason):
+        return check
+    found = quoted_window(quote, cited)
+    if found is None:
+        return replace(check, reason=join([check.reason, Msg.of("check.sentence_quote_not_found")]))
+    src, window = found
+    body = CITATION.sub(" ", check.text)
+    missing = [f for f in facts_of(check.text) if not fact_in(f, window)]
+    if missing or negation_differs(body, [src.text], {}):
+        return check
+    return replace(check, status="supported", reason=Msg.of("check.sentence_model_quote", quote=quote.strip()[:80]))
