@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             seen.add((case.id, row["call"], sentence))
             reply = row["reply"]
-            if isinstance(reply, str) and row["call"] not in ("answer", "query-rewrite", "rewrite", "direct"):
+            if isinstance(reply, str) and row["call"] not in ("answer", "query-rewrite", "rewrite", "direct", "relevance"):
                 reply = json.loads(reply, strict=False)
             records.append(fixture_record(case, row["call"], reply, sentence=sentence))
     write_fixture(args.out, args.header, records)

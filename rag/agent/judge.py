@@ -183,10 +183,12 @@ def structured_with_retry(judge_llm: ChatModel, schema: type, messages: list[Bas
     return None, errors
 
 
-def relevance_check(judge_llm: ChatModel, part: str, quote: str) -> bool:
-    """One short call: does this quote state the answer to this part? (``JUDGE_RELEVANCE_CHECK``)"""
+def relevance_check(judge_llm: ChatModel, part: str, quote: str, question: str = "") -> bool:
+    """One short call: does this quote state the answer to this part of ``question``?
+    (``JUDGE_RELEVANCE_CHECK``)"""
     reply = judge_llm.invoke([SystemMessage(prompts.RELEVANCE_SYSTEM),
-                              HumanMessage(prompts.RELEVANCE_USER.format(part=part, quote=quote))])
+                              HumanMessage(prompts.RELEVANCE_USER.format(question=question, part=part,
+                                                                         quote=quote))])
     text = str(reply.content).strip().lower()
     return text.startswith(("yes", "是", "对")) and not text.startswith(("yes, but no", "不"))
 
@@ -289,7 +291,7 @@ def judge(judge_llm: ChatModel, request: JudgeRequest, config: JudgeConfig | Non
         for i, p in enumerate(parts):
             if p.status == "verified":
                 try:
-                    ok = relevance_check(judge_llm, p.part, p.quote or "")
+                    ok = relevance_check(judge_llm, p.part, p.quote or "", question)
                 except Exception as exc:  # noqa: BLE001 - an optional check must not end the turn
                     logger.warning("relevance check failed: %s", exc)
                     continue

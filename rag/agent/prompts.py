@@ -207,7 +207,8 @@ For every part of the question: the answer, its source number and the exact quot
 
 RELEVANCE_SYSTEM = """You check one piece of evidence. Answer with one word: yes or no."""
 
-RELEVANCE_USER = """Question part: {part}
+RELEVANCE_USER = """Question: {question}
+Question part: {part}
 Quote: {quote}
 
 Does the quote itself state the answer to the question part? yes or no:"""

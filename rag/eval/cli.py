@@ -404,6 +404,8 @@ def _common(p: argparse.ArgumentParser, *, judge_cases: bool = True) -> None:
                                                               "rag/eval/replay.py) served over loopback HTTP")
         replies.add_argument("--record", metavar="FILE", help="record every reply of the configured endpoint "
                                                               "(LLM_BASE_URL) into FILE as a fixture")
+        p.add_argument("--missed", metavar="FILE", help="with --replay: write the prompts of the requests the "
+                                                         "fixture has no reply for to FILE (they hold book text)")
         p.add_argument("--corpus-dir", help="directory of the corpus files that references point into "
                                             "(default: ../shared/corpus next to the repository, or $EVAL_CORPUS_DIR)")
         p.add_argument("--kinds", help=f"comma-separated case kinds to keep ({', '.join(KINDS)})")

@@ -73,7 +73,7 @@ def _reply_server(args: argparse.Namespace, settings: Settings, cases: list[Any]
     if args.replay:
         if not Path(args.replay).is_file():
             raise RagError(f"reply fixture not found: {args.replay}")
-        server: Any = stack.enter_context(ReplayServer(args.replay, cases))
+        server: Any = stack.enter_context(ReplayServer(args.replay, cases, getattr(args, "missed", None)))
         args.reply_server = server
         return settings.model_copy(update={"llm_base_url": server.base_url, "llm_api_key": SecretStr("replay"),
                                            "llm_model": f"replay:{Path(args.replay).stem}", "llm_max_retries": 0})

@@ -186,11 +186,26 @@ class CaseMatcher:
         return [item[0] for item in found]
 
 
-_NO_PASSAGES = {"route", "rewrite", "query-rewrite", "direct"}
+_NO_PASSAGES = {"route", "rewrite", "query-rewrite", "direct", "relevance"}
 _SHOWN_SENTENCE = re.compile(r"^\(\d+\.(\d+)\) (.+)$", re.MULTILINE)  # a sentence of the extraction prompt
 
 
 _VERIFIED_SENTENCE = re.compile(r"^SENTENCE: (.*)$", re.MULTILINE)  # the sentence of a verify prompt
+
+
+_RELEVANCE_PART = re.compile(r"^Question part: (.*)\nQuote: (.*)$", re.MULTILINE)  # a relevance prompt's part and quote
+
+
+def about_of(call: str, user_text: str) -> str | None:
+    """What a call about one piece of an answer is about, from its prompt: the sentence of a verify
+    call, the part and quote of a relevance call (one line each); None for other calls."""
+    if call == "verify":
+        m = _VERIFIED_SENTENCE.search(user_text)
+        return m.group(1) if m else None
+    if call == "relevance":
+        r = _RELEVANCE_PART.search(user_text)
+        return f"{r.group(1)}\n{r.group(2)}" if r else None
+    return None
 
 
 def sentence_call(call: str, sentence: str) -> str:
@@ -276,8 +291,8 @@ class _Keyed:
         text, attempt = _user_text(body)
         cases = self.matcher.match(text, with_passages=call not in _NO_PASSAGES, sentences=call == "extract",
                                    cited=call == "verify")
-        sentence = _VERIFIED_SENTENCE.search(text) if call == "verify" else None
-        return (sentence_call(call, sentence.group(1)) if sentence else call), cases, attempt
+        about = about_of(call, text)
+        return (sentence_call(call, about) if about is not None else call), cases, attempt
 
 
 class ReplayServer(_Keyed):
@@ -285,10 +300,11 @@ class ReplayServer(_Keyed):
     manager). A request with no recorded reply gets HTTP 404 naming the call and case, and is counted
     in ``misses``."""
 
-    def __init__(self, fixture: str | Path, cases: Sequence[Case]) -> None:
+    def __init__(self, fixture: str | Path, cases: Sequence[Case], missed: str | Path | None = None) -> None:
         super().__init__(cases)
         self.replies = load_fixture(fixture, cases)
         self.served = 0
+        self.missed = Path(missed) if missed else None  # where the prompts of the missed requests go
         self.stub = OpenAIStub(self._respond, models=("replay",))
 
     def _respond(self, body: dict[str, Any]) -> Any:
@@ -302,6 +318,12 @@ class ReplayServer(_Keyed):
         what = f"{call} for case {', '.join(c.id for c in candidates) or '(no case matched)'} attempt {attempt}"
         with self.lock:
             self.misses.append(what)
+            if self.missed is not None and candidates:  # the prompt to have a model answer (it holds book text)
+                base = call.partition(":")[0]
+                with self.missed.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"case": candidates[0].id, "call": base, "attempt": attempt,
+                                         "sentence": about_of(base, _user_text(body)[0]),
+                                         "messages": body.get("messages")}, ensure_ascii=False) + "\n")
         return (404, f"no recorded reply: {what}")
 
 
@@ -348,9 +370,9 @@ class RecordingServer(_Keyed):
         reply = reply_of(response.json())
         with self.lock:
             if candidates:
-                shown = _VERIFIED_SENTENCE.search(_user_text(body)[0]) if call.startswith("verify:") else None
-                record = fixture_record(candidates[0], call.partition(":")[0], reply, attempt,
-                                        sentence=shown.group(1) if shown else None)
+                base = call.partition(":")[0]
+                record = fixture_record(candidates[0], base, reply, attempt,
+                                        sentence=about_of(base, _user_text(body)[0]))
                 with self.path.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps(record, ensure_ascii=False) + "\n")
                 self.recorded += 1
