@@ -110,8 +110,11 @@ class JudgeSettings(BaseModel):
     judge_few_shot: bool = True  # the judge's few-shot examples (prompts.EVALUATE_EXAMPLES / EVIDENCE_EXAMPLES)
     judge_mode: JudgeMode = "evidence"  # evidence: code-verified quotes decide | guarded | verdict
     judge_evidence: Literal["quote", "sentence"] = "quote"  # copy the words, or cite numbered sentences (n.k)
-    judge_relevance_check: bool = False  # one extra short call per verified part: does the quote answer it?
-    verify_answers: Literal["code", "llm", "off"] = "code"  # check each answer sentence against its citations
+    # one extra short call per verified part: does the quote answer it? auto: with a hosted API model
+    judge_relevance_check: bool | Literal["auto"] = "auto"
+    # each answer sentence against its citations: code, and the model's label with a quote (llm); auto:
+    # llm with a hosted API model in the full profile, else code
+    verify_answers: Literal["auto", "code", "llm", "off"] = "auto"
 
 
 class RetrievalSettings(BaseModel):

@@ -441,6 +441,12 @@ def _host(llm: ChatModel) -> str | None:
         return None
 
 
+def endpoint_host(llm: ChatModel) -> str | None:
+    """The host ``llm`` calls ("" for the OpenAI API itself); None when it is not an OpenAI-compatible
+    client."""
+    return _host(llm)
+
+
 def self_hosted(llm: ChatModel) -> bool:
     """Whether ``llm`` talks to a self-hosted server (loopback, private or single-label host: llama.cpp,
     the embedded runtime, vLLM, Ollama) rather than a hosted API; False for models that are not an

@@ -60,6 +60,16 @@ def small_model(llm: Any | None) -> bool:
     return llm is not None and (is_local_model(llm) or is_small(model_name(llm)))
 
 
+def hosted_capable(llm: Any | None) -> bool:
+    """Whether ``llm`` is a hosted API's model that is not small (OpenAI, DeepSeek, DashScope...): the
+    one the ``auto`` model checks ask (a short call per verified part and per cited sentence). Not a
+    self-hosted server (often a small model on a CPU: each call costs seconds to minutes), nor a chat
+    model that is not an OpenAI-compatible client."""
+    from rag.llm import endpoint_host, self_hosted
+
+    return llm is not None and not small_model(llm) and endpoint_host(llm) is not None and not self_hosted(llm)
+
+
 def turn_profile(settings: Settings, llm: Any | None) -> Profile:
     """The profile a turn runs with: the setting, or for ``auto`` what the model is."""
     chosen = settings.turn_profile

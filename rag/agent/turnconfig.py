@@ -12,7 +12,7 @@ from typing import Literal
 
 from rag.agent.deps import Deps
 from rag.agent.judge import JudgeConfig
-from rag.agent.profile import PROFILES, Profile, passage_budget, small_model, turn_profile
+from rag.agent.profile import PROFILES, Profile, hosted_capable, passage_budget, small_model, turn_profile
 
 
 @dataclass(frozen=True)
@@ -44,9 +44,13 @@ def turn_config(deps: Deps) -> TurnConfig:
     profile = turn_profile(settings, deps.llm)
     traits = PROFILES[profile]
     judging, retrieval, web, limits = settings.judge, settings.retrieval, settings.web, settings.limits
+    # the model's checks (relevance of each verified part, a label per cited sentence) where they are
+    # cheap and worth it: a hosted capable model in the full profile
+    model_checks = profile == "full" and hosted_capable(deps.llm)
     judge = JudgeConfig(mode=judging.judge_mode, method=settings.llm.llm_structured_method,
                         few_shot=deps.few_shot and traits.few_shot, evidence=judging.judge_evidence,
-                        relevance=judging.judge_relevance_check, max_passage_chars=retrieval.max_passage_chars,
+                        relevance=model_checks if judging.judge_relevance_check == "auto"
+                        else bool(judging.judge_relevance_check), max_passage_chars=retrieval.max_passage_chars,
                         strict=small_model(deps.llm),
                         passage_budget=passage_budget(settings) if traits.fit_passages else None)
     return TurnConfig(profile=profile, judge=judge, route_by_code_first=traits.route_by_code_first,
@@ -55,6 +59,7 @@ def turn_config(deps: Deps) -> TurnConfig:
                       web_enabled=deps.web_enabled, max_web_rounds=web.max_web_rounds,
                       retrieval_k=retrieval.retrieval_k, search_count=web.search_count,
                       turn_timeout=limits.turn_timeout, stream_idle_timeout=limits.stream_idle_timeout,
-                      verify_answers=judging.verify_answers,
+                      verify_answers=("llm" if model_checks else "code") if judging.verify_answers == "auto"
+                      else judging.verify_answers,
                       max_answer_chars=(settings.llm.small_model_max_answer_chars or None) if small_model(deps.llm)
                       else None)

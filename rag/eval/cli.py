@@ -112,7 +112,7 @@ def _cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None,
     few_shot = settings.judge_few_shot and not args.no_few_shot
     method = settings.llm_structured_method
     modes = list(JUDGE_MODES) if args.mode == "all" else [args.mode or settings.judge_mode]
-    relevance = settings.judge_relevance_check or args.relevance
+    relevance = settings.judge_relevance_check is True or args.relevance  # auto: measured with --relevance
     evidence = args.evidence or settings.judge_evidence
 
     def progress(i: int, o: JudgeOutcome) -> None:
