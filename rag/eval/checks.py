@@ -28,6 +28,9 @@ _CLAUSE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;]?")
 _DIGIT_RUN = re.compile(r"\d+")
 
 
+Relabel = Callable[[SentenceCheck, Sequence[Source]], SentenceCheck]  # a model's label applied to a mark
+
+
 def _clause_with(text: str, needle: str) -> str | None:
     """The sentence of ``text`` that holds ``needle`` (exactly as written)."""
     for m in _CLAUSE.finditer(text):
@@ -373,7 +376,7 @@ def _seed_chapter(sentence: str, sources: Sequence[Source]) -> str:
 
 
 def seeded_answer_report(cases: Sequence[Case], replies: dict[tuple[str, str, int], Any],
-                         max_chars: int = 1200) -> dict[str, Any]:
+                         max_chars: int = 1200, relabel: Relabel | None = None) -> dict[str, Any]:
     """Seeded errors in recorded answers: in each supported sentence of a recorded answer, one error at
     a time, made by code from the sentence and the case's passages (no table of one book's words): a
     number changed, a name swapped for one the sources never use, a wrong chapter added, the citation
@@ -394,13 +397,20 @@ def seeded_answer_report(cases: Sequence[Case], replies: dict[tuple[str, str, in
         if not sentence:
             return
         seeded[kind]["tried"] += 1
-        marks = [s.status for s in check_answer(sentence, sources, question=case.question).sentences]
+        marks = [s.status for s in _marks(sentence, case, sources)]
         # flagged: a part of it marked wrong (as before), or no part of it marked supported (a question
         # echo is "no claim", a claim in the other language "not checked": neither gets a ✓)
         if any(m in ("unsupported", "uncited", "not_checked") for m in marks) or (marks and "supported" not in marks):
             seeded[kind]["flagged"] += 1
         else:
             misses.append({"case": case.id, "kind": kind, "sentence": sentence, "marks": marks})
+
+    def _marks(text: str, case: Case, sources: Sequence[Source]) -> tuple[SentenceCheck, ...]:
+        marks = check_answer(text, sources, question=case.question).sentences
+        if relabel is None:
+            return marks
+        by_number = {src.number: src for src in sources}
+        return tuple(relabel(m, [by_number[n] for n in m.citations if n in by_number]) for m in marks)
 
     for case in answered:
         answer = replies[(case.id, "answer", 1)]
@@ -411,6 +421,7 @@ def seeded_answer_report(cases: Sequence[Case], replies: dict[tuple[str, str, in
         other_clauses = [c.group(0) for t in elsewhere for c in _CLAUSE.finditer(t)
                          if 8 <= len(c.group(0)) <= 30 and normalize(c.group(0)).text not in normalize(haystack).text]
         checked = check_answer(answer, sources, question=case.question)
+        relabelled = _marks(answer, case, sources)
         first_cite = next((c.citations[0] for c in checked.sentences if c.citations), 1)
         seed("question_echo", case, f"{case.question}[{first_cite}]", sources)
         seed("question_echo", case, f"{case.question.rstrip('？?')}[{first_cite}]。", sources)
@@ -418,7 +429,7 @@ def seeded_answer_report(cases: Sequence[Case], replies: dict[tuple[str, str, in
             if c.status == "no_claim":
                 continue
             clean["sentences"] += 1
-            clean[c.status] += 1
+            clean[relabelled[k].status] += 1  # with the model's labels when they are asked for
             if c.status != "supported" or not c.citations:
                 continue
             # a sentence covered by a later citation is seeded with that citation made its own
@@ -475,9 +486,6 @@ def load_sentences(path: str | Path) -> list[dict[str, Any]]:
     except CaseError as exc:  # unreadable, or a line that is not a JSON object
         raise SentenceFileError(str(exc)) from None
     return rows
-
-
-Relabel = Callable[[SentenceCheck, Sequence[Source]], SentenceCheck]
 
 
 def mark_sentences(cases: Sequence[Case], rows: Sequence[dict[str, Any]], max_chars: int = 1200,

@@ -356,7 +356,18 @@ def _checks_on_replies(args: argparse.Namespace, settings: Settings, cases: list
         print(f"error: {exc}", file=err)
         return 1
     tamper = tamper_replies(cases, replies, settings.max_passage_chars)
-    seeded = seeded_answer_report(cases, replies, settings.max_passage_chars)
+    with ExitStack() as stack:  # --labels: the fixture's verify replies label the seeded sentences over HTTP
+        relabel = None
+        if args.labels:
+            from rag.eval.marking import model_relabel
+
+            args.record = None
+            prepared = _prepare(args, settings, None, err, lambda: cases, stack)
+            if isinstance(prepared, int):
+                return prepared
+            relabel = model_relabel(prepared[2], prepared[1].llm_structured_method)
+        seeded = seeded_answer_report(cases, replies, settings.max_passage_chars, relabel)
+        _report_misses(args, err)
     print(f"cases {len(cases)} file={args.cases} replies={args.replay}", file=out)
     print(f"tamper: answerable {tamper['answerable']}, verified enough {tamper['verified']}", file=out)
     for name, row in tamper["tampers"].items():
@@ -452,6 +463,10 @@ def add_commands(subparsers: Any) -> None:
     checks.add_argument("--report", help="where to write the JSON report (default: DATA_DIR/eval/...)")
     checks.add_argument("--replay", metavar="FILE", help="tamper with and seed errors into a model's recorded "
                                                          "replies (a fixture) instead of evidence built from the cases")
+    checks.add_argument("--labels", action="store_true", help="with --replay: the seeded sentences labelled by "
+                                                              "the fixture's verify replies too (VERIFY_ANSWERS=llm)")
+    checks.add_argument("--missed", metavar="FILE", help="with --labels: write the verify prompts the fixture "
+                                                         "has no reply for to FILE (they hold book text)")
     checks.set_defaults(func=cmd_checks)
 
     from rag.eval.marking import add_sentences_command

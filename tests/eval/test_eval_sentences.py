@@ -130,3 +130,30 @@ def test_every_verify_call_of_the_dev_sentences_has_its_recorded_reply(name: str
     assert "no recorded reply" not in capsys.readouterr().err
     data = json.loads(report.read_text(encoding="utf-8"))
     assert data["per"]["label"]["wrong"]["supported"] <= 1
+
+
+def test_eval_checks_labels_the_recorded_answers_and_seeded_errors_through_http(tmp_path: Path) -> None:
+    """``eval checks --replay FIXTURE --labels``: the answer's sentences and the seeded ones are labelled
+    by the fixture's verify replies over HTTP; what the fixture lacks is written to ``--missed`` (the
+    prompts to have a model answer) and left as code marked it."""
+    from rag.eval.replay import fixture_record, write_fixture
+
+    cases_path = _write(tmp_path / "cases.jsonl", CASES)
+    cases = {c.id: c for c in load_cases(cases_path)}
+    answer = "智深把那株绿杨树带根拔起[1]。"
+    fixture = tmp_path / "f.jsonl"
+    write_fixture(fixture, ["test"], [
+        fixture_record(cases["w1"], "answer", answer),
+        fixture_record(cases["t1"], "answer", "武松入到里面，一连吃了十五碗酒[1]。"),
+        fixture_record(cases["w1"], "verify", {"reason": "x", "quote": "", "label": "contradicted"}, sentence=answer),
+    ])
+    plain, labelled, missed = tmp_path / "plain.json", tmp_path / "labelled.json", tmp_path / "missed.jsonl"
+    args = ["eval", "checks", "--cases", str(cases_path), "--replay", str(fixture)]
+    main([*args, "--report", str(plain)])
+    main([*args, "--labels", "--missed", str(missed), "--report", str(labelled)])
+    before = json.loads(plain.read_text(encoding="utf-8"))["seeded"]["faithful"]
+    after = json.loads(labelled.read_text(encoding="utf-8"))["seeded"]["faithful"]
+    assert (before["supported"], after["supported"]) == (2, 1) and after["unsupported"] == 1
+    asked = [json.loads(line) for line in missed.read_text(encoding="utf-8").splitlines()]
+    assert asked and all(r["call"] == "verify" and r["case"] in ("w1", "t1") and r["sentence"] for r in asked)
+    assert answer not in {r["sentence"] for r in asked}  # answered from the fixture
