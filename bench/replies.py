@@ -11,10 +11,10 @@
     python bench/replies.py pack --retrieval-cases FILE [...] --header "..." RAW.jsonl --out FIXTURE
         # the same for the query rewriter's replies to retrieval cases (bench/retrieval.py --render-rewrites)
 
-    python bench/replies.py render-verify --cases FILE [--sentences FILE] [--answers FIXTURE] --out PROMPTS.jsonl
-        # the sentence checker's prompts (VERIFY_ANSWERS=llm): one per cited sentence of the given
-        # sentences (``rag eval sentences``) and of the recorded answers; {case, call, sentence, messages}.
-        # pack keeps each reply's "sentence": the replay server answers a verify call by case and sentence.
+    The calls about one piece of an answer (the sentence checker's verify call, the relevance check):
+    ``python -m rag eval sentences|checks|judge ... --replay FIXTURE --missed PROMPTS.jsonl`` writes the
+    prompts the fixture has no reply for ({case, call, sentence, messages}); pack keeps each reply's
+    "sentence": the replay server answers such a call by case and what it is about.
 
     python bench/replies.py ask PROMPTS.jsonl --url http://127.0.0.1:8023/v1 --call answer --out RAW.jsonl
         # a real model's raw replies to rendered prompts (one call at a time, temperature 0), for ``pack``
@@ -70,35 +70,6 @@ def render(cases: list[Case], only: list[str] | None = None) -> list[dict[str, A
     return rows
 
 
-def render_verify(cases: list[Case], sentences: str | None, answers: str | None) -> list[dict[str, Any]]:
-    """Verify prompts for every cited claim sentence of the rows of ``sentences`` and of the recorded
-    answers in ``answers``, as the checks split them (one prompt per distinct case and sentence)."""
-    from rag.agent.context import verify_messages
-    from rag.checks import check_answer
-    from rag.eval.checks import load_sentences, sources_of
-    from rag.eval.replay import load_fixture
-
-    by_id = {c.id: c for c in cases}
-    texts: list[tuple[Case, str]] = []
-    if sentences:
-        texts += [(by_id[r["case"]], r["sentence"]) for r in load_sentences(sentences) if r["case"] in by_id]
-    if answers:
-        replies = load_fixture(answers, cases)
-        texts += [(c, replies[(c.id, "answer", 1)]) for c in cases if isinstance(replies.get((c.id, "answer", 1)), str)]
-    rows, seen = [], set()
-    for case, text in texts:
-        sources = sources_of(case.passages(), (), MAX_CHARS)
-        by_number = {s.number: s for s in sources}
-        for mark in check_answer(text, sources, question=case.question).sentences:
-            cited = [by_number[n] for n in mark.citations if n in by_number]
-            if not cited or mark.status in ("no_claim", "uncited") or (case.id, mark.text) in seen:
-                continue
-            seen.add((case.id, mark.text))
-            rows.append({"case": case.id, "call": "verify", "sentence": mark.text, "structured": True,
-                         "messages": _as_dicts(verify_messages(mark.text, cited))})
-    return rows
-
-
 def ask(args: argparse.Namespace) -> int:
     """Each rendered prompt of the chosen calls sent to ``--url`` (temperature 0), its reply text
     appended to ``--out`` as ``{case, call, reply}`` as it comes (a slow model may take an hour)."""
@@ -129,11 +100,6 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--cases", action="append", required=True)
     r.add_argument("--call", action="append", choices=CALLS, help="only these calls (default: all)")
     r.add_argument("--out", required=True)
-    v = sub.add_parser("render-verify")
-    v.add_argument("--cases", action="append", required=True)
-    v.add_argument("--sentences", help="a sentences file (rag eval sentences)")
-    v.add_argument("--answers", help="a fixture whose recorded answers' sentences are checked")
-    v.add_argument("--out", required=True)
     p = sub.add_parser("pack")
     p.add_argument("--cases", action="append", default=[])
     p.add_argument("--retrieval-cases", action="append", default=[], help="retrieval dev sets (rewrite replies)")
@@ -155,9 +121,8 @@ def main(argv: list[str] | None = None) -> int:
         from rag.eval.retrieval_cases import load_cases as load_retrieval_cases
 
         cases += question_cases(c for f in args.retrieval_cases for c in load_retrieval_cases(f)[0])
-    if args.command in ("render", "render-verify"):
-        rows = render(cases, args.call) if args.command == "render" else render_verify(cases, args.sentences,
-                                                                                       args.answers)
+    if args.command == "render":
+        rows = render(cases, args.call)
         Path(args.out).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
         print(f"{len(rows)} prompts for {len(cases)} cases -> {args.out}")
         return 0

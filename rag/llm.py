@@ -427,7 +427,7 @@ def _local_host(host: str) -> bool:
     return address.is_loopback or address.is_private or address.is_link_local
 
 
-def _host(llm: ChatModel) -> str | None:
+def endpoint_host(llm: ChatModel) -> str | None:
     """The host of an OpenAI-compatible client's base URL ("" for the OpenAI API itself, which has
     none set); None for a chat model that is not such a client, or an unreadable URL."""
     if not hasattr(llm, "openai_api_base"):
@@ -441,17 +441,11 @@ def _host(llm: ChatModel) -> str | None:
         return None
 
 
-def endpoint_host(llm: ChatModel) -> str | None:
-    """The host ``llm`` calls ("" for the OpenAI API itself); None when it is not an OpenAI-compatible
-    client."""
-    return _host(llm)
-
-
 def self_hosted(llm: ChatModel) -> bool:
     """Whether ``llm`` talks to a self-hosted server (loopback, private or single-label host: llama.cpp,
     the embedded runtime, vLLM, Ollama) rather than a hosted API; False for models that are not an
     OpenAI-compatible client."""
-    host = _host(llm)
+    host = endpoint_host(llm)
     return bool(host) and _local_host(host or "")
 
 
@@ -464,7 +458,7 @@ def method_for_endpoint(llm: ChatModel) -> str:
     pinned = (getattr(llm, "metadata", None) or {}).get(STRUCTURED_METHOD)
     if pinned in METHODS and pinned != "auto":
         return str(pinned)
-    host = _host(llm)
+    host = endpoint_host(llm)
     if host is None:
         return "function_calling"
     if not host:

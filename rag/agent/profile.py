@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rag.config import Settings
-from rag.llm import is_local_model, model_name
+from rag.llm import endpoint_host, is_local_model, model_name, self_hosted
 
 Profile = Literal["full", "compact", "small"]
 SMALL_MAX_B = 3.0  # parameters, in billions, of the largest model the compact profile is for
@@ -65,8 +65,6 @@ def hosted_capable(llm: Any | None) -> bool:
     one the ``auto`` model checks ask (a short call per verified part and per cited sentence). Not a
     self-hosted server (often a small model on a CPU: each call costs seconds to minutes), nor a chat
     model that is not an OpenAI-compatible client."""
-    from rag.llm import endpoint_host, self_hosted
-
     return llm is not None and not small_model(llm) and endpoint_host(llm) is not None and not self_hosted(llm)
 
 

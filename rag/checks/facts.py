@@ -61,10 +61,15 @@ def _dates(norm: str) -> list[tuple[str, tuple[int, int]]]:
     return found
 
 
-def _date_in(fact: str, haystack: str) -> bool:
-    m = re.fullmatch(r"(?:(\d+)年)?(\d+)月(?:(\d+)日)?", fact)
-    if not m:
-        return False
+_DATE_FACT = re.compile(r"(?:(\d+)年)?(\d+)月(?:(\d+)日)?")  # a fact of ``_dates``: with a year or a day
+
+
+def _date_in(fact: str, haystack: str) -> bool | None:
+    """Whether ``haystack`` states the date ``fact`` (its month in digits or words); None when ``fact``
+    is no date of ``_dates`` (a month alone, 5月, is a number with its unit)."""
+    m = _DATE_FACT.fullmatch(fact)
+    if not m or not (m.group(1) or m.group(3)):
+        return None
     year, month, day = m.groups()
     pattern = (f"{year}年" if year else "") + f"(?:0?{month}|{_MONTHS[int(month)]})月" + (
         f"0?{day}[日号]" if day else "")
@@ -138,8 +143,9 @@ def fact_in(fact: str, haystack: str) -> bool:
     if _CODE_NAME.fullmatch(fact) and not fact[1:].isdigit():
         # normalised text has no punctuation: "王x2，2014年" reads 王x22014年 (a number glued on after it)
         return re.search(rf"{re.escape(fact)}(?!\d)|{re.escape(fact)}(?=\d{{3,}})", haystack) is not None
-    if re.fullmatch(r"(?:\d+年)?\d+月(?:\d+日)?", fact) and "月" in fact and ("年" in fact or "日" in fact):
-        return _date_in(fact, haystack)
+    date = _date_in(fact, haystack)
+    if date is not None:
+        return date
     if fact.startswith("第") and fact[1:].isdigit():
         return re.search(rf"(?:第|chapter|episode){fact[1:]}(?!\d)", haystack) is not None
     if fact.startswith("第") and fact.endswith("天"):

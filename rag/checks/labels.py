@@ -6,8 +6,9 @@ rules code can stand behind:
   another action with the same words; a model reading the sentence can.
 - A sentence code refused only for its wording (too few of its words in the sources, a run of words
   they lack: a paraphrase) gets its ✓ back when the model says the sources state it and quotes the
-  words that do, the quote is in a cited source (code finds it), and the sentence's numbers, dates,
-  names and quoted speech are in the quote's sentences with no negation they lack (code checks).
+  words that do, the quote is in a cited source (code finds it), the sentence's numbers, dates,
+  names and quoted speech are in the quote's sentences, and no negation sets it apart from that
+  source (code checks).
 - Anything else code decided stays as code decided it: a number, a name or a chapter the sources do
   not have, a negation, a sentence in another language ("not checked"), no claim, no citation.
 Pure: no model, no I/O.

@@ -30,7 +30,6 @@ _NEGATED_SKIP = frozenset("被把将曾能会可得在有是要肯敢去来也�
 _NEGATED_CLOSE = frozenset("有曾能")
 _EN_NEGATED_SKIP = frozenset({"be", "been", "being", "have", "has", "had", "to", "a", "an", "the", "any", "at", "all",
                               "ever", "even", "yet", "really", "so", "very", "much", "as", "it", "him", "her", "them"})
-DENIED_PAIRS = 1  # pairs of characters after a negation that it is read to deny
 NEGATION_REACH = 4  # characters (Han) or words (Latin) before a predicate within which a negation denies it
 
 
@@ -60,7 +59,7 @@ def _predicates(clause: str) -> list[tuple[str, bool]]:
     return out
 
 
-def _denied(clause: str, skip: frozenset[str] = _NEGATED_SKIP, pairs: int = 1) -> list[str]:
+def _denied(clause: str, skip: frozenset[str] = _NEGATED_SKIP) -> list[str]:
     """What the negations of a clause deny: the two Han characters after each (past ``skip``: 被, 有,
     曾…), or the stem of the first content word after an English one."""
     masked = _masked(clause)
@@ -70,10 +69,8 @@ def _denied(clause: str, skip: frozenset[str] = _NEGATED_SKIP, pairs: int = 1) -
         if is_han(m.group(0)[0]):
             while i < len(clause) and clause[i] in skip:
                 i += 1
-            # the word right after it, or the next one (没有得到证实: 证实)
-            for k in range(i, min(i + pairs, len(clause) - 1)):
-                if is_han(clause[k]) and is_han(clause[k + 1]):
-                    found.append(clause[k:k + 2])
+            if i + 1 < len(clause) and is_han(clause[i]) and is_han(clause[i + 1]):
+                found.append(clause[i:i + 2])
         else:
             for w in re.findall(r"[A-Za-z][A-Za-z'-]*", clause[i:])[:4]:
                 w = w.lower()
@@ -110,7 +107,7 @@ def negation_differs(body: str, windows: Sequence[str], names: Names) -> str | N
         mine: dict[str, set[bool]] = {}
         for pred, denied in _predicates(clause):
             mine.setdefault(pred, set()).add(denied)
-        for pred in _denied(clause, pairs=DENIED_PAIRS):  # the claim denies it; its sentences only affirm it
+        for pred in _denied(clause):  # the claim denies it; its sentences only affirm it
             if source.get(pred) == {False}:
                 return clause.strip()
         for pred in source_denied:  # its sentences deny it; the claim only affirms it

@@ -204,7 +204,8 @@ ECHO_NEW = 0.2  # share of new content terms up to which a sentence with a quest
 # Words that stand where an answer should be ("藏在了某个地方", "放了若干双", "picked up some book"): a
 # sentence that fills the question's gap with one of them says no more than the question. Not 某 alone,
 # which anonymised names use (王1某, 某运输公司).
-_INDEFINITE = re.compile(r"某(?:个|一|种|些|处|地|时|天|位|件|样|人)(?:地方|时间|时候|东西|事情?|人|处)?|若干|"
+_SOME = "某(?:个|一|种|些|处|地|时|天|位|件|样|人{more})"  # 某个, 某位…: "some" before what is not named
+_INDEFINITE = re.compile(_SOME.format(more="") + r"(?:地方|时间|时候|东西|事情?|人|处)?|若干|"
                          r"一段(?:路|时间|距离)?|有人|"
                          r"\b(?:some(?:one|body|thing|where|time|how)?|a certain|certain|an? (?:unnamed|unspecified))\b",
                          re.I)
@@ -231,7 +232,7 @@ def _units(text: str, script: str) -> int:
 OTHER_SCRIPT_FACTOR = 3
 # Han words that stand where a fact should be (某位姐姐, 若干亩, 一定的方式, 某些方面): a sentence that
 # answers with one its sources do not use says which one no more than the question did
-_PLACEHOLDER = re.compile(r"某(?:个|位|种|些|处|一|样|件|天|时|人|方面|地)|若干|一定的|一些|有关方面")
+_PLACEHOLDER = re.compile(_SOME.format(more="|方面") + r"|若干|一定的|一些|有关方面")
 
 
 def _placeholder(body: str, cited_text: str) -> str | None:

@@ -31,6 +31,17 @@ _DIGIT_RUN = re.compile(r"\d+")
 Relabel = Callable[[SentenceCheck, Sequence[Source]], SentenceCheck]  # a model's label applied to a mark
 
 
+def marked(text: str, sources: Sequence[Source], question: str | None,
+           relabel: Relabel | None = None) -> tuple[SentenceCheck, ...]:
+    """The checks' marks of ``text``'s sentences, each with a model's label applied (``relabel``,
+    given the sources it cites) when one is asked for."""
+    marks = check_answer(text, sources, question=question).sentences
+    if relabel is None:
+        return marks
+    by_number = {src.number: src for src in sources}
+    return tuple(relabel(m, [by_number[n] for n in m.citations if n in by_number]) for m in marks)
+
+
 def _clause_with(text: str, needle: str) -> str | None:
     """The sentence of ``text`` that holds ``needle`` (exactly as written)."""
     for m in _CLAUSE.finditer(text):
@@ -397,20 +408,13 @@ def seeded_answer_report(cases: Sequence[Case], replies: dict[tuple[str, str, in
         if not sentence:
             return
         seeded[kind]["tried"] += 1
-        marks = [s.status for s in _marks(sentence, case, sources)]
+        marks = [s.status for s in marked(sentence, sources, case.question, relabel)]
         # flagged: a part of it marked wrong (as before), or no part of it marked supported (a question
         # echo is "no claim", a claim in the other language "not checked": neither gets a ✓)
         if any(m in ("unsupported", "uncited", "not_checked") for m in marks) or (marks and "supported" not in marks):
             seeded[kind]["flagged"] += 1
         else:
             misses.append({"case": case.id, "kind": kind, "sentence": sentence, "marks": marks})
-
-    def _marks(text: str, case: Case, sources: Sequence[Source]) -> tuple[SentenceCheck, ...]:
-        marks = check_answer(text, sources, question=case.question).sentences
-        if relabel is None:
-            return marks
-        by_number = {src.number: src for src in sources}
-        return tuple(relabel(m, [by_number[n] for n in m.citations if n in by_number]) for m in marks)
 
     for case in answered:
         answer = replies[(case.id, "answer", 1)]
@@ -421,7 +425,7 @@ def seeded_answer_report(cases: Sequence[Case], replies: dict[tuple[str, str, in
         other_clauses = [c.group(0) for t in elsewhere for c in _CLAUSE.finditer(t)
                          if 8 <= len(c.group(0)) <= 30 and normalize(c.group(0)).text not in normalize(haystack).text]
         checked = check_answer(answer, sources, question=case.question)
-        relabelled = _marks(answer, case, sources)
+        relabelled = marked(answer, sources, case.question, relabel)
         first_cite = next((c.citations[0] for c in checked.sentences if c.citations), 1)
         seed("question_echo", case, f"{case.question}[{first_cite}]", sources)
         seed("question_echo", case, f"{case.question.rstrip('？?')}[{first_cite}]。", sources)
@@ -504,10 +508,7 @@ def mark_sentences(cases: Sequence[Case], rows: Sequence[dict[str, Any]], max_ch
         case = by_id[row["case"]]
         sources = sources_of(case.passages(), (), max_chars)
         question = row.get("question") if isinstance(row.get("question"), str) else case.question
-        marks = check_answer(row["sentence"], sources, question=question).sentences
-        if relabel is not None:
-            by_number = {src.number: src for src in sources}
-            marks = tuple(relabel(m, [by_number[n] for n in m.citations if n in by_number]) for m in marks)
+        marks = marked(row["sentence"], sources, question, relabel)
         # a row is one sentence; if it splits, the row is supported only when every part is
         status = next((m.status for m in marks if m.status != "supported"), "supported") if marks else "no_claim"
         reason = next((m.reason for m in marks if m.status == status), None)

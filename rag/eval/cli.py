@@ -22,10 +22,10 @@ from rag.errors import LLMError, RagError
 from rag.eval.cases import KINDS, load_cases, load_route_cases
 from rag.eval.common import (
     METHODS,
-    _prepare,
-    _report_misses,
-    _report_path,
-    _write_report,
+    prepare,
+    report_misses,
+    report_path,
+    write_report,
 )
 from rag.eval.logsummary import format_summary, summarize_log
 from rag.eval.metrics import fmt
@@ -93,7 +93,7 @@ def _with_replies(command: Callable[..., int], args: argparse.Namespace, setting
     """Run a model-measuring command with its replay or recording server (if any) up around it."""
     with ExitStack() as stack:
         code = command(args, settings, llm=llm, out=out or sys.stdout, err=err or sys.stderr, stack=stack)
-        _report_misses(args, err or sys.stderr)
+        report_misses(args, err or sys.stderr)
         return code
 
 
@@ -104,7 +104,7 @@ def cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
 
 def _cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None, out: TextIO, err: TextIO,
                stack: ExitStack) -> int:
-    prepared = _prepare(args, settings, llm, err, lambda: load_cases(
+    prepared = prepare(args, settings, llm, err, lambda: load_cases(
         args.cases, corpus_dir=args.corpus_dir, limit=args.limit, kinds=_kinds(args), per_kind=args.per_kind), stack)
     if isinstance(prepared, int):
         return prepared
@@ -154,10 +154,10 @@ def _cmd_judge(args: argparse.Namespace, settings: Settings, *, llm: Any | None,
         print(format_binary_table(report["summary"], "not_enough", "enough"), file=out)
         print(format_evidence_line(report["summary"]), file=out)
         tag = f"{mode}-{evidence + '-' if mode != 'verdict' else ''}{'fewshot' if few_shot else 'zeroshot'}"
-        path = _report_path(args, settings, "judge", model, tag)
+        path = report_path(args, settings, "judge", model, tag)
         if len(modes) > 1 and args.report:
             path = path.with_name(f"{path.stem}-{mode}{path.suffix}")
-        _write_report(path, report, out)
+        write_report(path, report, out)
         rows.append((mode, report["summary"]))
     if len(rows) > 1:
         print(format_mode_table(rows), file=out)
@@ -198,7 +198,7 @@ def format_mode_table(rows: list[tuple[str, dict[str, Any]]]) -> str:
 def cmd_route(args: argparse.Namespace, settings: Settings, *, llm: Any | None = None,
               out: TextIO | None = None, err: TextIO | None = None) -> int:
     out, err = out or sys.stdout, err or sys.stderr
-    prepared = _prepare(args, settings, llm, err, lambda: load_route_cases(args.cases, limit=args.limit))
+    prepared = prepare(args, settings, llm, err, lambda: load_route_cases(args.cases, limit=args.limit))
     if isinstance(prepared, int):
         return prepared
     cases, settings, llm = prepared
@@ -233,7 +233,7 @@ def cmd_route(args: argparse.Namespace, settings: Settings, *, llm: Any | None =
         r = report["summary"]["router_only"]
         print(f"router alone: accuracy {fmt(r['accuracy'])}; the book check sent "
               f"{report['summary']['overridden']} 'simple' question(s) to the book", file=out)
-    _write_report(_report_path(args, settings, "route", model, "router"), report, out)
+    write_report(report_path(args, settings, "route", model, "router"), report, out)
     return 0
 
 
@@ -279,7 +279,7 @@ def cmd_answers(args: argparse.Namespace, settings: Settings, *, llm: Any | None
 
 def _cmd_answers(args: argparse.Namespace, settings: Settings, *, llm: Any | None, out: TextIO, err: TextIO,
                  stack: ExitStack) -> int:
-    prepared = _prepare(args, settings, llm, err, lambda: load_cases(
+    prepared = prepare(args, settings, llm, err, lambda: load_cases(
         args.cases, corpus_dir=args.corpus_dir, kinds=_kinds(args) or ["half"], per_kind=args.per_kind,
     )[: args.limit or None], stack)
     if isinstance(prepared, int):
@@ -309,7 +309,7 @@ def _cmd_answers(args: argparse.Namespace, settings: Settings, *, llm: Any | Non
     print("answer modes: " + ", ".join(f"{k}={v}" for k, v in sorted(summary["answer_modes"].items())), file=out)
     print(f"sentences {summary['sentences']}   citation recall {fmt(summary['citation_recall'])}   "
           f"citation precision {fmt(summary['citation_precision'])}   uncited {summary['uncited_sentences']}", file=out)
-    _write_report(_report_path(args, settings, "answers", model, "fewshot" if few_shot else "zeroshot"), report, out)
+    write_report(report_path(args, settings, "answers", model, "fewshot" if few_shot else "zeroshot"), report, out)
     return 0
 
 
@@ -339,7 +339,7 @@ def cmd_checks(args: argparse.Namespace, settings: Settings, *, out: TextIO | No
         print(f"  {name:<22} flagged {row['flagged']}/{row['tried']} ({fmt(row['rate'])})", file=out)
     report = {"command": "checks", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
               "tamper": tamper, "seeded": seeded}
-    _write_report(_report_path(args, settings, "checks", "no-model", "code"), report, out)
+    write_report(report_path(args, settings, "checks", "no-model", "code"), report, out)
     failed = any(r["flipped"] != r["tried"] for r in tamper["tampers"].values()) or tamper["verified"] != tamper["with_evidence"]
     return 3 if failed else 0
 
@@ -361,13 +361,12 @@ def _checks_on_replies(args: argparse.Namespace, settings: Settings, cases: list
         if args.labels:
             from rag.eval.marking import model_relabel
 
-            args.record = None
-            prepared = _prepare(args, settings, None, err, lambda: cases, stack)
+            prepared = prepare(args, settings, None, err, lambda: cases, stack)
             if isinstance(prepared, int):
                 return prepared
             relabel = model_relabel(prepared[2], prepared[1].llm_structured_method)
         seeded = seeded_answer_report(cases, replies, settings.max_passage_chars, relabel)
-        _report_misses(args, err)
+        report_misses(args, err)
     print(f"cases {len(cases)} file={args.cases} replies={args.replay}", file=out)
     print(f"tamper: answerable {tamper['answerable']}, verified enough {tamper['verified']}", file=out)
     for name, row in tamper["tampers"].items():
@@ -381,7 +380,7 @@ def _checks_on_replies(args: argparse.Namespace, settings: Settings, cases: list
         print(f"  {name:<22} flagged {row['flagged']}/{row['tried']} ({fmt(row['rate'])})", file=out)
     report = {"command": "checks", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
               "replies": str(args.replay), "tamper": tamper, "seeded": seeded}
-    _write_report(_report_path(args, settings, "checks", Path(args.replay).stem, "replies"), report, out)
+    write_report(report_path(args, settings, "checks", Path(args.replay).stem, "replies"), report, out)
     return 3 if any(r["flipped"] != r["tried"] for r in tamper["tampers"].values()) else 0
 
 

@@ -21,7 +21,7 @@ from rag.errors import RagError
 METHODS = ("auto", "function_calling", "json_mode", "json_schema")
 
 
-def _eval_settings(args: argparse.Namespace, settings: Settings) -> Settings:
+def eval_settings(args: argparse.Namespace, settings: Settings) -> Settings:
     update: dict[str, Any] = {}
     if getattr(args, "model", None):
         update["llm_model"] = args.model
@@ -30,7 +30,7 @@ def _eval_settings(args: argparse.Namespace, settings: Settings) -> Settings:
     return settings.model_copy(update=update) if update else settings
 
 
-def _make_llm(settings: Settings, err: TextIO) -> Any | None:
+def make_llm(settings: Settings, err: TextIO) -> Any | None:
     from rag.llm import make_chat_model
 
     llm = make_chat_model(settings)
@@ -40,7 +40,7 @@ def _make_llm(settings: Settings, err: TextIO) -> Any | None:
     return llm
 
 
-def _prepare(args: argparse.Namespace, settings: Settings, llm: Any | None, err: TextIO,
+def prepare(args: argparse.Namespace, settings: Settings, llm: Any | None, err: TextIO,
              load: Callable[[], list[Any]], stack: ExitStack | None = None) -> tuple[list[Any], Settings, Any] | int:
     """What every model-measuring command starts with: the cases (``load``), the settings with the
     command line's overrides, and the model. Returns an exit code instead when one is missing.
@@ -52,21 +52,21 @@ def _prepare(args: argparse.Namespace, settings: Settings, llm: Any | None, err:
     except RagError as exc:
         print(f"error: {exc}", file=err)
         return 1
-    settings = _eval_settings(args, settings)
+    settings = eval_settings(args, settings)
     if stack is not None and (getattr(args, "replay", None) or getattr(args, "record", None)):
         try:
-            settings = _reply_server(args, settings, cases, stack)
+            settings = reply_server(args, settings, cases, stack)
         except (RagError, OSError) as exc:
             print(f"error: {exc}", file=err)
             return 1
-    llm = llm if llm is not None else _make_llm(settings, err)
+    llm = llm if llm is not None else make_llm(settings, err)
     if llm is None:
         return 2
-    _quiet_http_logs()
+    quiet_http_logs()
     return cases, settings, llm
 
 
-def _reply_server(args: argparse.Namespace, settings: Settings, cases: list[Any], stack: ExitStack) -> Settings:
+def reply_server(args: argparse.Namespace, settings: Settings, cases: list[Any], stack: ExitStack) -> Settings:
     """Start the replay or recording server for ``cases`` and point the settings' model at it."""
     from rag.eval.replay import RecordingServer, ReplayServer
 
@@ -88,30 +88,30 @@ def _reply_server(args: argparse.Namespace, settings: Settings, cases: list[Any]
     return settings.model_copy(update={"llm_base_url": server.base_url})
 
 
-def _report_misses(args: argparse.Namespace, err: TextIO) -> None:
+def report_misses(args: argparse.Namespace, err: TextIO) -> None:
     server = getattr(args, "reply_server", None)
     if server is not None and server.misses:
         print(f"warning: {len(server.misses)} request(s) had no recorded reply, e.g. {server.misses[0]}", file=err)
 
 
-def _quiet_http_logs() -> None:
+def quiet_http_logs() -> None:
     """One INFO line per HTTP request would drown the per-case progress lines."""
     for name in ("httpx", "httpx2", "httpcore", "openai"):
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "model"
 
 
-def _report_path(args: argparse.Namespace, settings: Settings, command: str, model: str, tag: str) -> Path:
+def report_path(args: argparse.Namespace, settings: Settings, command: str, model: str, tag: str) -> Path:
     if getattr(args, "report", None):
         return Path(args.report)
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    return settings.data_dir / "eval" / f"{command}-{_slug(model)}-{tag}-{stamp}.json"
+    return settings.data_dir / "eval" / f"{command}-{slug(model)}-{tag}-{stamp}.json"
 
 
-def _write_report(path: Path, report: dict[str, Any], out: TextIO) -> None:
+def write_report(path: Path, report: dict[str, Any], out: TextIO) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n", encoding="utf-8")
     print(f"report: {path}", file=out)

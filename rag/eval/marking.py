@@ -43,30 +43,29 @@ def cmd_sentences(args: argparse.Namespace, settings: Settings, *, out: TextIO |
     """``eval sentences``: each given sentence marked against its case's passages (status and reason),
     with counts per status, and per kind and label when the sentences carry them."""
     from rag.eval.checks import SentenceFileError, load_sentences, mark_sentences
-    from rag.eval.common import _prepare, _report_misses, _report_path, _write_report
+    from rag.eval.common import prepare, report_misses, report_path, write_report
 
     out, err = out or sys.stdout, err or sys.stderr
+    try:
+        rows = load_sentences(args.sentences)
+        cases = load_cases(args.cases, corpus_dir=args.corpus_dir)
+    except (RagError, SentenceFileError) as exc:
+        print(f"error: {exc}", file=err)
+        return 1
     with ExitStack() as stack:
+        relabel, model = None, "no-model"
+        if args.replay or args.record:
+            prepared = prepare(args, settings, None, err, lambda: cases, stack)
+            if isinstance(prepared, int):
+                return prepared
+            _, settings, llm = prepared
+            relabel, model = model_relabel(llm, settings.llm_structured_method), "model-labels"
         try:
-            rows = load_sentences(args.sentences)
+            report = mark_sentences(cases, rows, settings.max_passage_chars, relabel)
         except SentenceFileError as exc:
             print(f"error: {exc}", file=err)
             return 1
-        relabel, model = None, "no-model"
-        if args.replay or args.record:
-            prepared = _prepare(args, settings, None, err, lambda: load_cases(args.cases, corpus_dir=args.corpus_dir),
-                                stack)
-            if isinstance(prepared, int):
-                return prepared
-            cases, settings, llm = prepared
-            relabel, model = model_relabel(llm, settings.llm_structured_method), "model-labels"
-        try:
-            cases = load_cases(args.cases, corpus_dir=args.corpus_dir) if relabel is None else cases
-            report = mark_sentences(cases, rows, settings.max_passage_chars, relabel)
-        except (RagError, SentenceFileError) as exc:
-            print(f"error: {exc}", file=err)
-            return 1
-        _report_misses(args, err)
+        report_misses(args, err)
     for r in report["results"]:
         print(f"{r['case']}\t{r['status']}\t{r['sentence']}\t{r['reason']}", file=out)
     print("sentences {n}: ".format(n=report["n"]) + ", ".join(f"{k} {v}" for k, v in sorted(report["counts"].items())),
@@ -76,7 +75,7 @@ def cmd_sentences(args: argparse.Namespace, settings: Settings, *, out: TextIO |
             print(f"  {field} {name}: supported {row['supported']}/{row['n']}", file=out)
     report = {"command": "sentences", "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cases_file": str(args.cases),
               "sentences_file": str(args.sentences), "labels": args.replay or args.record or None, **report}
-    _write_report(_report_path(args, settings, "sentences", model, "code"), report, out)
+    write_report(report_path(args, settings, "sentences", model, "code"), report, out)
     return 0
 
 
@@ -97,4 +96,6 @@ def add_sentences_command(sub: Any) -> None:
                                                           "with verify calls) served over loopback HTTP")
     replies.add_argument("--record", metavar="FILE", help="label with the configured endpoint (LLM_BASE_URL), "
                                                           "recording its replies into FILE")
+    sentences.add_argument("--missed", metavar="FILE", help="with --replay: write the prompts of the calls the "
+                                                             "fixture has no reply for to FILE (they hold book text)")
     sentences.set_defaults(func=cmd_sentences)

@@ -208,9 +208,10 @@ def about_of(call: str, user_text: str) -> str | None:
     return None
 
 
-def sentence_call(call: str, sentence: str) -> str:
-    """The key of a call about one answer sentence (a verify call): the call and the sentence."""
-    return f"{call}:{_squash(sentence)}"
+def reply_key(call: str, about: str | None) -> str:
+    """What a reply is filed under beside its case and attempt: the call, and for a call about one
+    piece of an answer (``about_of``) that piece too."""
+    return call if about is None else f"{call}:{_squash(about)}"
 
 
 def question_cases(items: Iterable[Any]) -> list[Case]:
@@ -237,16 +238,15 @@ def load_fixture(path: str | Path, cases: Sequence[Case]) -> dict[tuple[str, str
             continue
         context = case_context(case)
         reply = _map_strings(record["reply"], lambda s, ctx=context: decode_spans(s, ctx))
-        if isinstance(record.get("sentence"), str):  # a verify call: keyed by the sentence it was about too
-            call = sentence_call(call, decode_spans(record["sentence"], context))
-        replies[(case_id, call, int(record.get("attempt") or 1))] = reply
+        about = decode_spans(record["sentence"], context) if isinstance(record.get("sentence"), str) else None
+        replies[(case_id, reply_key(call, about), int(record.get("attempt") or 1))] = reply
     return replies
 
 
 def fixture_record(case: Case, call: str, reply: Any, attempt: int = 1, *, sentence: str | None = None,
                    ) -> dict[str, Any]:
-    """One fixture line for ``reply`` (novel text stored as span references); ``sentence``: the answer
-    sentence a verify call was about (its key beside the case)."""
+    """One fixture line for ``reply`` (novel text stored as span references); ``sentence``: what a call
+    about one piece of an answer was about (``about_of``: its key beside the case)."""
     context = case_context(case)
     record: dict[str, Any] = {"case": case.id, "call": call, "question": case.question}
     if attempt != 1:
@@ -286,13 +286,13 @@ class _Keyed:
     def __exit__(self, *exc: Any) -> None:
         self.stub.__exit__(*exc)
 
-    def key(self, body: dict[str, Any]) -> tuple[str, list[Case], int]:
+    def key(self, body: dict[str, Any]) -> tuple[str, str | None, list[Case], int]:
+        """The request's call, what it is about (``about_of``), its case candidates and attempt."""
         call = call_of(body)
         text, attempt = _user_text(body)
         cases = self.matcher.match(text, with_passages=call not in _NO_PASSAGES, sentences=call == "extract",
                                    cited=call == "verify")
-        about = about_of(call, text)
-        return (sentence_call(call, about) if about is not None else call), cases, attempt
+        return call, about_of(call, text), cases, attempt
 
 
 class ReplayServer(_Keyed):
@@ -308,21 +308,20 @@ class ReplayServer(_Keyed):
         self.stub = OpenAIStub(self._respond, models=("replay",))
 
     def _respond(self, body: dict[str, Any]) -> Any:
-        call, candidates, attempt = self.key(body)
+        call, about, candidates, attempt = self.key(body)
         for case in candidates:
-            reply = self.replies.get((case.id, call, attempt))
+            reply = self.replies.get((case.id, reply_key(call, about), attempt))
             if reply is not None:
                 with self.lock:
                     self.served += 1
                 return reply
-        what = f"{call} for case {', '.join(c.id for c in candidates) or '(no case matched)'} attempt {attempt}"
+        what = (f"{reply_key(call, about)} for case {', '.join(c.id for c in candidates) or '(no case matched)'} "
+                f"attempt {attempt}")
         with self.lock:
             self.misses.append(what)
             if self.missed is not None and candidates:  # the prompt to have a model answer (it holds book text)
-                base = call.partition(":")[0]
                 with self.missed.open("a", encoding="utf-8") as fh:
-                    fh.write(json.dumps({"case": candidates[0].id, "call": base, "attempt": attempt,
-                                         "sentence": about_of(base, _user_text(body)[0]),
+                    fh.write(json.dumps({"case": candidates[0].id, "call": call, "attempt": attempt, "sentence": about,
                                          "messages": body.get("messages")}, ensure_ascii=False) + "\n")
         return (404, f"no recorded reply: {what}")
 
@@ -361,7 +360,7 @@ class RecordingServer(_Keyed):
         self.stub = OpenAIStub(self._respond, models=("record",))
 
     def _respond(self, body: dict[str, Any]) -> Any:
-        call, candidates, attempt = self.key(body)
+        call, about, candidates, attempt = self.key(body)
         upstream = dict(body, stream=False)
         upstream.pop("stream_options", None)
         response = self.client.post("/chat/completions", json=upstream)
@@ -370,9 +369,7 @@ class RecordingServer(_Keyed):
         reply = reply_of(response.json())
         with self.lock:
             if candidates:
-                base = call.partition(":")[0]
-                record = fixture_record(candidates[0], base, reply, attempt,
-                                        sentence=about_of(base, _user_text(body)[0]))
+                record = fixture_record(candidates[0], call, reply, attempt, sentence=about)
                 with self.path.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps(record, ensure_ascii=False) + "\n")
                 self.recorded += 1
