@@ -22,6 +22,7 @@ from rag.errors import LLMError, RagError
 from rag.eval.cases import KINDS, load_cases, load_route_cases
 from rag.eval.common import (
     METHODS,
+    model_arguments,
     prepare,
     report_misses,
     report_path,
@@ -403,19 +404,15 @@ def cmd_log(args: argparse.Namespace, settings: Settings, *, out: TextIO | None 
 # --------------------------------------------------------------------------- wiring
 def _common(p: argparse.ArgumentParser, *, judge_cases: bool = True) -> None:
     p.add_argument("--cases", required=True, help="a JSONL case file (see assets/eval/)")
-    p.add_argument("--model", help="model name (overrides LLM_MODEL)")
-    p.add_argument("--method", choices=METHODS, help="structured-output method (overrides LLM_STRUCTURED_METHOD)")
     p.add_argument("--report", help="where to write the JSON report (default: DATA_DIR/eval/...)")
     p.add_argument("--limit", type=int, help="only the first N cases")
     p.add_argument("--quiet", action="store_true", help="no per-case progress lines")
-    if judge_cases:
-        replies = p.add_mutually_exclusive_group()
-        replies.add_argument("--replay", metavar="FILE", help="answer from recorded replies (a fixture, see "
-                                                              "rag/eval/replay.py) served over loopback HTTP")
-        replies.add_argument("--record", metavar="FILE", help="record every reply of the configured endpoint "
-                                                              "(LLM_BASE_URL) into FILE as a fixture")
-        p.add_argument("--missed", metavar="FILE", help="with --replay: write the prompts of the requests the "
-                                                         "fixture has no reply for to FILE (they hold book text)")
+    if not judge_cases:
+        p.add_argument("--model", help="model name (overrides LLM_MODEL)")
+        p.add_argument("--method", choices=METHODS, help="structured-output method (overrides LLM_STRUCTURED_METHOD)")
+    else:
+        model_arguments(p, "answer from recorded replies (a fixture, see rag/eval/replay.py) served over loopback "
+                           "HTTP", "record every reply of the configured endpoint (LLM_BASE_URL) into FILE as a fixture")
         p.add_argument("--corpus-dir", help="directory of the corpus files that references point into "
                                             "(default: ../shared/corpus next to the repository, or $EVAL_CORPUS_DIR)")
         p.add_argument("--kinds", help=f"comma-separated case kinds to keep ({', '.join(KINDS)})")

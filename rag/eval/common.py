@@ -115,3 +115,15 @@ def write_report(path: Path, report: dict[str, Any], out: TextIO) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n", encoding="utf-8")
     print(f"report: {path}", file=out)
+
+
+def model_arguments(p: argparse.ArgumentParser, replay_help: str, record_help: str) -> None:
+    """The options of a command that asks a model: which one (``--model``, ``--method``), and its replies
+    replayed from or recorded to a fixture, with the prompts a fixture lacks written out (``--missed``)."""
+    p.add_argument("--model", help="model name (overrides LLM_MODEL)")
+    p.add_argument("--method", choices=METHODS, help="structured-output method (overrides LLM_STRUCTURED_METHOD)")
+    replies = p.add_mutually_exclusive_group()
+    replies.add_argument("--replay", metavar="FILE", help=replay_help)
+    replies.add_argument("--record", metavar="FILE", help=record_help)
+    p.add_argument("--missed", metavar="FILE", help="with --replay: write the prompts of the requests the "
+                                                     "fixture has no reply for to FILE (they hold book text)")

@@ -80,7 +80,7 @@ def cmd_sentences(args: argparse.Namespace, settings: Settings, *, out: TextIO |
 
 
 def add_sentences_command(sub: Any) -> None:
-    from rag.eval.common import METHODS
+    from rag.eval.common import model_arguments
 
     sentences = sub.add_parser("sentences", help="mark given sentences against their cases' passages (code; "
                                                  "with --replay/--record, a model's label of each too)")
@@ -89,13 +89,7 @@ def add_sentences_command(sub: Any) -> None:
                            help='JSONL: {"case": ID, "sentence": TEXT} per line (optional "question", "label", "kind")')
     sentences.add_argument("--corpus-dir", help="directory of the corpus files that references point into")
     sentences.add_argument("--report", help="where to write the JSON report (default: DATA_DIR/eval/...)")
-    sentences.add_argument("--model", help="model name (overrides LLM_MODEL)")
-    sentences.add_argument("--method", choices=METHODS, help="structured-output method (overrides LLM_STRUCTURED_METHOD)")
-    replies = sentences.add_mutually_exclusive_group()
-    replies.add_argument("--replay", metavar="FILE", help="the model's labels from recorded replies (a fixture "
-                                                          "with verify calls) served over loopback HTTP")
-    replies.add_argument("--record", metavar="FILE", help="label with the configured endpoint (LLM_BASE_URL), "
-                                                          "recording its replies into FILE")
-    sentences.add_argument("--missed", metavar="FILE", help="with --replay: write the prompts of the calls the "
-                                                             "fixture has no reply for to FILE (they hold book text)")
+    model_arguments(sentences, "the model's labels from recorded replies (a fixture with verify calls) served "
+                               "over loopback HTTP", "label with the configured endpoint (LLM_BASE_URL), "
+                                                     "recording its replies into FILE")
     sentences.set_defaults(func=cmd_sentences)
