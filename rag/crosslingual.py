@@ -152,7 +152,7 @@ class Glossary:
         """Whether a capitalised word is an English word ("Nine", "Sage") rather than pinyin ("Zhuzi"):
         it is a gloss, and not only of a word spelled that way ("Pipa" is the gloss of 琵琶, pipa)."""
         word = word.lower()
-        heads = [h for v in _variants(word) for h in self.by_gloss.get(v, ())]
+        heads = [h for v in english_forms(word) for h in self.by_gloss.get(v, ())]
         return bool(heads) and not any(word in self.spelled_as.get(h, ()) for h in heads)
 
 
@@ -284,7 +284,7 @@ class BookText:
         return [s for s, c in hits.most_common(limit) if c >= max(2, top / 4)]
 
 
-def _variants(word: str) -> list[str]:
+def english_forms(word: str) -> list[str]:
     """The word and simple un-inflected forms: imprisoned -> imprison; kingdoms -> kingdom."""
     out = [word]
     for suffix, repl in (("ies", "y"), ("ied", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("d", ""),
@@ -335,7 +335,7 @@ class _Finder:
         if len(span) == 1 and not self.is_name_word(span[0]):
             return []
         heads = _key(span[:-1]).split() if len(span) > 1 else []
-        for last in _variants(span[-1].lower()):
+        for last in english_forms(span[-1].lower()):
             found = self.table.by_english.get(" ".join([*heads, last]))
             if found:
                 return found[:MAX_PER_TERM]
@@ -346,7 +346,7 @@ class _Finder:
         and CC-CEDICT's words for a capitalised word (a part of a name: 'Primal', 'Spirit'). A plain
         lower-case word ('heard', 'invited') is not part of a name."""
         out: list[str] = []
-        for v in _variants(word.lower()):
+        for v in english_forms(word.lower()):
             out.extend(GENERIC.get(v, ()))
             if self.is_name_word(word):
                 out.extend(w for w in self.glossary.by_gloss.get(v, ()) if len(w) <= 3)
@@ -450,7 +450,7 @@ def chinese_terms(question: str, book: BookText, glossary: Glossary) -> list[str
             if size == 1 and phrase[0] in STOPWORDS:
                 continue
             heads = phrase[:-1]
-            for last in _variants(phrase[-1]):
+            for last in english_forms(phrase[-1]):
                 gloss = " ".join([*heads, last])
                 candidates = glossary.by_gloss.get(gloss)
                 if candidates and keep(gloss, candidates):

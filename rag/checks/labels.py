@@ -9,8 +9,13 @@ rules code can stand behind:
   words that do, the quote is in a cited source (code finds it), the sentence's numbers, dates,
   names and quoted speech are in the quote's sentences, and no negation sets it apart from that
   source (code checks).
+- A sentence in another language than its sources ("not checked": code cannot compare its words)
+  is supported when the model says so and quotes the source, code finds the quote in a cited source,
+  the sentence's numbers are in the quote's sentences, the two share words through the dictionary
+  (``rag.checks.translated``), the sentence names nobody in pinyin whom the source names outside the
+  quote, and it is not negated where the quote is not. The model's doubt makes it unsupported.
 - Anything else code decided stays as code decided it: a number, a name or a chapter the sources do
-  not have, a negation, a sentence in another language ("not checked"), no claim, no citation.
+  not have, a negation, no claim, no citation.
 Pure: no model, no I/O.
 """
 
@@ -21,13 +26,16 @@ from dataclasses import replace
 
 from rag.checks.facts import CITATION, fact_in, facts_of
 from rag.checks.negation import negation_differs
-from rag.checks.quotes import Source, match_quote, sentence_around
-from rag.checks.sentences import SentenceCheck
+from rag.checks.quotes import Source, match_quote, sentence_around, sentence_span
+from rag.checks.sentences import SentenceCheck, numbers_missing
+from rag.checks.text import normalize
+from rag.checks.translated import names_elsewhere, negation_apart, shared_across
 from rag.i18n import Msg, join
 
 # refusals of wording only: the model's quote may lift them (see the module docstring)
 WORDING = frozenset({"check.sentence_few_words", "check.sentence_not_in_sources"})
 DOUBT = ("unsupported", "contradicted")
+TRANSLATION_BEFORE = 200  # characters before the quote's sentences read with them for a translation
 
 
 def _refused_for_wording(reason: Msg | str) -> bool:
@@ -44,7 +52,7 @@ def _refused_for_wording(reason: Msg | str) -> bool:
 
 def needs_label(check: SentenceCheck) -> bool:
     """Whether the model's label can change ``check``: supported, or refused for its wording only."""
-    return bool(check.citations) and (check.status == "supported" or (
+    return bool(check.citations) and (check.status in ("supported", "not_checked") or (
         check.status == "unsupported" and _refused_for_wording(check.reason)))
 
 
@@ -69,6 +77,8 @@ def apply_label(check: SentenceCheck, label: str, why: str, quote: str, cited: S
             return replace(check, status="unsupported", reason=Msg.of("check.sentence_model_label", label="partly",
                                                                       why=why))
         return check
+    if check.status == "not_checked":
+        return _translated(check, label, why, quote, cited)
     if check.status != "unsupported" or label != "supported" or not quote.strip() or not _refused_for_wording(
             check.reason):
         return check
@@ -80,4 +90,34 @@ def apply_label(check: SentenceCheck, label: str, why: str, quote: str, cited: S
     missing = [f for f in facts_of(check.text) if not fact_in(f, window)]
     if missing or negation_differs(body, [src.text], {}):
         return check
-    return replace(check, status="supported", reason=Msg.of("check.sentence_model_quote", quote=quote.strip()[:80]))
+    return replace(check, status="supported", reason=Msg.of("check.sentence_model_quote", quote=" ".join(quote.split())[:80]))
+
+
+def _translated(check: SentenceCheck, label: str, why: str, quote: str, cited: Sequence[Source]) -> SentenceCheck:
+    """A sentence in another language than its sources, with the model's label (module docstring)."""
+    if label in DOUBT or label == "partial":
+        return replace(check, status="unsupported", reason=Msg.of(
+            "check.sentence_model_label", label="partly" if label == "partial" else label, why=why))
+    if label != "supported" or not quote.strip():
+        return check
+    found = quoted_window(quote, cited)
+    if found is None:
+        return replace(check, reason=join([check.reason, Msg.of("check.sentence_quote_not_found")]))
+    src, _ = found
+    body = CITATION.sub(" ", check.text)
+    # read in the quote's sentences and the few before them, as the source writes them: a translation
+    # names in full whom the quote calls "she", and counts what an earlier sentence counted
+    match = match_quote(quote, src.norm)
+    if match is None:
+        return check
+    start, end = sentence_span(src.text, match)
+    raw = src.text[max(0, start - TRANSLATION_BEFORE):end]
+    shared = shared_across(body, raw)
+    others = names_elsewhere(body, raw, src.text)
+    missing = numbers_missing(facts_of(check.text), normalize(raw).text, normalize(f"{src.label} {src.text}").text)
+    if missing or others or not shared or negation_apart(body, raw):
+        what = ", ".join(missing or others) or ("not" if shared else "—")
+        return replace(check, reason=join([check.reason, Msg.of("check.sentence_translation_unconfirmed",
+                                                                 what=what)]))
+    return replace(check, status="supported", reason=Msg.of(
+        "check.sentence_model_translated", quote=" ".join(quote.split())[:80], terms="、".join(shared[:4])))

@@ -21,7 +21,8 @@ _NOT_NEGATION = re.compile(r"不久|不过|不少|不断|不同|不但|不仅|�
 NEGATION_MATCH = 2  # content terms a sentence's clause shares with a clause of its source to be compared
 
 
-def _negated(text: str) -> bool:
+def is_negated(text: str) -> bool:
+    """Whether ``text`` holds a negation word (not one of the words that only look like one: 不久, 不过)."""
     return bool(_NEGATION.search(_NOT_NEGATION.sub(" ", text)))
 
 
@@ -131,12 +132,12 @@ def _clause_negation_differs(clause: str, source_clauses: Sequence[str], names: 
             best, best_n = sc, n
     if best is None or best_n < NEGATION_MATCH:
         return False
-    if _negated(clause) and not any(_negated(sc) for sc in source_clauses):
+    if is_negated(clause) and not any(is_negated(sc) for sc in source_clauses):
         return True
     if best_n < max(NEGATION_MATCH + 1, 0.6 * len(terms)):
         return False
-    negated, other = (clause, best) if _negated(clause) else (best, clause)
-    if _negated(other) or not _negated(negated):
+    negated, other = (clause, best) if is_negated(clause) else (best, clause)
+    if is_negated(other) or not is_negated(negated):
         return False
     # the negation must bear on what the two share: a shared term right after it (没有倒拔 / 倒拔)
     shared = {ch for t, forms in terms if found_in(forms, normalize(best).text) for ch in t}

@@ -370,6 +370,12 @@ class PartCheck:
 def sentence_around(norm: Norm, text: str, match: QuoteMatch) -> str:
     """The normalised text of the sentence the quote lies in and the one before it (where its "he" and
     "it" are named), at most ``WINDOW`` characters before the quote and ``WINDOW // 2`` after it."""
+    start, end = sentence_span(text, match)
+    return normalize(text[start:end]).text
+
+
+def sentence_span(text: str, match: QuoteMatch) -> tuple[int, int]:
+    """Where in ``text`` the sentences of ``sentence_around`` lie."""
     a, b = match.span
     start = max(0, a - WINDOW)
     before = [m.end() for m in _SENTENCE_END.finditer(text, start, a)]
@@ -378,7 +384,7 @@ def sentence_around(norm: Norm, text: str, match: QuoteMatch) -> str:
     start = earlier[-1] if earlier else (before[0] if before and a - before[0] >= MIN_BEFORE else start)
     after = _SENTENCE_END.search(text, b, min(len(text), b + WINDOW // 2))
     end = after.start() if after else min(len(text), b + WINDOW // 2)
-    return normalize(text[start:end]).text
+    return start, end
 
 
 def source_names(sources: Sequence[Source], aliases: Mapping[str, Sequence[str]] | None = None) -> Names:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from typing import Literal
 
 from rag.checks.facts import (
@@ -230,15 +231,16 @@ def _units(text: str, script: str) -> int:
 
 
 OTHER_SCRIPT_FACTOR = 3
-# Han words that stand where a fact should be (某位姐姐, 若干亩, 一定的方式, 某些方面): a sentence that
+# Words that stand where a fact should be (某位姐姐, 若干亩, 一定的方式, 某些方面, "said something"): a sentence that
 # answers with one its sources do not use says which one no more than the question did
-_PLACEHOLDER = re.compile(_SOME.format(more="|方面") + r"|若干|一定的|一些|有关方面")
+_PLACEHOLDER = re.compile(_SOME.format(more="|方面") + r"|若干|一定的|一些|有关方面|"
+                          r"\b(?:something|someone|somebody|somewhere)\b", re.I)
 
 
 def _placeholder(body: str, cited_text: str) -> str | None:
     hay = normalize(cited_text, numerals=False).text
     for m in _PLACEHOLDER.finditer(body):
-        if m.group(0) not in hay:
+        if m.group(0).lower() not in hay:
             return m.group(0)
     return None
 
@@ -325,16 +327,54 @@ def _best_region(terms: Sequence[tuple[str, frozenset[str]]], facts: Sequence[st
     return "".join(normed[i] for i in chosen), [windows[i] for i in chosen]
 
 
+def numbers_missing(facts: Sequence[str], haystack: str, headed: str) -> list[str]:
+    """The numbers of a claim in another script than its sources that the sources' normalised text
+    (``haystack``; chapter numbers: ``headed``, with the headings) lacks, whichever way either writes
+    them (13岁 / thirteen, a numeral below ten as a Han character)."""
+    values = {v for m in _QUANTITY.finditer(haystack) for v in [_value(m)] if v is not None}
+    missing = []
+    for f in facts:
+        m = _QUANTITY.match(f)
+        if f.startswith("第") or m is None:
+            continue
+        n = m.group(1)
+        if contains(haystack, n) or _value(m) in values or any(contains(haystack, t) for t in _clock_forms(n)):
+            continue
+        if not (n.isdigit() and int(n) < 10 and any(ch in haystack for ch in HAN_NUMERALS[int(n)])):
+            missing.append(n)
+    return missing + [f for f in facts if re.fullmatch(r"第\d+", f) and not fact_in(f, headed)]
+
+
+# a quantity as either language writes it: 190万 and 1900000 are one value (English scale words are
+# digits after normalize)
+_QUANTITY = re.compile(r"(\d+(?:[.:]\d+)*%?)([万亿])?")
+_SCALE = {"万": 10_000, "亿": 100_000_000}
+
+
+def _value(m: re.Match[str]) -> Decimal | None:
+    try:
+        return (Decimal(m.group(1)) * _SCALE.get(m.group(2) or "", 1)).normalize()
+    except InvalidOperation:  # a time (8:00) or a percentage
+        return None
+
+
+def _clock_forms(n: str) -> list[str]:
+    """15:00 as Chinese writes it: 15时, 15点, 15时30分."""
+    m = re.fullmatch(r"(\d{1,2}):(\d{2})", n)
+    if m is None:
+        return []
+    hour, minute = str(int(m.group(1))), m.group(2)
+    forms = [f"{hour}时{int(minute)}分", f"{hour}点{int(minute)}分", f"{hour}时{minute}分", f"{hour}点{minute}"]
+    return forms + ([f"{hour}时", f"{hour}点"] if minute == "00" else [])
+
+
 def _other_language(body: str, facts: Sequence[str], cited: Sequence[Source],
                     ) -> tuple[SentenceStatus, Msg]:
     """A claim in another script than its sources: its numbers (Arabic, Chinese or English number
     words: 13岁 / thirteen) are checked; what its words say cannot be compared by code."""
     haystack = normalize(" ".join(s.text for s in cited)).text
     everything = normalize(" ".join(f"{s.label} {s.text}" for s in cited)).text
-    numbers = [m.group(0) for f in facts if not f.startswith("第") for m in [NUMBER.match(f)] if m]
-    missing = [n for n in numbers if not contains(haystack, n)
-               and not (n.isdigit() and int(n) < 10 and any(ch in haystack for ch in HAN_NUMERALS[int(n)]))]
-    missing += [f for f in facts if re.fullmatch(r"第\d+", f) and not fact_in(f, everything)]
+    missing = numbers_missing(facts, haystack, everything)
     if missing:
         return "unsupported", Msg.of("check.sentence_not_in_sources", missing=", ".join(dict.fromkeys(missing)))
     return "not_checked", Msg.of("check.sentence_other_language")

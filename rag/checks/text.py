@@ -9,6 +9,7 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
@@ -18,7 +19,7 @@ _CN_SMALL_UNITS = {"十": 10, "百": 100, "千": 1000}
 _CN_BIG_UNITS = {"万": 10_000, "亿": 100_000_000}
 _CN_NUMERAL = re.compile("[零〇一二两三四五六七八九十百千万亿]+")
 # Idioms and words in which a numeral character is not a number (kept as written).
-_NOT_NUMBERS = ("一起", "一样", "一直", "一定", "一些", "一切", "一般", "统一", "万一", "千万", "一心", "一点")
+_NOT_NUMBERS = ("一起", "一样", "一直", "一定", "一些", "一切", "一般", "统一", "万一", "千万", "一心", "一点", "唯一")
 _CHAPTER_UNITS = tuple("回章节集卷篇")  # 第一回: a lone 一 that is a chapter number
 # Counting words and units: a single numeral character is a number only before one of these (四只, 三年,
 # 两字) or after 第; elsewhere it is part of a word or a name (五常, 安倍晋三, 三藏) and stays as written.
@@ -34,7 +35,8 @@ _EN_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion":
 _EN_WORD = "|".join(sorted([*_EN_UNITS, *_EN_TENS, *_EN_SCALES], key=len, reverse=True))
 # A run of English number words ("twenty-eight", "one hundred and five"); a lone "one" ("no one", "one
 # of them") is a word, not a number.
-_EN_NUMBER = re.compile(rf"\b(?:{_EN_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_EN_WORD}))*\b", re.IGNORECASE)
+# "five-and-twenty" is 25, as older English writes it
+_EN_NUMBER = re.compile(rf"\b(?:{_EN_WORD})(?:(?:[\s-]+and[\s-]+|[\s-]+)(?:{_EN_WORD}))*\b", re.IGNORECASE)
 
 
 def _en_to_int(text: str) -> int | None:
@@ -121,6 +123,25 @@ def _reads_as_number(text: str, i: int, run: str, end: int) -> bool:
     return run not in "一万亿" and nxt in MEASURES  # 一 alone is mostly "a" (一个人, 一声)
 
 
+def _scaled(out: list[str], words: str, value: int | None) -> tuple[int, str] | None:
+    """A number in digits just before a scale word ("1.9 million", "30 thousand"): how many characters of
+    ``out`` it takes, and the value written in digits; None otherwise."""
+    if value is None or words.lower().split()[0] not in _EN_SCALES or not out or not out[-1].isdigit():
+        return None
+    n, point = 0, False
+    while n < len(out):
+        ch = out[-1 - n]
+        if ch == "." and not point and n:
+            point = True
+        elif not ch.isdigit():
+            break
+        n += 1
+    if out[len(out) - n] == ".":
+        n -= 1
+    number = Decimal("".join(out[len(out) - n:])) * value
+    return n, format(number.normalize(), "f")
+
+
 def normalize(text: str, *, numerals: bool = True) -> Norm:
     """See the module docstring. Deterministic; ``normalize(normalize(x).text).text == normalize(x).text``.
     A decimal point, a percent sign and a time's colon between digits are kept (4765.82, 8.4%, 8:00);
@@ -135,6 +156,16 @@ def normalize(text: str, *, numerals: bool = True) -> Norm:
         if english and i in english:
             words = english[i]
             value = cn_to_int(words.group(0))
+            scaled = _scaled(out, words.group(0), value)
+            if scaled is not None:  # "1.9 million" is 1900000, not 1.9 followed by 1000000
+                kept = len(out) - scaled[0]
+                start = spans[kept][0]
+                del out[kept:], spans[kept:]
+                for digit in scaled[1]:
+                    out.append(digit)
+                    spans.append((start, words.end()))
+                i = words.end()
+                continue
             if value is not None and words.group(0).lower() != "one":
                 for digit in str(value):
                     out.append(digit)

@@ -400,6 +400,7 @@ def seeded_answer_report(cases: Sequence[Case], replies: dict[tuple[str, str, in
     seeded: dict[str, dict[str, Any]] = {k: {"tried": 0, "flagged": 0} for k in SEEDED_KINDS}
     misses: list[dict[str, Any]] = []
     clean = {"sentences": 0, "supported": 0, "unsupported": 0, "uncited": 0, "not_checked": 0}
+    refused: list[dict[str, Any]] = []  # the recorded answers' own claim sentences without a ✓, and why
     answered = [c for c in cases if isinstance(replies.get((c.id, "answer", 1)), str) and c.label_enough]
     # what other cases' passages say: the invented details, unrelated facts and other people come from there
     passages = {c.id: " ".join(p.text for p in c.passages()) for c in answered}
@@ -434,6 +435,9 @@ def seeded_answer_report(cases: Sequence[Case], replies: dict[tuple[str, str, in
                 continue
             clean["sentences"] += 1
             clean[relabelled[k].status] += 1  # with the model's labels when they are asked for
+            if relabelled[k].status != "supported":
+                refused.append({"case": case.id, "sentence": c.text, "status": relabelled[k].status,
+                                "reason": str(relabelled[k].reason)})
             if c.status != "supported" or not c.citations:
                 continue
             # a sentence covered by a later citation is seeded with that citation made its own
@@ -466,7 +470,7 @@ def seeded_answer_report(cases: Sequence[Case], replies: dict[tuple[str, str, in
     tried = sum(r["tried"] for r in seeded.values())
     flagged = sum(r["flagged"] for r in seeded.values())
     return {"answers": sum(1 for c in cases if isinstance(replies.get((c.id, "answer", 1)), str)),
-            "faithful": clean, "supported_rate": ratio(clean["supported"], clean["sentences"]),
+            "faithful": clean, "refused": refused, "supported_rate": ratio(clean["supported"], clean["sentences"]),
             "uncited_rate": ratio(clean["uncited"], clean["sentences"]),
             "seeded": seeded, "flagged_rate": ratio(flagged, tried), "missed": misses}
 

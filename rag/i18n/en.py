@@ -479,6 +479,8 @@ CHECKS: dict[str, str] = {
     "check.sentence_model_label": "the model: {label} ({why})",
     "check.sentence_model_quote": "stated in other words: the model quotes the source (“{quote}”), code found the quote and the sentence's facts there",
     "check.sentence_quote_not_found": "the model's quote is not in the cited sources",
+    "check.sentence_model_translated": "a translation: the model quotes the source (“{quote}”); code found the quote there, the sentence's numbers in it, and words both say ({terms})",
+    "check.sentence_translation_unconfirmed": "the model's quote does not bear out this translation: {what}",
 
 }
 

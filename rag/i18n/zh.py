@@ -468,6 +468,8 @@ CHECKS: dict[str, str] = {
     "check.sentence_model_label": "模型判断：{label}（{why}）",
     "check.sentence_model_quote": "换了说法：模型引用了原文（“{quote}”），代码在来源中找到了这段原文和句中的事实",
     "check.sentence_quote_not_found": "模型给出的引文不在所引来源中",
+    "check.sentence_model_translated": "译述：模型引用了原文（“{quote}”），代码在来源中找到了这段原文、句中的数字，以及两种语言共有的词（{terms}）",
+    "check.sentence_translation_unconfirmed": "模型的引文不能证实这句译述：{what}",
 
 }
 

@@ -101,6 +101,7 @@ def test_not_checked_is_rendered_grey_and_never_counted_as_supported() -> None:
     ("四只老虎", "4只老虎"), ("第一回", "第1回"), ("老三", "老3"), ("三百六十岁", "360岁"),
     ("4765.82万元", "4765.82万元"), ("8.4%", "8.4%"), ("3.71万人", "3.71万人"), ("8:00出发", "8:00出发"),
     ("Now I am twenty-eight", "nowiam28"), ("thirteen years old", "13yearsold"), ("no one came", "noonecame"),
+    ("she is five-and-twenty", "sheis25"), ("唯一一个人", "唯一一个人"), ("第一一八回", "第118回"),
 ])
 def test_numbers_and_numerals_inside_words(text: str, norm: str) -> None:
     assert normalize(text).text == norm
@@ -231,6 +232,10 @@ def test_a_vague_word_where_the_fact_should_be_is_no_claim() -> None:
     # the sources' own vague word is theirs to use
     source = [Source(1, "某人在门外喊了一声，众人都出来看。", "book", "")]
     assert status("某人在门外喊了一声，众人都出来看了[1]。", None, source) == "supported"
+    english = [Source(1, "Mrs. Bennet asked Jane about the ball at Netherfield, and Jane told her of the dances.",
+                      "book", "")]
+    assert status("Mrs. Bennet asked Jane something about the ball [1].", None, english) == "no_claim"
+    assert status("Mrs. Bennet asked Jane about the ball at Netherfield [1].", None, english) == "supported"
 
 
 def test_an_english_sentence_on_a_chinese_record_with_coded_names_is_not_checked() -> None:

@@ -40,6 +40,38 @@ def test_what_code_found_wrong_in_facts_stays_wrong_whatever_the_model_says() ->
     # the quote is found, but the sentence's number is not in the quote's sentences
     paraphrase = mark("进店之后，他前前后后总共喝下十八碗[1]。")
     assert apply_label(paraphrase, "supported", "原文", "一连吃了十五碗酒", TIGER).status == "unsupported"
-    other = mark("The tiger drank fifteen bowls [1].")
-    assert other.status == "not_checked" and not needs_label(other)
-    assert apply_label(other, "supported", "ok", "一连吃了十五碗酒", TIGER).status == "not_checked"
+    other = mark("Wu Song drank eighteen bowls of wine [1].")
+    assert other.status == "unsupported"  # eighteen: code compares numbers across languages
+    assert apply_label(other, "supported", "ok", "一连吃了十五碗酒", TIGER).status == "unsupported"
+
+
+def test_a_translation_is_supported_only_with_a_quote_that_bears_it_out() -> None:
+    faithful = mark("Wu Song went into the tavern and drank fifteen bowls of wine [1].")
+    assert faithful.status == "not_checked" and needs_label(faithful)
+    lifted = apply_label(faithful, "supported", "ok", "武松入到里面，一连吃了十五碗酒", TIGER)
+    assert lifted.status == "supported" and lifted.reason.code == "check.sentence_model_translated"
+    assert "武松" in lifted.reason.params["terms"]
+    # the quote is not in the source; or there is no quote: grey as before
+    assert apply_label(faithful, "supported", "ok", "武松喝了十五碗好酒就睡了", TIGER).status == "not_checked"
+    assert apply_label(faithful, "supported", "ok", "", TIGER).status == "not_checked"
+    # the model's doubt: unsupported
+    assert apply_label(faithful, "partial", "only part", "", TIGER).status == "unsupported"
+
+
+def test_a_translation_that_code_can_show_wrong_stays_unconfirmed() -> None:
+    # the sentence denies what the quote affirms
+    denied = mark("Wu Song did not drink the fifteen bowls of wine [1].")
+    assert apply_label(denied, "supported", "ok", "武松入到里面，一连吃了十五碗酒", TIGER).status == "not_checked"
+    # the quote shares no word with the sentence
+    unrelated = mark("The moon is made of cheese [1].")
+    assert apply_label(unrelated, "supported", "ok", "武松提了哨棒，便走上冈子来", TIGER).status == "not_checked"
+
+
+def test_a_chinese_sentence_on_an_english_source_shares_words_through_the_dictionary() -> None:
+    letter = [Source(1, "Elizabeth read the letter three times. She could not sleep that night.", "book", "")]
+    said = check_answer("伊丽莎白把那封信读了三遍[1]。", letter).sentences[0]
+    assert said.status == "not_checked"
+    lifted = apply_label(said, "supported", "ok", "Elizabeth read the letter three times.", letter)
+    assert lifted.status == "supported"
+    wrong = check_answer("伊丽莎白把那封信读了五遍[1]。", letter).sentences[0]
+    assert apply_label(wrong, "supported", "ok", "Elizabeth read the letter three times.", letter).status != "supported"

@@ -270,10 +270,12 @@ def test_sentence_files_name_their_halfs_cases_and_cite_their_first_passage(path
     for row in rows:
         assert row["case"] in case_ids, row
         assert row["sentence"].rstrip("。.？?").endswith("[1]"), row
-        assert row["label"] == ("faithful" if row["kind"] == "faithful" else "wrong"), row
+        # a sentence written as a wrong one that an independent reader found faithful says so
+        expected = "faithful" if row["kind"] in ("faithful", "translated") or row.get("relabelled") else "wrong"
+        assert row["label"] == expected, row
         kinds[row["kind"]] = kinds.get(row["kind"], 0) + 1
-    assert set(kinds) == WRONG_KINDS | {"faithful"}
-    assert all(kinds[k] >= 5 for k in WRONG_KINDS) and kinds["faithful"] >= 12
+    assert set(kinds) == WRONG_KINDS | {"faithful", "translated"}
+    assert all(kinds[k] >= 5 for k in WRONG_KINDS) and kinds["faithful"] >= 12 and kinds["translated"] >= 6
     assert len({r["sentence"] for r in rows}) == len(rows)
 
 
