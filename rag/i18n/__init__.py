@@ -8,6 +8,20 @@ codes too: ``t(lang, "send")``.
 
 from __future__ import annotations
 
-from rag.i18n.msg import LANGS, Lang, Level, Msg, codes, join, node_title, pick_language, t, text, with_params
+from rag.i18n.msg import (
+           LANGS,
+           Lang,
+           Level,
+           Msg,
+           PerLang,
+           codes,
+           join,
+           node_title,
+           pick_language,
+           t,
+           text,
+           with_params,
+)
 
-__all__ = ["LANGS", "Lang", "Level", "Msg", "codes", "join", "node_title", "pick_language", "t", "text", "with_params"]
+__all__ = ["LANGS", "Lang", "Level", "Msg", "PerLang", "codes", "join", "node_title", "pick_language", "t", "text",
+           "with_params"]

@@ -187,7 +187,8 @@ LABELS: dict[str, str] = {
     "upload_cancelled": "The upload was cancelled.",
     "demo_question": "In which chapter of the novel does Sun Wukong beat the White Bone Demon three times, and in which episode of the 1986 CCTV Journey to the West series?",
     # -- labels added by the UI pages
-    # the book's own word for a chapter when a text is not told it (the page tells it: 回, 节...)
+    # the word for a chapter when a text is not told the book's own (the page tells its labels, the
+    # index its notices: 回, 节, part...), or the book numbers no chapters to tell it
     "param.unit": "chapter",
     "indexed_ready": "Indexed “{title}”: {chapters} {unit}s, {chunks} chunks. The vectors are computed: search is hybrid now.",
     "demo_question_book": "In which {unit} of {title} does “{event}” happen?",
@@ -244,7 +245,7 @@ NODES: dict[str, str] = {
 # books and the index (rag.index)
 BOOKS: dict[str, str] = {
     # -- books and the index (rag.index)
-    "index.named_chapter": "the question names chapter {chapters}: its passages come first",
+    "index.named_chapter": "the question names {unit} {chapters}: its passages come first",
     "index.rerank_no_time": "no time left in the turn for the reranker: the hits keep their fused order",
     "index.rerank_failed": "reranking failed ({detail}); the hits keep their fused order",
     "index.reranker_crashed": "reranker {name}: {kind}",
@@ -344,9 +345,9 @@ AGENT: dict[str, str] = {
     "agent.router_invalid": "router output invalid twice; took the retrieval path ({error})",
     "agent.router_unreachable": "the model could not be reached; took the retrieval path ({error})",
     "agent.router_book_terms": "the router said simple, but the book uses {names}: searching the book",
-    "agent.spoiler_limit": "spoiler limit: only chapters up to {chapter} are searched",
+    "agent.spoiler_limit": "spoiler limit: only {unit}s up to {chapter} are searched",
     "agent.no_index": "no book index is loaded",
-    "agent.after_limit": "nothing to search: the chapters asked for all come after the spoiler limit ({chapter})",
+    "agent.after_limit": "nothing to search: the {unit}s asked for all come after the spoiler limit ({unit} {chapter})",
     "agent.book_search_failed": "book search failed: {error}",
     "agent.searched_also": "searched also for: {queries} (query rewrite {seconds}s)",
     "agent.query_rewrite_failed": "could not rewrite the question for the search: {error}",
@@ -487,7 +488,7 @@ CHECKS: dict[str, str] = {
 # web search (rag.search)
 SEARCH: dict[str, str] = {
     # -- web search (rag.search)
-    "search.spoilers": "possible spoilers: web results may go beyond chapter {chapter}",
+    "search.spoilers": "possible spoilers: web results may go beyond {unit} {chapter}",
     "search.with_detail": "{message}: {detail}",
     "search.no_detail": "no detail",
     "search.no_message": "(no message)",

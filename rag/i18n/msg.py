@@ -4,7 +4,10 @@
 ``rag.i18n.zh``); ``params`` fill its ``{name}`` fields and may themselves be messages (or lists of
 messages, joined by the language's separator), so a notice can carry the detail that caused it;
 ``level`` (info, warning, error) is the emitter's, not read from the wording. A param that is a
-plain string is data (a file name, a provider's own error text) and is shown as it is.
+plain string is data (a file name, a provider's own error text) and is shown as it is; a ``PerLang``
+is a word said differently per language (a book's word for a chapter). A param left out, or left
+empty, is the catalogue's default for it where it has one (``param.<name>``): the neutral word for a
+chapter where the book's own is not known.
 
 A ``Msg`` is a frozen pydantic model: it sits in the graph's state, survives the checkpointer and
 dumps to JSON as ``{"code", "params", "level"}``. ``str(msg)`` is its English text (for logs and the
@@ -52,7 +55,18 @@ class Msg(BaseModel):
         return text("en", self)
 
 
-Param = Union[Msg, list[Msg], str, int, float, bool, None]  # noqa: UP007 - pydantic reads it at run time
+class PerLang(BaseModel):
+    """A param said differently in each language, chosen when the message is rendered: e.g. a
+    book's word for a chapter in its Chinese headings (回, 章) and in its English ones (part). ""
+    where it has none: the catalogue's default for the param then (``param.<name>``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    zh: str = ""
+    en: str = ""
+
+
+Param = Union[Msg, list[Msg], PerLang, str, int, float, bool, None]  # noqa: UP007 - pydantic reads it at run time
 Msg.model_rebuild()
 
 
@@ -83,22 +97,30 @@ def _catalogue(lang: str) -> dict[str, str]:
     return zh.CATALOGUE if lang == "zh" else en.CATALOGUE
 
 
+def _default(key: str, lang: str) -> str | None:
+    """The catalogue's default for the param ``key`` (``param.<key>``), None when it has none."""
+    return _catalogue(lang).get(f"param.{key}") or _catalogue("en").get(f"param.{key}")
+
+
 class _Fields(dict):
-    """A message's params; a param it was not given is the catalogue's default for it
-    (``param.<name>``, e.g. the word for a chapter when the page does not know the book's own)."""
+    """A message's params (rendered); a param it was not given, or given empty where the catalogue
+    has a default for it (``param.<name>``), is that default: e.g. the word for a chapter when the
+    page does not know the book's own, or the book has no numbered headings to tell it."""
 
     def __init__(self, values: dict[str, Any], lang: str) -> None:
-        super().__init__(values)
+        super().__init__({k: v for k, v in values.items() if v != "" or _default(k, lang) is None})
         self.lang = lang
 
     def __missing__(self, key: str) -> str:
-        default = _catalogue(self.lang).get(f"param.{key}") or _catalogue("en").get(f"param.{key}")
+        default = _default(key, self.lang)
         return default if default is not None else "{" + key + "}"
 
 
 def _param(value: Any, lang: str) -> Any:
     if isinstance(value, Msg):
         return text(lang, value)
+    if isinstance(value, PerLang):
+        return value.zh if lang == "zh" else value.en
     if isinstance(value, (list, tuple)):
         return _SEPARATOR.get(lang, "; ").join(str(_param(v, lang)) for v in value)
     if value is None:

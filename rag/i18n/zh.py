@@ -186,7 +186,8 @@ LABELS: dict[str, str] = {
     "upload_cancelled": "已取消上传。",
     "demo_question": "孙悟空三打白骨精发生在原著第几回？这一情节在1986年央视版电视剧《西游记》中是第几集？",
     # -- labels added by the UI pages
-    # the book's own word for a chapter when a text is not told it (the page tells it: 回, 节...)
+    # the word for a chapter when a text is not told the book's own (the page tells its labels, the
+    # index its notices: 回, 节, part...), or the book numbers no chapters to tell it
     "param.unit": "章",
     "indexed_ready": "已索引《{title}》：{chapters} {unit}，{chunks} 段。向量已计算完成，现在使用混合检索。",
     "demo_question_book": "《{title}》中“{event}”发生在第几{unit}？",
@@ -243,7 +244,7 @@ NODES: dict[str, str] = {
 # books and the index (rag.index)
 BOOKS: dict[str, str] = {
     # -- books and the index (rag.index)
-    "index.named_chapter": "问题提到了第 {chapters} 回：这些回的段落排在前面",
+    "index.named_chapter": "问题提到了第 {chapters} {unit}：这些{unit}的段落排在前面",
     "index.rerank_no_time": "本轮已没有时间重排：结果保持融合后的顺序",
     "index.rerank_failed": "重排失败（{detail}）：结果保持融合后的顺序",
     "index.reranker_crashed": "重排模型 {name}：{kind}",
@@ -333,9 +334,9 @@ AGENT: dict[str, str] = {
     "agent.router_invalid": "路由输出两次无效；改为查书（{error}）",
     "agent.router_unreachable": "无法连接模型；改为查书（{error}）",
     "agent.router_book_terms": "路由判断为简单问题，但书中用到了 {names}：改为查书",
-    "agent.spoiler_limit": "防剧透：只检索第 {chapter} 回及以前的内容",
+    "agent.spoiler_limit": "防剧透：只检索第 {chapter} {unit}及以前的内容",
     "agent.no_index": "没有加载书库",
-    "agent.after_limit": "没有可检索的内容：所问的章节都在防剧透上限（第 {chapter} 回）之后",
+    "agent.after_limit": "没有可检索的内容：所问的章节都在防剧透上限（第 {chapter} {unit}）之后",
     "agent.book_search_failed": "检索本书失败：{error}",
     "agent.searched_also": "还检索了：{queries}（改写查询用时 {seconds} 秒）",
     "agent.query_rewrite_failed": "无法为检索改写问题：{error}",
@@ -476,7 +477,7 @@ CHECKS: dict[str, str] = {
 # web search (rag.search)
 SEARCH: dict[str, str] = {
     # -- web search (rag.search)
-    "search.spoilers": "可能剧透：网络结果可能涉及第 {chapter} 回以后的内容",
+    "search.spoilers": "可能剧透：网络结果可能涉及第 {chapter} {unit}以后的内容",
     "search.with_detail": "{message}：{detail}",
     "search.no_detail": "没有详情",
     "search.no_message": "（没有消息）",

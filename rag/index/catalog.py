@@ -31,7 +31,7 @@ from rag.aliases import build_aliases
 from rag.crosslingual import BookText
 from rag.errors import BookError, IndexError_
 from rag.i18n import Msg
-from rag.index.chapters import LoadedBook
+from rag.index.chapters import LoadedBook, chapter_word
 from rag.index.chunking import Chunk, chunk_chapters
 from rag.index.keyword import KeywordIndex, fsync_dir
 from rag.index.progress import VectorProgress
@@ -178,6 +178,8 @@ class BookInfo:
     author: str = ""  # the book's own (Gutenberg header, YAML, dc:creator); "" when it names none
     lang: str = ""  # the language of its text: "zh" | "en"
     notice: Msg | None = None  # e.g. that embedding will take long (index.embed_slow), while it is pending
+    unit_zh: str = ""  # its word for a chapter in its Chinese headings (回, 章, 节...); "" when they are not
+    unit_en: str = ""  # in its English headings (chapter, part, book); "" when they are not
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -209,6 +211,7 @@ class StoredBook:
         self._aliases: dict[str, tuple[str, ...]] | None = None
         self._text: BookText | None = None
         self._lang: str | None = manifest.lang or None  # None: not read yet
+        self._word: tuple[str, str] | None = None
         self.damage: Msg | None = None  # what the self-check or a load found broken (listed with the book)
         self.unusable = False  # True: nothing of it can be searched (its chunks are unreadable)
         if manifest.rebuilt:
@@ -314,10 +317,12 @@ class StoredBook:
 
     def info(self, status: str, embedded: int, error: Msg | str | None = None) -> BookInfo:
         m = self.manifest
+        unit_zh, unit_en = self.chapter_word()
         return BookInfo(id=m.id, title=m.title, source=m.source, path=m.path, format=m.format,
                         chapters=len(m.chapters), chunks=m.chunks, embedded=embedded,
                         status="error" if self.unusable else status, error=self.damage or error,
-                        chars=m.chars, created=m.created, author=m.author, lang=self.lang())
+                        chars=m.chars, created=m.created, author=m.author, lang=self.lang(),
+                        unit_zh=unit_zh, unit_en=unit_en)
 
     def chunks(self) -> list[Chunk]:
         return self._load()[0]
@@ -332,6 +337,13 @@ class StoredBook:
                 texts = [str(json.loads(line)["text"]) for line, _ in zip(fh, range(40), strict=False)]
             self._lang = text_lang(texts) if texts else ""
         return self._lang
+
+    def chapter_word(self) -> tuple[str, str]:
+        """The book's words for a chapter (``rag.index.chapters.chapter_word``), read off its
+        chapter titles once: every search's notices name its chapters in them."""
+        if self._word is None:
+            self._word = chapter_word(c.title for c in self.manifest.chapters)
+        return self._word
 
     def keyword(self) -> KeywordIndex:
         return self._load()[1]

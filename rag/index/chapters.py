@@ -1,5 +1,6 @@
 """A book as chapters, whatever file it came from: ``Chapter`` and ``LoadedBook``, the chapter
-headings ("第二十七回 ...", "Chapter 12") and their numbers, and the clean-up every reader shares.
+headings ("第二十七回 ...", "Chapter 12"), their numbers and the book's own word for a chapter, and
+the clean-up every reader shares.
 The one numeral parser is ``rag.checks.text.cn_to_int``; ``rag.scope.parse_number`` adds Arabic and
 Roman numerals to it (a chapter number as a heading or a reader writes it)."""
 
@@ -7,6 +8,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rag.scope import parse_number  # a chapter number as a heading writes it
@@ -15,8 +18,9 @@ SUPPORTED = ".epub, .txt, .md"  # the formats a book may come in, as messages na
 
 #: A chapter number as a heading or a question writes it ("二十七", "一零八", "27", "２７", "xii").
 NUMBER = r"[0-9０-９零〇一二三四五六七八九十百千两]+"
-# "第二十七回 ...", optionally after a short prefix such as "《》目录 " (seen in real files).
-CN_HEADING = re.compile(rf"^(?:\S{{0,8}}\s+)?(第\s*({NUMBER})\s*[回章节卷部篇集](?:[\s:：、.·—-].*)?)$")
+# "第二十七回 ...", optionally after a short prefix such as "《》目录 " (seen in real files); ``unit``
+# is the book's word for a chapter ("回", "章", "节"...).
+CN_HEADING = re.compile(rf"^(?:\S{{0,8}}\s+)?(第\s*({NUMBER})\s*(?P<unit>[回章节卷部篇集])(?:[\s:：、.·—-].*)?)$")
 EN_HEADING = re.compile(r"^((?:chapter|book|part)\s+([0-9]+|[ivxlcdm]+)\b.*)$", re.IGNORECASE)
 
 
@@ -44,6 +48,21 @@ def heading_number(title: str) -> int | None:
     """The number of a chapter heading ("第二十七回 ..." -> 27, "Chapter XII" -> 12), else None."""
     m = CN_HEADING.match(title.strip()) or EN_HEADING.match(title.strip())
     return parse_number(m.group(2)) if m else None
+
+
+def chapter_word(titles: Iterable[str]) -> tuple[str, str]:
+    """(the Chinese word, the English word) for a chapter that the numbered headings among
+    ``titles`` use most ("回", "章", "节"...; "chapter", "part", "book"), "" for a script whose
+    headings are not numbered. Labels and notices that count a book's chapters say them in its words."""
+    zh: Counter[str] = Counter()
+    en: Counter[str] = Counter()
+    for title in titles:
+        title = title.strip()
+        if m := CN_HEADING.match(title):
+            zh[m.group("unit")] += 1
+        elif m := EN_HEADING.match(title):
+            en[m.group(1).split()[0].lower()] += 1
+    return (zh.most_common(1)[0][0] if zh else "", en.most_common(1)[0][0] if en else "")
 
 
 # Front and back matter: sections a book labels outside its chapter numbering ("序", "楔子",

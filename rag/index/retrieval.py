@@ -41,7 +41,7 @@ from rag import deadline as turn_deadline
 from rag.aliases import alias_queries
 from rag.crosslingual import STOPWORDS, chinese_terms, glossary, script_of
 from rag.errors import IndexError_, RagError
-from rag.i18n import Msg
+from rag.i18n import Msg, PerLang
 from rag.index import fusion
 from rag.index.catalog import StoredBook, keyword_text
 from rag.index.chunking import Chunk
@@ -75,6 +75,14 @@ def chapter_positions(book: StoredBook, chapters: Chapters) -> list[int] | None:
         return None
     lo, hi = chapters
     return [i for i, c in enumerate(book.manifest.chapters) if c.num is not None and lo <= c.num <= hi]
+
+
+def chapter_unit(books: list[StoredBook]) -> PerLang:
+    """The word for a chapter that ``books`` share, in each language, for a note that names their
+    chapters ("" where they differ or have none: the catalogue's neutral word)."""
+    zh = {b.chapter_word()[0] for b in books}
+    en = {b.chapter_word()[1] for b in books}
+    return PerLang(zh=zh.pop() if len(zh) == 1 else "", en=en.pop() if len(en) == 1 else "")
 
 
 def title_piece_id(book_id: str, chapter_idx: int) -> str:
@@ -281,7 +289,7 @@ class Retrieval:
                 keys = {key for key, _, _ in first}
                 fused = first + [hit for hit in fused if hit[0] not in keys]
                 span = f"{named[0]}" + (f"-{named[1]}" if named[1] != named[0] else "")
-                notes.append(Msg.of("index.named_chapter", chapters=span))
+                notes.append(Msg.of("index.named_chapter", chapters=span, unit=chapter_unit(books)))
         if self._reranker is not None and len(fused) > 1:
             fused = self._reranked(query, books, fused, max(config.rerank_candidates, k), named, notes)
         unique = {note.model_dump_json(): note for note in notes}  # one of each, in order

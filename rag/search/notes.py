@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rag.errors import RagError
-from rag.i18n import Msg
+from rag.i18n import Msg, PerLang
 from rag.schemas import SearchOutcome
 
 
@@ -65,6 +65,7 @@ def is_no_results(note: Msg) -> bool:
     return note.code in {"search.no_results", "search.provider_no_results"}
 
 
-def spoilers(limit: int) -> Msg:
-    """"possible spoilers: web results may go beyond chapter 12" (a warning)."""
-    return Msg.of("search.spoilers", chapter=limit)
+def spoilers(limit: int, unit: PerLang | None = None) -> Msg:
+    """"possible spoilers: web results may go beyond chapter 12" (a warning); ``unit``: the book's
+    word for a chapter (None: the catalogue's neutral word)."""
+    return Msg.of("search.spoilers", chapter=limit, unit=unit)

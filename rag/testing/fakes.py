@@ -19,6 +19,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, PrivateAttr
 
+from rag.index.chapters import chapter_word
 from rag.lang import text_lang
 from rag.schemas import Passage, RetrievalOutcome, SearchOutcome, SearchResult
 
@@ -115,10 +116,11 @@ class ScriptedChatModel(BaseChatModel):
 class FakeBook:
     """A book as ``FakeRetriever.book`` returns it."""
 
-    def __init__(self, book_id: str, title: str, lang: str = "") -> None:
+    def __init__(self, book_id: str, title: str, lang: str = "", units: tuple[str, str] = ("", "")) -> None:
         self.book_id = book_id
         self.title = title
         self.lang = lang  # the language of its text, as ``BookInfo.lang``
+        self.unit_zh, self.unit_en = units  # its words for a chapter, as ``BookInfo.unit_zh`` / ``unit_en``
 
 
 class FakeRetriever:
@@ -137,8 +139,10 @@ class FakeRetriever:
     def book(self, book_id: str) -> FakeBook:
         if book_id not in self.titles:
             raise LookupError(f"no book with id {book_id!r}")
-        texts = [p.text for p in self.passages if p.book_id == book_id]
-        return FakeBook(book_id, self.titles[book_id], text_lang(texts) if texts else "")
+        mine = [p for p in self.passages if p.book_id == book_id]
+        texts = [p.text for p in mine]
+        return FakeBook(book_id, self.titles[book_id], text_lang(texts) if texts else "",
+                        chapter_word(p.chapter_title for p in mine))
 
     def search(self, query: str, k: int | None = None, book_id: str | None = None, *,
                chapters: tuple[int, int] | None = None, queries: list[str] | None = None) -> RetrievalOutcome:

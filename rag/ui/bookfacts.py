@@ -9,18 +9,15 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from rag.i18n import t
-from rag.index.chapters import CN_HEADING, EN_HEADING, heading_kind
+from rag.index.chapters import CN_HEADING, EN_HEADING, chapter_word, heading_kind
 
 logger = logging.getLogger(__name__)
 
 SAMPLE_SOURCE = "xiyouji-guide.epub"  # the bundled sample (rag.ui.serve.SAMPLE_BOOK): today's example
-_CN_UNIT = re.compile(r"^(?:\S{0,8}\s+)?第\s*[^\s回章节卷部篇集]{1,8}\s*([回章节卷部篇集])")
 _EVENT_SPLIT = re.compile(r"[\s，,、；;：:。.!?！？]+")
 EVENT_MIN_CHARS, EVENT_MAX_CHARS = 4, 40
 EXAMPLE_AT = 4  # the example is taken a quarter into the book's chapters (past its opening)
@@ -56,19 +53,6 @@ class BookFacts:
         if self.event:
             return t(lang, "demo_question_section", title=self.title, event=self.event)
         return t(lang, "demo_question_title", title=self.title)
-
-
-def chapter_word(titles: Iterable[str]) -> tuple[str, str]:
-    """(the Chinese word, the English word) the numbered headings among ``titles`` use most."""
-    zh: Counter[str] = Counter()
-    en: Counter[str] = Counter()
-    for title in titles:
-        title = title.strip()
-        if (m := _CN_UNIT.match(title)) and CN_HEADING.match(title):
-            zh[m.group(1)] += 1
-        elif m := EN_HEADING.match(title):
-            en[m.group(1).split()[0].lower()] += 1
-    return (zh.most_common(1)[0][0] if zh else "", en.most_common(1)[0][0] if en else "")
 
 
 def heading_words(title: str) -> str:

@@ -7,7 +7,7 @@ import string
 import pytest
 
 from rag.agent.names import NODES
-from rag.i18n import Msg, en, join, node_title, t, text, zh
+from rag.i18n import Msg, PerLang, en, join, node_title, t, text, zh
 
 
 def _fields(template: str) -> set[str]:
@@ -74,3 +74,17 @@ def test_with_params_reaches_nested_messages_and_keeps_their_own():
     own = Msg.of("chapter_to", unit="节")
     assert text("zh", with_params(own, unit="回")) == "到第几节"
     assert text("zh", msg) == "提问将检索：第 3 至 27 章；不用第 5 章之后的内容。"  # unchanged, the default word
+
+
+def test_a_per_language_param_is_chosen_when_rendered_and_an_empty_one_is_the_default():
+    msg = Msg.of("agent.spoiler_limit", chapter=5, unit=PerLang(zh="回", en="part"))
+    assert text("zh", msg) == "防剧透：只检索第 5 回及以前的内容"
+    assert text("en", msg) == "spoiler limit: only parts up to 5 are searched"
+    english_only = Msg.of("agent.spoiler_limit", chapter=5, unit=PerLang(en="part"))
+    assert text("zh", english_only) == "防剧透：只检索第 5 章及以前的内容"  # no Chinese word: the default
+    assert text("en", Msg.of("agent.spoiler_limit", chapter=5, unit=PerLang())) == \
+        "spoiler limit: only chapters up to 5 are searched"
+    assert t("zh", "chapter_from", unit="") == t("zh", "chapter_from", unit=None) == "从第几章"
+    assert t("en", "hits", n="") == " hits"  # a param without a default stays as given
+    again = Msg.model_validate_json(msg.model_dump_json())
+    assert again == msg and isinstance(again.params["unit"], PerLang) and text("zh", again) == text("zh", msg)

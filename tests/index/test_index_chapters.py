@@ -10,7 +10,7 @@ import pytest
 from rag.checks.text import cn_to_int
 from rag.errors import BookError
 from rag.i18n import text
-from rag.index.chapters import heading_number, parse_number
+from rag.index.chapters import chapter_word, heading_number, parse_number
 from rag.index.loaders import load_book, split_text_chapters
 from rag.index.query import named_chapters
 
@@ -29,6 +29,17 @@ def test_a_heading_is_filed_under_its_number(heading: str, number: int) -> None:
 @pytest.mark.parametrize(("heading", "number"), CASES)
 def test_a_question_names_the_same_chapter_a_loader_files(heading: str, number: int) -> None:
     assert named_chapters(f"{heading} 里发生了什么？") == [number]
+
+
+def test_the_chapter_word_is_the_one_the_headings_use() -> None:
+    hui = ["第一回 山前遇雨 石猴初出洞", "第二回 渡口问路 石猴夜过江", "《石猴记》 第三回 老渔赠网"]
+    assert chapter_word(hui) == ("回", "")
+    assert chapter_word([f"第{n}章 风起" for n in "一二三四五六七八九十"] + ["第十一章", "第十二章 终"]) == ("章", "")
+    assert chapter_word(["第一章 起", "第二章 承", "第三节 转"]) == ("章", "")  # the word most headings use
+    assert chapter_word(["CHAPTER I. Down", "Chapter II. Up"]) == ("", "chapter")
+    assert chapter_word(["Part One", "PART 2 The Road", "Part 3"]) == ("", "part")
+    assert chapter_word(["序", "正文", "孔乙己", "Preface", "Letter 1"]) == ("", "")  # nothing numbered
+    assert chapter_word([]) == ("", "")
 
 
 def test_the_parser_is_the_checks_one_for_chinese_numerals() -> None:

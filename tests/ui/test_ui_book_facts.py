@@ -17,18 +17,10 @@ from fixtures_ui.pages import make_pages, new_session, value
 
 from rag.agent.deps import Deps
 from rag.i18n import t
-from rag.ui.bookfacts import SAMPLE_SOURCE, chapter_word, facts_of, heading_words, pick_event
+from rag.ui.bookfacts import SAMPLE_SOURCE, facts_of, heading_words, pick_event
 
 HUI = ["第一回 山前遇雨 石猴初出洞", "第二回 渡口问路 石猴夜过江", "第三回 老渔赠网 石猴学捕鱼",
        "第四回 雪夜投宿 石猴识古碑", "第五回 古碑藏字 石猴拜先生"]
-
-
-def test_the_chapter_word_is_the_one_the_headings_use():
-    assert chapter_word(HUI) == ("回", "")
-    assert chapter_word(["第一章 起", "第二章 承", "第三节 转"]) == ("章", "")
-    assert chapter_word(["CHAPTER I. Down", "Chapter II. Up"]) == ("", "chapter")
-    assert chapter_word(["Part One", "PART 2 The Road", "Part 3"]) == ("", "part")
-    assert chapter_word(["序", "正文"]) == ("", "")
 
 
 def test_the_example_comes_from_a_chapter_title_a_quarter_into_the_book():

@@ -19,7 +19,7 @@ from rag.agent.state import GraphState, Notice
 from rag.agent.turnconfig import TurnConfig, turn_config
 from rag.deadline import DeadlineExceeded
 from rag.errors import LLMError, RagError
-from rag.i18n import Level, Msg
+from rag.i18n import Level, Msg, PerLang
 from rag.llm import ChatModel, DeadlineBound, judge_model, model_failure
 from rag.logs import redact
 from rag.schemas import Retriever, WebSearch
@@ -138,12 +138,23 @@ class Env:
         return structured_with_retry(self.judge_model, schema, messages, self.config.judge.method,
                                      methods=self.deps.methods)
 
-    def book_field(self, state: GraphState, name: str) -> str | None:
-        """A field of the loaded book (``title``, ``lang``), when the question is scoped to one book."""
-        book_id, retriever = state.get("book_id"), self.retriever
+    def _book(self, book_id: str | None) -> Any | None:
+        """The book ``book_id`` as the retriever tells it (``BookInfo``); None without one."""
+        retriever = self.retriever
         if not book_id or retriever is None:
             return None
         try:
-            return str(getattr(retriever.book(book_id), name, "") or "") or None
-        except Exception:  # noqa: BLE001 - a title is a hint, never a reason to fail
+            return retriever.book(book_id)
+        except Exception:  # noqa: BLE001 - what a book tells is a hint, never a reason to fail
             return None
+
+    def book_field(self, state: GraphState, name: str) -> str | None:
+        """A field of the loaded book (``title``, ``lang``), when the question is scoped to one book."""
+        return str(getattr(self._book(state.get("book_id")), name, "") or "") or None
+
+    def chapter_unit(self, book_id: str | None) -> PerLang:
+        """The book's own word for a chapter in each language (``BookInfo.unit_zh`` / ``unit_en``), for
+        a notice that names its chapters; "" (the catalogue's neutral word) without one book or when
+        its headings are not numbered."""
+        book = self._book(book_id)
+        return PerLang(zh=str(getattr(book, "unit_zh", "") or ""), en=str(getattr(book, "unit_en", "") or ""))

@@ -21,15 +21,17 @@ def search_book(env: Env, query: str, book_id: str | None, *, chapters: tuple[in
     """Passages, their numbered context, and notices: the book could not be searched, the search
     fell back to keywords, the spoiler limit. ``chapters``: the (already limited) chapter range."""
     notices: list[Notice] = []
+    unit = None
     if read_up_to is not None:
-        notices.append(env.n(RETRIEVE, "agent.spoiler_limit", chapter=read_up_to))
+        unit = env.chapter_unit(book_id)  # the limit is said in the book's own word for a chapter
+        notices.append(env.n(RETRIEVE, "agent.spoiler_limit", chapter=read_up_to, unit=unit))
     retriever = env.retriever
     if retriever is None:
         return {"passages": [], "local_context": "",
                 "notices": [*notices, env.n(RETRIEVE, "agent.no_index", "warning")]}
     if chapters is not None and chapters[0] > chapters[1]:
-        return {"passages": [], "local_context": "",
-                "notices": [*notices, env.n(RETRIEVE, "agent.after_limit", "warning", chapter=read_up_to)]}
+        after = env.n(RETRIEVE, "agent.after_limit", "warning", chapter=read_up_to, unit=unit)
+        return {"passages": [], "local_context": "", "notices": [*notices, after]}
     try:
         outcome = retriever.search(query, k=env.config.retrieval_k, book_id=book_id, queries=queries or [],
                                    chapters=chapters)

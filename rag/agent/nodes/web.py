@@ -70,5 +70,5 @@ def web_search(state: GraphState, env: Env) -> dict[str, Any]:
     limit = state.get("read_up_to")
     web_context = web_block(results, len(state.get("passages") or []) + 1, limit)
     if limit is not None and results:  # allowed despite the spoiler limit: marked as possible spoilers
-        web_round["notes"].append(notes.spoilers(limit))
+        web_round["notes"].append(notes.spoilers(limit, env.chapter_unit(state.get("book_id"))))
     return {"web_rounds": [web_round], "web_results": new_results, "web_context": web_context, "notices": notices}
