@@ -114,7 +114,7 @@ def _translated(check: SentenceCheck, label: str, why: str, quote: str, cited: S
     raw = src.text[max(0, start - TRANSLATION_BEFORE):end]
     shared = shared_across(body, raw)
     others = names_elsewhere(body, raw, src.text)
-    missing = numbers_missing(facts_of(check.text), normalize(raw).text, normalize(f"{src.label} {src.text}").text)
+    missing = numbers_missing(facts_of(check.text), normalize(raw).text, normalize(f"{src.label} {src.text}").text, raw)
     if missing or others or not shared or negation_apart(body, raw):
         what = ", ".join(missing or others) or ("not" if shared else "—")
         return replace(check, reason=join([check.reason, Msg.of("check.sentence_translation_unconfirmed",

@@ -245,6 +245,12 @@ def _placeholder(body: str, cited_text: str) -> str | None:
     return None
 
 
+# a sentence about the question's own words ("问题中的'治疗'应理解为'处理'", "The question's 'Dy虫' means
+# Dyrrachium") reads the question, it says nothing of the sources
+_ABOUT_QUESTION = re.compile(r"(?:问题|题目|提问|题)(?:中|里)(?:的|所说的|所问的)?|the question(?:'s|’s)?\s+(?:\w+\s+)?[\"“']",
+                             re.I)
+
+
 def _is_echo(sentence: str, question: str | None, names: Names) -> bool:
     """A sentence that restates the question instead of answering it: it asks (ends with a question
     mark), or it says nothing the question does not say and reads as a question (a question word:
@@ -327,11 +333,12 @@ def _best_region(terms: Sequence[tuple[str, frozenset[str]]], facts: Sequence[st
     return "".join(normed[i] for i in chosen), [windows[i] for i in chosen]
 
 
-def numbers_missing(facts: Sequence[str], haystack: str, headed: str) -> list[str]:
+def numbers_missing(facts: Sequence[str], haystack: str, headed: str, raw: str = "") -> list[str]:
     """The numbers of a claim in another script than its sources that the sources' normalised text
     (``haystack``; chapter numbers: ``headed``, with the headings) lacks, whichever way either writes
-    them (13岁 / thirteen, a numeral below ten as a Han character)."""
+    them (13岁 / thirteen, a numeral below ten as a Han character; 两人 / "both" in the ``raw`` text)."""
     values = {v for m in _QUANTITY.finditer(haystack) for v in [_value(m)] if v is not None}
+    values |= {Decimal(v) for w, v in _COUNTING_WORDS.items() if re.search(rf"\b{w}\b", raw, re.I)}
     missing = []
     for f in facts:
         m = _QUANTITY.match(f)
@@ -349,6 +356,8 @@ def numbers_missing(facts: Sequence[str], haystack: str, headed: str) -> list[st
 # digits after normalize)
 _QUANTITY = re.compile(r"(\d+(?:[.:]\d+)*%?)([万亿])?")
 _SCALE = {"万": 10_000, "亿": 100_000_000}
+# English words that count without a number word (两人 / "both of them", 两次 / "twice")
+_COUNTING_WORDS = {"both": 2, "twice": 2, "pair": 2, "couple": 2, "dozen": 12}
 
 
 def _value(m: re.Match[str]) -> Decimal | None:
@@ -374,7 +383,7 @@ def _other_language(body: str, facts: Sequence[str], cited: Sequence[Source],
     words: 13岁 / thirteen) are checked; what its words say cannot be compared by code."""
     haystack = normalize(" ".join(s.text for s in cited)).text
     everything = normalize(" ".join(f"{s.label} {s.text}" for s in cited)).text
-    missing = numbers_missing(facts, haystack, everything)
+    missing = numbers_missing(facts, haystack, everything, " ".join(s.text for s in cited))
     if missing:
         return "unsupported", Msg.of("check.sentence_not_in_sources", missing=", ".join(dict.fromkeys(missing)))
     return "not_checked", Msg.of("check.sentence_other_language")
@@ -392,6 +401,8 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
         return "no_claim", Msg.of("check.sentence_hedge"), None
     if _is_echo(sentence, question, names):
         return "no_claim", Msg.of("check.sentence_question_echo"), None
+    if _ABOUT_QUESTION.match(CITATION.sub(" ", sentence).strip(" -*")):
+        return "no_claim", Msg.of("check.sentence_about_question"), None
     if not _claims(sentence):
         return "no_claim", Msg.of("check.sentence_no_claim"), None
     if not cites:

@@ -249,3 +249,21 @@ def test_a_leave_taking_is_no_negation() -> None:
     # 别 of 拜别 / 谢别 takes leave; it denies nothing
     source = [Source(1, "次日，玄德谢别刘表，引军往新野。", "book", "")]
     assert status("次日玄德拜别刘表，引军去了新野[1]。", None, source) == "supported"
+
+
+def test_a_sentence_about_the_questions_own_words_is_no_claim() -> None:
+    assert status('问题中的"治疗"应理解为"处理"。', None, RECORD_SOURCES) == "no_claim"
+    assert status("The question's \"Dy\" means Dyrrachium [1].", None, RECORD_SOURCES) == "no_claim"
+    # a sentence on the case that happens to say 问题 is a claim
+    assert status("问题的关键在于合同是否有效[1]。", None, RECORD_SOURCES) != "no_claim"
+
+
+def test_numbers_in_another_language_are_compared_by_value() -> None:
+    record = [Source(1, "2014年7月至11月，周某分五次领取承兑汇票8张，共计190万元。8月8日15时许到达现场。", "book", "")]
+    assert status("Zhou collected 8 bills worth 1.9 million yuan [1].", None, record) == "not_checked"
+    assert status("Zhou collected 8 bills worth 2.9 million yuan [1].", None, record) == "unsupported"
+    assert status("They arrived at 15:00 on August 8 [1].", None, record) == "not_checked"
+    assert status("They arrived at 16:00 on August 8 [1].", None, record) == "unsupported"
+    novel = [Source(1, "Both of them turned away from the hearth when she came in.", "book", "")]
+    assert status("两人见有人进来，连忙转身分开[1]。", None, novel) == "not_checked"
+    assert status("三人见有人进来，连忙转身分开[1]。", None, novel) == "unsupported"
