@@ -226,7 +226,10 @@ def decide(claimed: EvidenceJudgement, parts: list[PartCheck], mode: JudgeMode, 
     missing = [f"{p.part} ({p.status.replace('_', ' ')})" for p in parts if p.status != "verified"]
     if not parts:
         missing = ["(the judge named no part of the question)"]
-    left_out = question_left_out(question, [p.part for p in parts]) if question else []
+    # a verified answer is the sources' own words for what it answers: the option a choice question
+    # offers ("内部还是外部?" -> 外部) covers that sentence even when the part renamed its subject
+    said = [f"{p.part} {p.answer}" if p.status == "verified" and p.answer else p.part for p in parts]
+    left_out = question_left_out(question, said) if question else []
     if verified and left_out:
         verified = False
         # ``missing`` is the judge's own field (plain text, fed to the web query and the answer prompt)

@@ -222,6 +222,9 @@ def main_answer(answer: str) -> str:
     return bare if normalize(bare).text else answer
 
 
+_ALTERNATIVE = re.compile(r"还是|或者是|或是|\bor\b", re.I)
+
+
 def answer_supported(answer: str, region: str, passage: str = "", part: str = "",
                      quoted: str = "", names: Names | None = None) -> tuple[bool, Msg]:
     """Whether the quote states ``answer`` (see the module docstring). ``quoted``: the passage text the
@@ -248,7 +251,9 @@ def answer_supported(answer: str, region: str, passage: str = "", part: str = ""
         ok, why = answer_supported(rest, region, passage, "", quoted, names)
         return ok, join([Msg.of("check.yes_no"), why])
     answer_norm = normalize(answer).text
-    if part:  # (a yes/no answer returned above)
+    # (a yes/no answer returned above); one side of a choice the question offers ("内部还是外部?" ->
+    # 外部) repeats the question's words and answers it
+    if part and not (_ALTERNATIVE.search(part) and not _ALTERNATIVE.search(answer)):
         own = content(answer, names).terms
         if own and all(contains(normalize(part).text, t) for t, _ in own):
             return False, Msg.of("check.answer_repeats_question")

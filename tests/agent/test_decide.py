@@ -58,3 +58,13 @@ def test_an_undecided_part_is_shown_as_such_in_the_trace_and_the_cli() -> None:
     assert "代码无法判定" in evaluation_html(ev, 1, "zh") and "not decided by code" in evaluation_html(ev, 1, "en")
     assert 'class="part part-undecided"' in evaluation_html(ev, 1, "en")
     assert PART_MARKS["undecided"].strip() == "[undecided]"
+
+
+def test_the_option_a_verified_answer_picks_covers_a_choice_question() -> None:
+    question = "如来把悟空压在哪座山下？是五行山还是花果山？"
+    part = {"part": "悟空被压在哪里", "answer": "五行山", "source": 1, "quote": QUOTE}
+    ev = decided([part], question=question)
+    assert [p.status for p in ev.parts] == ["verified"] and ev.enough
+    # the same part with an answer the quote does not verify covers nothing of the choice
+    wrong = decided([{**part, "answer": "花果山"}], question=question)
+    assert not wrong.enough

@@ -267,3 +267,12 @@ def test_numbers_in_another_language_are_compared_by_value() -> None:
     novel = [Source(1, "Both of them turned away from the hearth when she came in.", "book", "")]
     assert status("两人见有人进来，连忙转身分开[1]。", None, novel) == "not_checked"
     assert status("三人见有人进来，连忙转身分开[1]。", None, novel) == "unsupported"
+
+
+def test_one_side_of_a_choice_the_question_offers_is_an_answer() -> None:
+    src = [Source(1, "在大多数物种中，受精是外部的，雌雄把配子释放到水中。", "book", "")]
+    question = "在大多数物种中，受精是内部还是外部？"
+    ok = verify_part("受精方式", "外部", 1, "在大多数物种中，受精是外部的", src, question=question)
+    assert ok.status == "verified", ok
+    echo = verify_part("受精方式", "内部还是外部", 1, "在大多数物种中，受精是外部的", src, question=question)
+    assert echo.status != "verified"
