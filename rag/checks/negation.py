@@ -119,6 +119,9 @@ def negation_differs(body: str, windows: Sequence[str], names: Names) -> str | N
     return None
 
 
+_LONE_WORD = re.compile(r"\s*([\u4e00-\u9fff])(?![\u4e00-\u9fffA-Za-z0-9])")
+
+
 def _clause_negation_differs(clause: str, source_clauses: Sequence[str], names: Names) -> bool:
     """The clause and the source clause sharing most of its content (at least ``NEGATION_MATCH`` terms)
     differ in a negation that bears on what they share, or the clause denies something while the
@@ -139,11 +142,17 @@ def _clause_negation_differs(clause: str, source_clauses: Sequence[str], names: 
     negated, other = (clause, best) if is_negated(clause) else (best, clause)
     if is_negated(other) or not is_negated(negated):
         return False
-    # the negation must bear on what the two share: a shared term right after it (没有倒拔 / 倒拔)
+    # the negation must bear on what the two share: a shared term right after it (没有倒拔 / 倒拔); in
+    # Han, a word of it (two characters together: 未偿还 does not bear on 赔偿款, which shares 偿)
     shared = {ch for t, forms in terms if found_in(forms, normalize(best).text) for ch in t}
     text = _masked(negated)
+    plain = normalize(other).text
     for m in _NEGATION.finditer(text):
         after = normalize(text[m.end():m.end() + 8]).text[:4]
-        if any(ch in shared for ch in after):
+        if any(is_han(ch) for ch in after[:2]):
+            lone = _LONE_WORD.match(text, m.end())  # 都没有错，: a word of one character ends the clause
+            if any(after[i:i + 2] in plain for i in range(len(after) - 1)) or (lone and lone.group(1) in plain):
+                return True
+        elif any(ch in shared for ch in after):
             return True
     return False

@@ -276,3 +276,15 @@ def test_one_side_of_a_choice_the_question_offers_is_an_answer() -> None:
     assert ok.status == "verified", ok
     echo = verify_part("受精方式", "内部还是外部", 1, "在大多数物种中，受精是外部的", src, question=question)
     assert echo.status != "verified"
+
+
+def test_a_negation_in_an_unpunctuated_record_bears_only_on_its_own_words() -> None:
+    # court records often run clauses together without a stop: 未偿还 does not deny the payment that
+    # follows it, though 赔偿款 shares 偿 with it
+    record = [Source(1, "借款到期后借款人未偿还到期的借款本金及利息保险公司根据合同约定于2017年1月5日向银行"
+                        "以转账方式支付了42万元的赔偿款同时银行出具了确认书", "book", "")]
+    assert status("保险公司于2017年1月5日以转账方式向银行支付了42万元的赔偿款[1]。", None, record) == "supported"
+    assert status("借款到期后借款人偿还了本息[1]。", None, record) == "unsupported"
+    # a one-character word denied at the end of its clause is still read
+    ledger = [Source(1, "凤姐听了一共四件，指两件说道：“这两件开销错了，再算清了来取。”", "book", "")]
+    assert status("凤姐说四件开销都没有错[1]。", None, ledger) == "unsupported"
