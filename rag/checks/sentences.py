@@ -202,6 +202,7 @@ _WH = re.compile(r"什么|谁|哪|几|多少|多久|多远|多大|多重|吗|如
 _YES_NO_QUESTION = re.compile(r"吗|是否|是不是|有没有|能否|可否|^\s*(?:did|does|do|is|was|were|are|can|could|has|had|"
                               r"have|will|would)\b", re.I)
 ECHO_NEW = 0.2  # share of new content terms up to which a sentence with a question word restates the question
+_QUESTION_WORDS = frozenset({"问题", "回答", "本题", "题目", "question", "answer"})
 # Words that stand where an answer should be ("藏在了某个地方", "放了若干双", "picked up some book"): a
 # sentence that fills the question's gap with one of them says no more than the question. Not 某 alone,
 # which anonymised names use (王1某, 某运输公司).
@@ -267,6 +268,8 @@ def _is_echo(sentence: str, question: str | None, names: Names) -> bool:
         bare, asks = _INDEFINITE.sub(" ", bare), True
     terms = content(bare, names).terms
     new = [t for t, forms in terms if not found_in(forms, q) and t not in q_stems]
+    if asks:  # "…是否收到了赔偿款，正是要回答的问题": words naming the question add nothing to it
+        new = [t for t in new if t not in _QUESTION_WORDS]
     new_facts = [f for f in facts_of(bare) if not contains(q, f)]
     if new_facts or not terms:
         return False

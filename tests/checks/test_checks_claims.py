@@ -288,3 +288,10 @@ def test_a_negation_in_an_unpunctuated_record_bears_only_on_its_own_words() -> N
     # a one-character word denied at the end of its clause is still read
     ledger = [Source(1, "凤姐听了一共四件，指两件说道：“这两件开销错了，再算清了来取。”", "book", "")]
     assert status("凤姐说四件开销都没有错[1]。", None, ledger) == "unsupported"
+
+
+def test_a_sentence_that_names_the_question_it_restates_is_an_echo() -> None:
+    record = [Source(1, "华安财保公司于2018年1月5日向建行铜陵开发区支行支付254231.76元的保险赔偿款。", "book", "")]
+    question = "建行铜陵开发区支行是否收到了保险赔偿款？"
+    assert status("建行铜陵开发区支行是否收到了保险赔偿款，正是本案要回答的问题[1]。", question, record) == "no_claim"
+    assert status("是的，建行铜陵开发区支行收到了保险赔偿款[1]。", question, record) == "supported"
