@@ -10,13 +10,14 @@ rules code can stand behind:
   names and quoted speech are in the quote's sentences, and no negation sets it apart from that
   source (code checks).
 - A sentence in another language than its sources ("not checked": code cannot compare its words)
-  is supported when the model says so and quotes the source, code finds the quote in a cited source,
-  the sentence's numbers are in the quote's sentences, the two share words through the dictionary
-  (``rag.checks.translated``), the sentence names nobody in pinyin whom the source names outside the
-  quote, and it is not negated where the quote is not. The model's doubt makes it unsupported.
+  is supported when the model says so and quotes the source, and code finds, in the quote's
+  sentences and the ``TRANSLATION_BEFORE`` characters before them: the quote; the sentence's numbers
+  (by value, in either language); words both say through the dictionary (``rag.checks.translated``);
+  one of the people the sentence names in pinyin, when the source writes them; and no negation the
+  sentence adds. The model's doubt makes it unsupported.
 - Anything else code decided stays as code decided it: a number, a name or a chapter the sources do
   not have, a negation, no claim, no citation.
-Pure: no model, no I/O.
+No model; the dictionary a translation is read with loads once per process.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import replace
 
 from rag.checks.facts import CITATION, fact_in, facts_of
 from rag.checks.negation import negation_differs
-from rag.checks.quotes import Source, match_quote, sentence_around, sentence_span
+from rag.checks.quotes import QuoteMatch, Source, match_quote, sentence_around, sentence_span
 from rag.checks.sentences import SentenceCheck, numbers_missing
 from rag.checks.text import normalize
 from rag.checks.translated import names_elsewhere, negation_apart, shared_across
@@ -56,14 +57,19 @@ def needs_label(check: SentenceCheck) -> bool:
         check.status == "unsupported" and _refused_for_wording(check.reason)))
 
 
-def quoted_window(quote: str, cited: Sequence[Source]) -> tuple[Source, str] | None:
-    """The cited source holding ``quote`` (code finds it) and the normalised text of the quote's
-    sentence with the one before it; None when no cited source holds it."""
+def _quoted(quote: str, cited: Sequence[Source]) -> tuple[Source, QuoteMatch] | None:
     for src in cited:
         match = match_quote(quote, src.norm)
         if match is not None:
-            return src, sentence_around(src.norm, src.text, match)
+            return src, match
     return None
+
+
+def quoted_window(quote: str, cited: Sequence[Source]) -> tuple[Source, str] | None:
+    """The cited source holding ``quote`` (code finds it) and the normalised text of the quote's
+    sentence with the one before it; None when no cited source holds it."""
+    found = _quoted(quote, cited)
+    return None if found is None else (found[0], sentence_around(found[0].norm, found[0].text, found[1]))
 
 
 def apply_label(check: SentenceCheck, label: str, why: str, quote: str, cited: Sequence[Source]) -> SentenceCheck:
@@ -100,24 +106,23 @@ def _translated(check: SentenceCheck, label: str, why: str, quote: str, cited: S
             "check.sentence_model_label", label="partly" if label == "partial" else label, why=why))
     if label != "supported" or not quote.strip():
         return check
-    found = quoted_window(quote, cited)
+    found = _quoted(quote, cited)
     if found is None:
         return replace(check, reason=join([check.reason, Msg.of("check.sentence_quote_not_found")]))
-    src, _ = found
+    src, match = found
     body = CITATION.sub(" ", check.text)
     # read in the quote's sentences and the few before them, as the source writes them: a translation
     # names in full whom the quote calls "she", and counts what an earlier sentence counted
-    match = match_quote(quote, src.norm)
-    if match is None:
-        return check
     start, end = sentence_span(src.text, match)
     raw = src.text[max(0, start - TRANSLATION_BEFORE):end]
     shared = shared_across(body, raw)
-    others = names_elsewhere(body, raw, src.text)
     missing = numbers_missing(facts_of(check.text), normalize(raw).text, normalize(f"{src.label} {src.text}").text, raw)
-    if missing or others or not shared or negation_apart(body, raw):
-        what = ", ".join(missing or others) or ("not" if shared else "—")
-        return replace(check, reason=join([check.reason, Msg.of("check.sentence_translation_unconfirmed",
-                                                                 what=what)]))
+    others = names_elsewhere(body, raw, src.text)
+    why_not = (Msg.of("check.translation_numbers", missing=", ".join(missing)) if missing
+               else Msg.of("check.translation_people", names="、".join(others)) if others
+               else Msg.of("check.translation_no_shared_words") if not shared
+               else Msg.of("check.translation_negation") if negation_apart(body, raw) else None)
+    if why_not is not None:
+        return replace(check, reason=join([check.reason, why_not]))
     return replace(check, status="supported", reason=Msg.of(
         "check.sentence_model_translated", quote=" ".join(quote.split())[:80], terms="、".join(shared[:4])))

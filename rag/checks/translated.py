@@ -51,9 +51,11 @@ def shared_across(sentence: str, window: str) -> list[str]:
     dictionary and the window's own names, as Chinese words."""
     # words of the source's own script that the sentence quotes ("I am inclined to believe it all
     # Darcy's" inside a Chinese sentence) are shared as they stand
-    own = _WORD if script_of(window) != "han" else _HAN_RUN
-    lower = window.lower()
-    quoted = [w for w in own.findall(sentence) if len(w) >= 3 and w.lower() not in STOPWORDS and w.lower() in lower]
+    if script_of(window) == "han":
+        quoted = [w for w in _HAN_RUN.findall(sentence) if w in window]
+    else:
+        written = {w.lower() for w in _WORD.findall(window)}
+        quoted = [w for w in _WORD.findall(sentence) if len(w) >= 3 and w.lower() not in STOPWORDS and w.lower() in written]
     if script_of(window) == "han":
         words = [w for w in chinese_terms(sentence, BookText([window]), glossary()) if w in window]
         # single characters (坟, 药, 添) count only together: one alone is shared by chance
@@ -64,18 +66,22 @@ def shared_across(sentence: str, window: str) -> list[str]:
 
 
 def _name_spans(sentence: str) -> list[str]:
-    """Runs of capitalised words that are no English words: the pinyin names of an English sentence
-    ("Wang Xing", "Xiao Jiaotian"; not "Knowing", "First", "Robert")."""
+    """Runs of capitalised words that spell pinyin, one of them at least no English word: the pinyin
+    names of an English sentence ("Wang Xing", "Song Jiang": Song is an English word too, Jiang is not;
+    not "Knowing", "First", "Robert")."""
     g = glossary()
     spans: list[str] = []
     run: list[str] = []
+    named = False
     for word in [*_WORD.findall(sentence), ""]:
-        if word and word[0].isupper() and word.lower() not in STOPWORDS and not g.is_english(word):
+        low = word.lower()
+        if word and word[0].isupper() and low not in STOPWORDS and (low in g.syllables or not g.is_english(word)):
             run.append(word)
+            named = named or not g.is_english(word)
             continue
-        if run:
+        if run and named:
             spans.append(" ".join(run))
-        run = []
+        run, named = [], False
     return spans
 
 

@@ -482,7 +482,10 @@ CHECKS: dict[str, str] = {
     "check.sentence_model_quote": "stated in other words: the model quotes the source (“{quote}”), code found the quote and the sentence's facts there",
     "check.sentence_quote_not_found": "the model's quote is not in the cited sources",
     "check.sentence_model_translated": "a translation: the model quotes the source (“{quote}”); code found the quote there, the sentence's numbers in it, and words both say ({terms})",
-    "check.sentence_translation_unconfirmed": "the model's quote does not bear out this translation: {what}",
+    "check.translation_numbers": "the model's quote does not bear out this translation: its sentences lack {missing}",
+    "check.translation_people": "the model's quote does not bear out this translation: it does not name {names}, whom the sentence names",
+    "check.translation_no_shared_words": "the model's quote does not bear out this translation: the dictionary finds no word they share",
+    "check.translation_negation": "the model's quote does not bear out this translation: the sentence denies what the quote does not",
 
 }
 

@@ -471,7 +471,10 @@ CHECKS: dict[str, str] = {
     "check.sentence_model_quote": "换了说法：模型引用了原文（“{quote}”），代码在来源中找到了这段原文和句中的事实",
     "check.sentence_quote_not_found": "模型给出的引文不在所引来源中",
     "check.sentence_model_translated": "译述：模型引用了原文（“{quote}”），代码在来源中找到了这段原文、句中的数字，以及两种语言共有的词（{terms}）",
-    "check.sentence_translation_unconfirmed": "模型的引文不能证实这句译述：{what}",
+    "check.translation_numbers": "模型的引文不能证实这句译述：引文所在句子中没有 {missing}",
+    "check.translation_people": "模型的引文不能证实这句译述：引文没有提到句中说的 {names}",
+    "check.translation_no_shared_words": "模型的引文不能证实这句译述：词典找不到两者共有的词",
+    "check.translation_negation": "模型的引文不能证实这句译述：句子否定了引文没有否定的内容",
 
 }
 

@@ -60,11 +60,18 @@ def test_a_translation_is_supported_only_with_a_quote_that_bears_it_out() -> Non
 
 def test_a_translation_that_code_can_show_wrong_stays_unconfirmed() -> None:
     # the sentence denies what the quote affirms
-    denied = mark("Wu Song did not drink the fifteen bowls of wine [1].")
-    assert apply_label(denied, "supported", "ok", "武松入到里面，一连吃了十五碗酒", TIGER).status == "not_checked"
+    denied = apply_label(mark("Wu Song did not drink the fifteen bowls of wine [1]."), "supported", "ok",
+                         "武松入到里面，一连吃了十五碗酒", TIGER)
+    assert denied.status == "not_checked" and "denies" in str(denied.reason)
     # the quote shares no word with the sentence
-    unrelated = mark("The moon is made of cheese [1].")
-    assert apply_label(unrelated, "supported", "ok", "武松提了哨棒，便走上冈子来", TIGER).status == "not_checked"
+    unrelated = apply_label(mark("The moon is made of cheese [1]."), "supported", "ok", "武松提了哨棒，便走上冈子来", TIGER)
+    assert unrelated.status == "not_checked" and "no word they share" in str(unrelated.reason)
+    # the sentence names someone the source writes, the quote's sentences do not
+    far = "那日天气正好，路上行人不多。" * 20  # more than TRANSLATION_BEFORE characters between them
+    sources = [Source(1, f"宋江在浔阳楼上题了反诗。{far}武松入到里面，一连吃了十五碗酒。", "book", "")]
+    other = check_answer("Song Jiang drank fifteen bowls of wine in the tavern [1].", sources).sentences[0]
+    moved = apply_label(other, "supported", "ok", "一连吃了十五碗酒", sources)
+    assert moved.status == "not_checked" and "宋江" in str(moved.reason)
 
 
 def test_a_chinese_sentence_on_an_english_source_shares_words_through_the_dictionary() -> None:
