@@ -65,33 +65,32 @@ def _quoted(quote: str, cited: Sequence[Source]) -> tuple[Source, QuoteMatch] | 
     return None
 
 
-def quoted_window(quote: str, cited: Sequence[Source]) -> tuple[Source, str] | None:
-    """The cited source holding ``quote`` (code finds it) and the normalised text of the quote's
-    sentence with the one before it; None when no cited source holds it."""
-    found = _quoted(quote, cited)
-    return None if found is None else (found[0], sentence_around(found[0].norm, found[0].text, found[1]))
+def _doubt(label: str, why: str) -> Msg | None:
+    """The model's doubt as a reason, or None when it says the sources state the sentence. "partly
+    stated" is doubt too: an added detail is what a ✓ must not cover."""
+    if label in DOUBT:
+        return Msg.of("check.sentence_model_label", label=label, why=why)
+    if label == "partial":
+        return Msg.of("check.sentence_model_label", label="partly", why=why)
+    return None
 
 
 def apply_label(check: SentenceCheck, label: str, why: str, quote: str, cited: Sequence[Source]) -> SentenceCheck:
     """``check`` with the model's ``label`` (``why``: its reason; ``quote``: the words it says state the
     sentence) applied by the rules of the module docstring."""
-    said = Msg.of("check.sentence_model_label", label=label, why=why)
-    if check.status == "supported":
-        if label in DOUBT:
-            return replace(check, status="unsupported", reason=said)
-        if label == "partial":  # part of it is not stated: an added detail is what a ✓ must not cover
-            return replace(check, status="unsupported", reason=Msg.of("check.sentence_model_label", label="partly",
-                                                                      why=why))
+    doubt = _doubt(label, why)
+    if check.status in ("supported", "not_checked") and doubt is not None:
+        return replace(check, status="unsupported", reason=doubt)
+    lifts = check.status == "not_checked" or (check.status == "unsupported" and _refused_for_wording(check.reason))
+    if not lifts or label != "supported" or not quote.strip():
         return check
-    if check.status == "not_checked":
-        return _translated(check, label, why, quote, cited)
-    if check.status != "unsupported" or label != "supported" or not quote.strip() or not _refused_for_wording(
-            check.reason):
-        return check
-    found = quoted_window(quote, cited)
+    found = _quoted(quote, cited)
     if found is None:
         return replace(check, reason=join([check.reason, Msg.of("check.sentence_quote_not_found")]))
-    src, window = found
+    if check.status == "not_checked":
+        return _translated(check, quote, *found)
+    src, match = found
+    window = sentence_around(src.norm, src.text, match)
     body = CITATION.sub(" ", check.text)
     missing = [f for f in facts_of(check.text) if not fact_in(f, window)]
     if missing or negation_differs(body, [src.text], {}):
@@ -99,17 +98,10 @@ def apply_label(check: SentenceCheck, label: str, why: str, quote: str, cited: S
     return replace(check, status="supported", reason=Msg.of("check.sentence_model_quote", quote=" ".join(quote.split())[:80]))
 
 
-def _translated(check: SentenceCheck, label: str, why: str, quote: str, cited: Sequence[Source]) -> SentenceCheck:
-    """A sentence in another language than its sources, with the model's label (module docstring)."""
-    if label in DOUBT or label == "partial":
-        return replace(check, status="unsupported", reason=Msg.of(
-            "check.sentence_model_label", label="partly" if label == "partial" else label, why=why))
-    if label != "supported" or not quote.strip():
-        return check
-    found = _quoted(quote, cited)
-    if found is None:
-        return replace(check, reason=join([check.reason, Msg.of("check.sentence_quote_not_found")]))
-    src, match = found
+def _translated(check: SentenceCheck, quote: str, src: Source, match: QuoteMatch) -> SentenceCheck:
+    """A sentence in another language than its sources that the model says ``src`` states, quoting
+    it (``match``: where code found the quote): supported when code finds what the module docstring
+    lists, else "not checked" still, with the reason."""
     body = CITATION.sub(" ", check.text)
     # read in the quote's sentences and the few before them, as the source writes them: a translation
     # names in full whom the quote calls "she", and counts what an earlier sentence counted

@@ -21,16 +21,20 @@ def test_doubt_takes_a_tick_away_and_agreement_keeps_it() -> None:
     assert apply_label(right, "supported", "原文", "一连吃了十五碗酒", TIGER).status == "supported"
 
 
+def lifted_only_by_a_quote_code_finds(sentence: str, before: str, code: str):  # noqa: ANN201 - a SentenceCheck
+    """``sentence`` is marked ``before`` and lifted to supported (reason ``code``) by a quote code finds in
+    the source, never by a quote the source lacks or by no quote."""
+    check = mark(sentence)
+    assert check.status == before and needs_label(check)
+    lifted = apply_label(check, "supported", "ok", "武松入到里面，一连吃了十五碗酒", TIGER)
+    assert lifted.status == "supported" and lifted.reason.code == code
+    assert apply_label(check, "supported", "ok", "一口气喝了十五碗好酒就睡了", TIGER).status == before
+    assert apply_label(check, "supported", "ok", "", TIGER).status == before
+    return lifted
+
+
 def test_a_paraphrase_refused_for_its_wording_is_lifted_by_a_quote_code_finds() -> None:
-    paraphrase = mark("进店之后，他前前后后总共喝下十五碗[1]。")
-    assert paraphrase.status == "unsupported" and needs_label(paraphrase)
-    lifted = apply_label(paraphrase, "supported", "原文", "一连吃了十五碗酒", TIGER)
-    assert lifted.status == "supported" and lifted.reason.code == "check.sentence_model_quote"
-    # a quote that is not in the cited source lifts nothing
-    invented = apply_label(paraphrase, "supported", "原文", "一口气喝了十五碗好酒", TIGER)
-    assert invented.status == "unsupported"
-    # nor does a label without a quote
-    assert apply_label(paraphrase, "supported", "原文", "", TIGER).status == "unsupported"
+    lifted_only_by_a_quote_code_finds("进店之后，他前前后后总共喝下十五碗[1]。", "unsupported", "check.sentence_model_quote")
 
 
 def test_what_code_found_wrong_in_facts_stays_wrong_whatever_the_model_says() -> None:
@@ -46,15 +50,11 @@ def test_what_code_found_wrong_in_facts_stays_wrong_whatever_the_model_says() ->
 
 
 def test_a_translation_is_supported_only_with_a_quote_that_bears_it_out() -> None:
-    faithful = mark("Wu Song went into the tavern and drank fifteen bowls of wine [1].")
-    assert faithful.status == "not_checked" and needs_label(faithful)
-    lifted = apply_label(faithful, "supported", "ok", "武松入到里面，一连吃了十五碗酒", TIGER)
-    assert lifted.status == "supported" and lifted.reason.code == "check.sentence_model_translated"
+    lifted = lifted_only_by_a_quote_code_finds("Wu Song went into the tavern and drank fifteen bowls of wine [1].",
+                                               "not_checked", "check.sentence_model_translated")
     assert "武松" in lifted.reason.params["terms"]
-    # the quote is not in the source; or there is no quote: grey as before
-    assert apply_label(faithful, "supported", "ok", "武松喝了十五碗好酒就睡了", TIGER).status == "not_checked"
-    assert apply_label(faithful, "supported", "ok", "", TIGER).status == "not_checked"
     # the model's doubt: unsupported
+    faithful = mark("Wu Song went into the tavern and drank fifteen bowls of wine [1].")
     assert apply_label(faithful, "partial", "only part", "", TIGER).status == "unsupported"
 
 
