@@ -22,7 +22,16 @@ from pydantic import BaseModel, Field
 
 from rag.agent import prompts
 from rag.agent.context import neutralise
-from rag.agent.judge import NOT_FOUND_CHOICE, Judged, check_parts, decide, sources_of, structured_with_retry
+from rag.agent.judge import (
+    NOT_FOUND_CHOICE,
+    JudgeConfig,
+    Judged,
+    check_parts,
+    decide,
+    relevant_parts,
+    sources_of,
+    structured_with_retry,
+)
 from rag.checks import PartCheck, Source, normalize
 from rag.checks.choices import sentence_spans
 from rag.checks.picks import pick_refused
@@ -162,12 +171,19 @@ def _holding(answer: str, picked: Chosen, by_id: dict[str, Chosen]) -> Chosen:
     return holding[0] if holding else picked
 
 
+SMALL_JUDGE = JudgeConfig(method="json_schema")
+
+
 def extract(llm: ChatModel, question: str, passages: Sequence[Passage], web_results: Sequence[SearchResult] = (), *,
-            method: str = "json_schema", max_chars: int = 1200, methods: MethodCache | None = None) -> Extracted:
+            config: JudgeConfig = SMALL_JUDGE, methods: MethodCache | None = None) -> Extracted:
     """One small-model call over the chosen sentences, checked (see the module docstring). Never
-    raises for a bad reply: an invalid reply twice is "not enough" (``Judged.invalid``). ``max_chars``:
-    of each book passage, as the answer's sentences will be checked against it."""
-    sources = sources_of(passages, web_results, max_chars=max_chars)
+    raises for a bad reply: an invalid reply twice is "not enough" (``Judged.invalid``). From
+    ``config``: the structured-output method; the characters of each book passage
+    (``passage_chars``), as the answer's sentences will be checked against them; and ``relevance``,
+    one more short call per verified pick, the model asked whether the sentence answers its part
+    (``JUDGE_RELEVANCE_CHECK``)."""
+    method = config.method
+    sources = sources_of(passages, web_results, max_chars=config.passage_chars(len(passages)))
     chosen = bearing_sentences(question, sources, budget_chars=SENTENCE_BUDGET_CHARS)
     offered = sorted([*_headings(sources), *chosen], key=lambda c: (c.source, int(c.sid.split(".")[1])))
     parts = question_parts(question)
@@ -190,6 +206,8 @@ def extract(llm: ChatModel, question: str, passages: Sequence[Passage], web_resu
     common = common_words(sources)
     checks = [_stricter(check, sentence_of.get(i), every, common) for i, check in
               enumerate(check_parts(claimed, sources, question))]
+    if config.relevance:
+        checks = relevant_parts(llm, checks, question)
     return Extracted(Judged(decide(judgement, checks, "evidence", question, strict=True), list(errors)), chosen)
 
 

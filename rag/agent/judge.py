@@ -193,6 +193,23 @@ def relevance_check(judge_llm: ChatModel, part: str, quote: str, question: str =
     return text.startswith(("yes", "是", "对")) and not text.startswith(("yes, but no", "不"))
 
 
+def relevant_parts(judge_llm: ChatModel, parts: Sequence[PartCheck], question: str) -> list[PartCheck]:
+    """``parts`` with each verified one the model says its quote does not answer made unverified
+    (``relevance_check``); a call that fails leaves its part as code checked it."""
+    checked = list(parts)
+    for i, p in enumerate(checked):
+        if p.status != "verified":
+            continue
+        try:
+            ok = relevance_check(judge_llm, p.part, p.quote or "", question)
+        except Exception as exc:  # noqa: BLE001 - an optional check must not end the turn
+            logger.warning("relevance check failed: %s", exc)
+            continue
+        if not ok:
+            checked[i] = replace(p, status="unverified", detail=join([p.detail, Msg.of("check.relevance_no")]))
+    return checked
+
+
 # --------------------------------------------------------------------------- deciding
 @dataclass
 class Judged:
@@ -291,13 +308,5 @@ def judge(judge_llm: ChatModel, request: JudgeRequest, config: JudgeConfig | Non
     claimed = [_resolve_ids(p, ids) for p in reply.parts] if ids else reply.parts
     parts = check_parts(claimed, sources, question)
     if config.relevance:
-        for i, p in enumerate(parts):
-            if p.status == "verified":
-                try:
-                    ok = relevance_check(judge_llm, p.part, p.quote or "", question)
-                except Exception as exc:  # noqa: BLE001 - an optional check must not end the turn
-                    logger.warning("relevance check failed: %s", exc)
-                    continue
-                if not ok:
-                    parts[i] = replace(p, status="unverified", detail=join([p.detail, Msg.of("check.relevance_no")]))
+        parts = relevant_parts(judge_llm, parts, question)
     return Judged(decide(reply, parts, mode, question, strict=config.strict), errors)

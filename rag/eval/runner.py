@@ -110,8 +110,7 @@ def judge_case(judge_llm: Any, case: Case, config: JudgeConfig, *, web_rule: str
     started = time.perf_counter()
     with get_usage_metadata_callback() as usage:
         if small:
-            judged = extract(judge_llm, case.question, passages, method=config.method,
-                             max_chars=config.passage_chars(len(passages)), methods=methods).judged
+            judged = extract(judge_llm, case.question, passages, config=config, methods=methods).judged
         else:
             context = format_book_context(passages, config.passage_chars(len(passages)))
             request = JudgeRequest(case.question, passages, context=context, web_query_rule=WEB_RULES[web_rule])

@@ -30,12 +30,15 @@ BOOK = [Passage(id=f"p{i}", text=body, book_id="b1", book_title="水浒故事", 
 QUESTION = "武松打虎之前喝了几碗酒？"
 
 
-def picker(pick: str | None, answer: str = "", seen: list | None = None):
-    """A responder for the small turn's one call: the sentence whose text contains ``pick`` (None: "none")."""
+def picker(pick: str | None, answer: str = "", seen: list | None = None, relevant: str = "yes"):
+    """A responder for the small turn's call: the sentence whose text contains ``pick`` (None: "none");
+    to the relevance check of each verified pick, ``relevant``."""
 
     def reply(messages, *, schema):
         if schema == "RouteDecision":  # a book this short does not let the book-term check decide
             return {"reason": "scripted", "strategy": "complex"}
+        if schema is None:  # the relevance check: plain text
+            return relevant
         assert schema == "Extraction", schema
         prompt = str(messages[-1].content)
         if seen is not None:
@@ -112,8 +115,8 @@ def test_a_small_model_answer_is_its_copied_words_with_their_quote_checked() -> 
     seen: list[str] = []
     model = small_model(picker("十五碗", "十五碗", seen))
     values = run(model)
-    # one call: no router (a book is chosen), no judge form, no writer
-    assert [schema for schema, _ in model.calls] == ["Extraction"]
+    # one call and the check of its pick: no router (a book is chosen), no judge form, no writer
+    assert [schema for schema, _ in model.calls] == ["Extraction", None]
     prompt = seen[0]
     assert "十五碗" in prompt and "少华山" not in prompt and len(prompt) < 1400  # chosen sentences only
     assert values["evaluations"][-1].enough and values["answer_mode"] == "full"
@@ -121,6 +124,18 @@ def test_a_small_model_answer_is_its_copied_words_with_their_quote_checked() -> 
     assert lines[0] == "十五碗。[1]" and "武松前后共吃了十五碗酒" in lines[1] and lines[1].endswith("[1]")
     checks = values["answer_checks"]
     assert checks and all(c.status == "supported" for c in checks), checks
+
+
+def test_a_pick_its_own_model_says_does_not_answer_the_question_is_not_enough() -> None:
+    model = small_model(picker("十五碗", "十五碗", relevant="no"))
+    values = run(model)
+    evaluation = values["evaluations"][-1]
+    assert not evaluation.enough and [p.status for p in evaluation.parts] == ["unverified"]
+    assert not any(c.status == "supported" for c in values["answer_checks"])
+    # without the check (JUDGE_RELEVANCE_CHECK=false) the same pick is enough, in one call
+    plain = small_model(picker("十五碗", "十五碗", relevant="no"))
+    assert run(plain, judge_relevance_check=False)["evaluations"][-1].enough
+    assert [schema for schema, _ in plain.calls] == ["Extraction"]
 
 
 def test_a_wrong_pick_is_never_supported_and_the_found_text_is_shown_as_not_confirmed() -> None:

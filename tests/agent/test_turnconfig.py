@@ -67,7 +67,8 @@ def test_the_nodes_are_functions_and_no_class_there_inherits_another() -> None:
 def test_the_models_checks_are_on_by_default_for_a_hosted_capable_model_only() -> None:
     """``VERIFY_ANSWERS=auto`` and ``JUDGE_RELEVANCE_CHECK=auto``: a label per cited sentence and a
     relevance call per verified part where they are cheap and worth it (a hosted API's model in the
-    full profile), code alone elsewhere; an explicit setting wins."""
+    full profile; the relevance call in the small turn too), code alone elsewhere; an explicit setting
+    wins."""
     from rag.llm import chat_openai
 
     settings = make_settings()
@@ -79,9 +80,12 @@ def test_the_models_checks_are_on_by_default_for_a_hosted_capable_model_only() -
     hosted = config("https://api.deepseek.com/v1", "deepseek-chat")
     assert (hosted.verify_answers, hosted.judge.relevance) == ("llm", True)
     for local in (config("http://127.0.0.1:8080/v1", "qwen2.5-72b"), config("http://gpu-box:8000/v1", "llama-70b"),
-                  config("https://api.deepseek.com/v1", "qwen2.5-1.5b-instruct"),
                   config("https://api.deepseek.com/v1", "deepseek-chat", turn_profile="compact")):
         assert (local.verify_answers, local.judge.relevance) == ("code", False)
+    # the small turn asks its own model whether each verified pick answers its part (one short call)
+    small = config("https://api.deepseek.com/v1", "qwen2.5-1.5b-instruct")
+    assert small.extract_answer and (small.verify_answers, small.judge.relevance) == ("code", True)
+    assert not config("https://api.deepseek.com/v1", "qwen2.5-1.5b-instruct", judge_relevance_check=False).judge.relevance
     scripted = turn_config(Deps(settings=settings, llm=model("big")))  # not an OpenAI-compatible client
     assert (scripted.verify_answers, scripted.judge.relevance) == ("code", False)
     pinned = config("https://api.deepseek.com/v1", "deepseek-chat", verify_answers="code", judge_relevance_check=False)

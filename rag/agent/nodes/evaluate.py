@@ -73,8 +73,8 @@ def _judge(state: GraphState, env: Env, question: str) -> tuple[Evaluation, bool
     passages = state.get("passages") or []
     web_results = state.get("web_results") or []
     if env.config.extract_answer:  # the small turn: the model copies the answer out of chosen sentences
-        judged = extract(env.judge_model, question, passages, web_results, method=env.config.judge.method,
-                         max_chars=env.config.passage_chars(len(passages)), methods=env.deps.methods).judged
+        judged = extract(env.judge_model, question, passages, web_results, config=env.config.judge,
+                         methods=env.deps.methods).judged
     else:
         rule = web_query_rule(state, env.config, len(state.get("web_rounds") or []))
         request = JudgeRequest(question, passages, web_results, context=judge_context(state), web_query_rule=rule)
