@@ -2,7 +2,7 @@
 both languages, on every interface (the page, ``/ask_json``, the MCP tool, ``python -m rag ask``),
 before anything is embedded or sent to the model (``MAX_QUESTION_CHARS``); and a huge question that
 does reach the index (a direct ``run_turn``) costs one query window of the real e5 model, so no work
-of a stopped turn is still running 5 s after it ended."""
+of a stopped turn is still running seconds after it ended (not minutes)."""
 
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ def _turn_threads() -> set[threading.Thread]:
 @pytest.mark.slow
 def test_a_huge_question_that_reaches_the_index_costs_one_window_and_stops_with_the_turn(tmp_path: Path) -> None:
     """The real e5 embedder: a stopped turn's graph thread (its query embedding included) has ended
-    5 s after the turn did (before, 100,000 characters were ~200 windows: minutes of CPU)."""
+    within seconds of the turn (before, 100,000 characters were ~200 windows: minutes of CPU)."""
     from fixtures_ui.live import SlowScriptedChatModel, scripted_responder
     from index_fakes import write_book
 
@@ -148,7 +148,9 @@ def test_a_huge_question_that_reaches_the_index_costs_one_window_and_stops_with_
         threading.Timer(0.5, cancel.set).start()
         list(run_turn(build_graph(deps), HUGE, thread_id=uuid.uuid4().hex, cancel=cancel))
         ended = time.monotonic()
-        while time.monotonic() - ended < 5.0 and _turn_threads() - before:
+        # seconds, not the minutes ~200 windows would take: measured 7 s on an idle 2-core machine, so
+        # the bound leaves room for a loaded one without letting the old cost through
+        while time.monotonic() - ended < 30.0 and _turn_threads() - before:
             time.sleep(0.1)
         assert not (_turn_threads() - before), _turn_threads() - before
     finally:
