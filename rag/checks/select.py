@@ -8,7 +8,9 @@ the book's other names of its people, numbers as digits), each weighted by how r
 sentences found (a term every passage repeats tells little), a word of two or more characters above a
 single character; the best passage's sentences by a little more. The chosen sentences are the best
 ones with the sentence after each (an answer often follows the sentence that names what is asked:
-"武松道：'...' 前后共吃了十五碗"), in the sources' order, until ``budget_chars``.
+"武松道：'...' 前后共吃了十五碗"), in the sources' order, until ``budget_chars``. A question in
+another script than the sources (an English question on a Chinese book) is read in the sources'
+words for it (``rag.checks.translated.words_across``).
 Pure: no model, no I/O.
 """
 
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from rag.checks.quotes import Source
 from rag.checks.sentences import split_sentences
 from rag.checks.text import Names, content, found_in, han_pairs, normalize
+from rag.checks.translated import words_across
 
 MAX_SENTENCE_CHARS = 240  # a longer sentence (classical dialogue runs on) is cut into pieces of this size
 RANK_BONUS = 0.15  # of the score, for each rank a source is above the last one searched
@@ -72,6 +75,11 @@ def bearing_sentences(question: str, sources: Sequence[Source], *, budget_chars:
     terms = {t: forms for t, forms in content(question, names).terms}
     # two Han characters the question writes together (武松, 喝酒) say more than either alone (松 of 松柏)
     pairs = {p: frozenset({p}) for p in han_pairs(normalize(question).text)}
+    # a question in another script than the sources: the sources' own words for it, each on its own
+    # (no pair across two of them)
+    for word in words_across(question, [src.text for src in sources]):
+        terms.update((t, forms) for t, forms in content(word, names).terms if t not in terms)
+        pairs.update((p, frozenset({p})) for p in han_pairs(normalize(word).text) if p not in pairs)
     norms = [normalize(s.text).text for s in sentences]
     ranks = {src.number: r for r, src in enumerate(sources)}
     last = max(len(sources) - 1, 1)

@@ -14,6 +14,7 @@ Pure apart from the dictionary, which loads once per process (about 3 s) on the 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from rag.checks.negation import is_negated
 from rag.crosslingual import STOPWORDS, BookText, chinese_terms, english_forms, glossary, script_of
@@ -63,6 +64,30 @@ def shared_across(sentence: str, window: str) -> list[str]:
             words = []
         return list(dict.fromkeys(quoted + words))
     return list(dict.fromkeys(quoted + [head for head in _han_glosses(window) if head in sentence]))
+
+
+def words_across(question: str, texts: Sequence[str]) -> list[str]:
+    """The words of ``texts`` (sources written in one script) that a ``question`` in the other script
+    names, as the texts write them: for an English (or pinyin) question on Chinese texts, the Chinese
+    words its names and words stand for (``chinese_terms`` over the texts: "Qinggeng Peak" -> 青埂峰,
+    "jade" -> 玉); for a Chinese question on English texts, the English words of the texts whose
+    translation the question writes ("舞会" -> ball, "伊丽莎白" -> Elizabeth). [] when both are in one
+    script."""
+    joined = "\n".join(texts)
+    source, asked = script_of(joined[:20_000]), script_of(question)
+    if not source or not asked or source == asked:
+        return []
+    if source == "han":
+        return [w for w in chinese_terms(question, BookText(texts), glossary()) if w in joined]
+    g = glossary()
+    out: list[str] = []
+    for word in dict.fromkeys(w.lower() for w in _WORD.findall(joined)):
+        if len(word) < 3 or word in STOPWORDS:
+            continue
+        heads = [h for form in english_forms(word) for h in g.by_gloss.get(form, ())]
+        if len(heads) <= MAX_GLOSSES and any(len(h) >= MIN_GLOSS_CHARS and h in question for h in heads):
+            out.append(word)
+    return out
 
 
 def _name_spans(sentence: str) -> list[str]:

@@ -75,10 +75,23 @@ def test_the_sentences_chosen_are_those_that_bear_on_the_question_and_fit_the_bu
     assert [c.source for c in chosen] == sorted(c.source for c in chosen)  # in the sources' order
 
 
-def test_a_question_in_another_language_gets_the_best_sources_sentences() -> None:
+def test_a_question_in_another_language_is_read_in_the_sources_words() -> None:
     sources = [Source(i, p.text, "book", p.label()) for i, p in enumerate(BOOK, start=1)]
     chosen = bearing_sentences("How many bowls of wine did Wu Song drink?", sources, budget_chars=300)
-    assert chosen and chosen[0].source == 1
+    # Wu Song -> 武松 (the pinyin of a name the sources write), bowl -> 碗, wine -> 酒 (the dictionary)
+    scored = [c.text for c in chosen if c.score > 0]
+    assert any("十五碗" in t for t in scored), chosen
+    assert not any("少华山" in t or "绿杨树" in t for t in scored)
+    english = [Source(1, "The weather was fine. When the ball was over, Elizabeth wrote a long letter to her "
+                         "aunt. Mr. Collins walked to the parsonage.", "book", "Chapter 3")]
+    picked = [c.text for c in bearing_sentences("舞会结束后，伊丽莎白做了什么？", english, budget_chars=60) if c.score > 0]
+    assert picked and "ball was over" in picked[0], picked
+
+
+def test_a_question_none_of_whose_words_the_sources_write_gets_the_best_sources_sentences() -> None:
+    sources = [Source(i, p.text, "book", p.label()) for i, p in enumerate(BOOK, start=1)]
+    chosen = bearing_sentences("Quelle est la couleur du ciel?", sources, budget_chars=300)
+    assert chosen and chosen[0].source == 1 and all(c.score == 0 for c in chosen)
 
 
 def test_question_parts_and_the_schema_narrowed_to_the_sentences_shown() -> None:
