@@ -6,7 +6,9 @@
 - ``small_answer``: the small turn's answer (``rag.agent.extract``): each verified part as its copied
   words with the source number, then its quote; the parts code could not confirm are named in the
   first line, and the sentences chosen for them are shown as quotes under a line that says they were
-  found but not confirmed (not an answer: the verify step does not mark them).
+  found but not confirmed (not an answer: the verify step does not mark them): the sentence the model
+  picked for such a part (its quote found there, its answer not confirmed) and the best the question's
+  terms chose.
 Pure: no model, no I/O."""
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.checks import PartCheck
+from rag.checks import PartCheck, normalize
 from rag.checks.select import Chosen
 from rag.i18n import t
 from rag.schemas import Evaluation
@@ -89,6 +91,16 @@ def _verified_lines(lang: str, part: PartCheck, several: bool) -> list[str]:
     return [f"{head}{answer}{end}[{n}]", t(lang, "answer.small_quote", quote=_one_line(part.quote or "")) + f"[{n}]"]
 
 
+def picked_sentence(part: PartCheck, chosen: Sequence[Chosen]) -> Chosen | None:
+    """The sentence shown to the model that holds the quote of a pick code did not confirm (the quote
+    was found in a source, ``matched_source``); None for a pick whose quote is not in the sources or
+    lies outside the sentences shown (a chapter heading)."""
+    if part.matched_source is None or part.span is None or not (part.quote or "").strip():
+        return None
+    wanted = normalize(part.quote or "").text
+    return next((c for c in chosen if c.source == part.matched_source and wanted in normalize(c.text).text), None)
+
+
 def small_answer(lang: str, evaluation: Evaluation | None, chosen: Sequence[Chosen], *, question: str,
                  why: WhyNoWeb) -> Composed:
     """The small turn's answer (see the module docstring)."""
@@ -108,7 +120,9 @@ def small_answer(lang: str, evaluation: Evaluation | None, chosen: Sequence[Chos
         return Composed("\n".join(lines))
     shown = {(p.matched_source, p.quote) for p in verified}
     best = sorted((c for c in chosen if c.score > 0), key=lambda c: -c.score)[:MAX_UNCONFIRMED_QUOTES]
-    quotes = [f"- “{_one_line(c.text)}” [{c.source}]" for c in sorted(best, key=lambda c: (c.source, int(c.sid.split('.')[1])))
+    picked = [c for c in (picked_sentence(p, chosen) for p in parts if p.status != "verified") if c is not None]
+    found = {c.sid: c for c in [*picked, *best]}.values()
+    quotes = [f"- “{_one_line(c.text)}” [{c.source}]" for c in sorted(found, key=lambda c: (c.source, int(c.sid.split('.')[1])))
               if (c.source, c.text) not in shown]
     text = "\n".join(lines)
     if not quotes:
