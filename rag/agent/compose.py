@@ -22,7 +22,8 @@ from rag.i18n import t
 from rag.schemas import Evaluation
 
 # sentences shown under "found but not confirmed", the best the question's terms chose, in the book's
-# order (the right fact shown in 11 of 33 held-out questions with three, 12 with five: bench/README.md)
+# order (the right fact shown in 11 of 33 held-out questions with three, 12 with five, 17 with these
+# and the model's unconfirmed picks, another script's questions read in the sources' words: bench/README.md)
 MAX_UNCONFIRMED_QUOTES = 5
 MAX_QUOTE_CHARS = 200  # of each
 
