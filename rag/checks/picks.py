@@ -8,6 +8,7 @@ not-enough cases). A pick is refused, with the reason, when:
   no, which says nothing code could compare with the sentence;
 - the part is in another script than the sentence (an English question on a Chinese book): code
   cannot tell whether the sentence answers it, so it is not taken from a small model;
+- the part asks where (在哪, 什么地方, where) and the copied words name only a time or a number;
 - the kind of thing asked about (the word after 什么 / 几只 / 多少: 什么线, 几只小鸭; "what colour")
   is named neither in the sentence nor the one before it;
 - the sentence and the one before it share no content word with the part, the copied words aside.
@@ -29,6 +30,12 @@ GENERIC = frozenset(["地方", "时候", "东西", "事情", "样子", "办法",
 _KIND_AFTER = re.compile(r"(?:什么|哪种|哪一种|哪类|何种|哪位|哪一位|哪个|哪一个|哪家|哪国|几|多少)([\u4e00-\u9fff]{1,3})")
 _KIND_BEFORE = re.compile(r"([\u4e00-\u9fff]{2})(?:叫什么|姓什么|是谁|是哪位)")  # 那个医生叫什么 -> 医生
 _PRONOUNS = frozenset(["他们", "她们", "我们", "你们", "那人", "此人", "这人", "那个", "这个", "他的", "她的", "自己"])
+# a question of place (在哪, 什么地方, where), and an answer that names only a time or a number
+_ASKS_WHERE = re.compile(r"哪里|哪儿|在哪(?![一个]?[年月日天时])|何处|何地|什么地方|\bwhere\b", re.I)
+_ONLY_TIME = re.compile(r"(?:[\d零〇一二两三四五六七八九十百千万年月日号时点分秒至到前后左右初底末间\s,，.:/~～\-—]"
+                        r"|\b(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+                        r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\b|\b(?:to|and|until|in|on|at)\b)+",
+                        re.I)
 _SUFFIXES = "子儿头们"  # 板子, 鸟儿: the head of the word is its first character
 _QUESTION_WORDS = frozenset(["谁", "什么", "哪", "哪里", "几", "多少", "怎么", "怎样", "为什么", "who", "what",
                              "where", "when", "which", "how", "why"])
@@ -69,6 +76,9 @@ def pick_refused(part: str, answer: str, sentence: str, before: str = "",
     if script_of(part) != script_of(sentence):
         return Msg.of("check.pick_other_language")
     window = normalize(f"{before}{sentence}").text
+    where = _ASKS_WHERE.search(part)
+    if where and _ONLY_TIME.fullmatch(answer.strip()):  # a place asked, a date or a count copied
+        return Msg.of("check.pick_time_for_place")
     kind = asked_kind(part)
     # the head of the word names the kind (戒严令 is a 命令, 小鸭 a 鸭): its last character, or its
     # first before a suffix (板子)

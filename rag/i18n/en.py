@@ -447,6 +447,7 @@ CHECKS: dict[str, str] = {
     "check.pick_echo": "the words copied are the question's own, not an answer",
     "check.pick_yes_no": "a bare yes or no from a small model is not taken: code cannot compare it with the sentence",
     "check.pick_other_language": "the question and the sentence are in different languages: code cannot confirm that the sentence answers it",
+    "check.pick_time_for_place": "the question asks where, and the words copied name only a time or a number",
     "check.pick_other_kind": "the question asks about {kind}, which neither the sentence nor the one before it names",
     "check.pick_not_about": "neither the sentence nor the one before it speaks of anything the question names",
     "check.quote_verbatim": "quote verbatim",

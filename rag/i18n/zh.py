@@ -436,6 +436,7 @@ CHECKS: dict[str, str] = {
     "check.pick_echo": "摘出的词是问题本身的话，不是答案",
     "check.pick_yes_no": "小模型只答“是”或“否”，程序无法拿它和句子比对，不采用",
     "check.pick_other_language": "问题和句子不是同一种语言：程序无法确认这个句子回答了问题",
+    "check.pick_time_for_place": "问题问的是在哪里，摘出的词只说了时间或数目",
     "check.pick_other_kind": "问题问的是“{kind}”，这个句子和它前一句都没有提到",
     "check.pick_not_about": "这个句子和它前一句都没有说到问题里的任何内容",
     "check.quote_verbatim": "引文逐字吻合",

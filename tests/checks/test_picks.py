@@ -38,6 +38,17 @@ def test_the_kind_asked_about_must_be_named_near_the_sentence() -> None:
     assert pick_refused("他一共买了几只小鸭？", "四只", "一共是四只。", before="他在集市上买小鸭。") is None
 
 
+def test_a_time_or_a_number_does_not_answer_where() -> None:
+    sentence = "那间屋子在2011年3月到2012年5月由老张居住。"
+    assert codes(pick_refused("老张住在哪？", "2011年3月到2012年5月", sentence)) == "check.pick_time_for_place"
+    assert codes(pick_refused("Where did Tom stay?", "May 3 to May 9", "Tom stayed there from May 3 to May 9.")) \
+        == "check.pick_time_for_place"
+    assert pick_refused("Where did Tom stay in May?", "Mayfield", "Tom stayed at Mayfield in May.") is None
+    assert pick_refused("老张住在哪里？", "三里屯", "老张住在三里屯。") is None
+    # 哪一年 asks when: a year answers it
+    assert pick_refused("老张在哪一年搬了家？", "2011年", "老张在2011年搬了家。") is None
+
+
 def test_a_sentence_about_something_else_is_refused_and_the_one_before_can_save_it() -> None:
     part = "老张带儿子去看病的那个大夫姓什么？"
     assert codes(pick_refused(part, "王大妈", "幸亏王大妈等得不耐烦，")) == "check.pick_other_kind"
