@@ -21,7 +21,7 @@ import re
 
 from rag.checks.quotes import is_yes_no
 from rag.checks.sentences import script_of
-from rag.checks.text import MEASURES, STOP_HAN, content, found_in, han_pairs, is_han, normalize
+from rag.checks.text import MEASURES, STOP_HAN, content, found_in, han_pairs, is_han, normalize, stem
 from rag.i18n import Msg
 
 # Words after 什么/哪 that name no particular kind of thing: they say nothing a sentence must repeat.
@@ -112,10 +112,22 @@ def _speaks_of(part: str, answer: str, window: str, common: frozenset[str] = fro
     return not terms or any(found_in(forms, window) for _, forms in terms)
 
 
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+")
+_SENTENCE_START = re.compile(r"(?:^|[?!]|(?<!\bMr|\bMs|\bDr|\bSt)(?<!\bMrs)\.)\W*$")
+
+
+def _capitalised(part: str) -> set[str]:
+    """The words an English part capitalises where a sentence does not start (its names), lower case."""
+    words = {m.group(0).lower() for m in _CAPITALISED.finditer(part) if not _SENTENCE_START.search(part[:m.start()])}
+    return words | {stem(w) for w in words}
+
+
 def _speaks_of_latin(part: str, answer: str, window: str, common: frozenset[str]) -> bool:
-    """For an English part: the window states one of its words (by stem) other than the answer's and
-    the words the sources repeat (their people: Elizabeth, Jane), which alone say nothing of what is asked."""
+    """For an English part: the window states one of its words (by stem) other than the answer's, the
+    words the sources repeat (their people: Elizabeth, Jane) and the names the part capitalises
+    (Lady Catherine, Hertfordshire), which alone say nothing of what is asked."""
     answer_terms = {t for t, _ in content(answer).terms}
+    names = _capitalised(part)
     telling = [(t, forms) for t, forms in content(part).terms
-               if t not in answer_terms and not t.isdigit() and not (forms & common)]
+               if t not in answer_terms and not t.isdigit() and not (forms & common) and not (forms & names)]
     return not telling or any(found_in(forms, window) for _, forms in telling)

@@ -66,6 +66,16 @@ def test_an_english_sentence_must_say_something_the_part_asks_besides_its_people
     assert pick_refused(part, "the Lakes", "Mary had hoped to see the Lakes before the trip.", common=common) is None
 
 
+def test_an_english_sentence_naming_only_the_parts_people_says_nothing_of_what_is_asked() -> None:
+    part = "What did Lady Anne's letter do for Tom, in his own words?"
+    assert codes(pick_refused(part, "plainly and fully", "you would have told it to Lady Anne, plainly and fully.")) \
+        == "check.pick_not_about"
+    assert pick_refused(part, "It gave me courage", "\u201cIt gave me courage,\u201d he said of the letter.") is None
+    # after a title the name is still a name; after a sentence's end a capital starts the sentence
+    assert codes(pick_refused("Where did Mr. Price walk? Tell me.", "to Dover", "Mr. Price was tired.")) \
+        == "check.pick_not_about"
+
+
 def test_an_english_question_of_two_parts_is_two() -> None:
     from rag.agent.extract import question_parts
 
