@@ -89,7 +89,28 @@ def pick_refused(part: str, answer: str, sentence: str, before: str = "",
         return Msg.of("check.pick_other_kind", kind=kind)
     if not _speaks_of(part, answer, window, common):
         return Msg.of("check.pick_not_about")
+    # what is asked is said next to the question word (在什么地方找到了, 居住在哪, 戒指是谁给的): a
+    # sentence that names the part's people but none of the words around its question word is about
+    # another moment of theirs (找出北门 for 找到了); a named kind (什么韵) already tied it to the part
+    near = [] if kind is not None else _beside_question(part_norm)
+    if near and not any(p in window for p in near):
+        return Msg.of("check.pick_not_about")
     return None
+
+
+_HAN_QUESTION = re.compile(r"什么地方|什么时候|为什么|什么|哪里|哪儿|哪|谁|几|多少|怎么|怎样|何")
+
+
+def _beside_question(norm: str) -> list[str]:
+    """The pairs of Han characters among the four before and the four after the first question word
+    of a normalised part, all but those of two function characters (偿还 and 到了 count: a verb may
+    end in one)."""
+    m = _HAN_QUESTION.search(norm)
+    if m is None:
+        return []
+    sides = (norm[max(0, m.start() - 4):m.start()], norm[m.end():m.end() + 4])
+    return [side[i:i + 2] for side in sides for i in range(len(side) - 1)
+            if is_han(side[i]) and is_han(side[i + 1]) and not (side[i] in STOP_HAN and side[i + 1] in STOP_HAN)]
 
 
 def _speaks_of(part: str, answer: str, window: str, common: frozenset[str] = frozenset()) -> bool:

@@ -38,6 +38,14 @@ def test_the_kind_asked_about_must_be_named_near_the_sentence() -> None:
     assert pick_refused("他一共买了几只小鸭？", "四只", "一共是四只。", before="他在集市上买小鸭。") is None
 
 
+def test_a_sentence_naming_the_parts_people_must_say_what_is_asked_around_its_question_word() -> None:
+    part = "老张最后在什么地方找到了老李？"
+    # the search went out by the east gate: where he was found is not said
+    assert codes(pick_refused(part, "东门", "叫老张带着人一路找出东门。")) == "check.pick_not_about"
+    assert pick_refused(part, "河边", "老张在河边找到了老李。") is None
+    assert pick_refused("他在信里平空给谁的名字添了一笔？", "小王", "在信里小王的名字上平空添了一笔。") is None
+
+
 def test_a_time_or_a_number_does_not_answer_where() -> None:
     sentence = "那间屋子在2011年3月到2012年5月由老张居住。"
     assert codes(pick_refused("老张住在哪？", "2011年3月到2012年5月", sentence)) == "check.pick_time_for_place"
