@@ -35,6 +35,7 @@ if str(REPO) not in sys.path:
 from rag.eval.cases import KINDS, Corpus, default_corpus_dir, span_sha  # noqa: E402
 
 SEED = 20261203
+FRESH_SEED = 20261207
 MAX_PARAGRAPH = 1100
 OUT = REPO / "assets" / "eval" / "dev"
 # How many cases of each kind a QA set gets (24: 12 enough, 12 not).
@@ -75,15 +76,26 @@ def _ref(qid: str, context: str) -> dict[str, Any]:
     return {"qid": qid, "start": 0, "end": len(context), "sha": span_sha(context)}
 
 
-def qa_cases(name: str, corpus_dir: Path, seed: int = SEED) -> list[dict[str, Any]]:
+def qa_cases(name: str, corpus_dir: Path, seed: int = SEED, exclude: set[str] | None = None,
+             prefix: str | None = None, yes_no: bool = True) -> list[dict[str, Any]]:
+    """The set's cases by a seeded pick; ``exclude`` names qids whose articles are not drawn from (the
+    articles other sets were written on), ``prefix`` the cases' ids."""
     file, book = QA_SETS[name]
+    exclude = exclude or set()
     data = json.loads((corpus_dir / file).read_text(encoding="utf-8"))["data"]
     Corpus.from_file(corpus_dir / file)  # the file must load as the cases will
     paragraphs = []  # (article index, context, answerable [(qid, q, a)], impossible [(qid, q)])
+    taken = {a_index for a_index, article in enumerate(data)
+             for paragraph in article["paragraphs"] for qa in paragraph["qas"] if str(qa["id"]) in exclude}
+    # a set with few articles (SQuAD's 35) is drawn per paragraph: a paragraph another set uses is left
+    # out, the rest of its article may be drawn
+    per_paragraph = bool(exclude) and len(data) - len(taken) < 2 * sum(QA_PLAN.values())
     for a_index, article in enumerate(data):
+        if a_index in taken and not per_paragraph:
+            continue
         for paragraph in article["paragraphs"]:
             context = paragraph["context"]
-            if len(context) > MAX_PARAGRAPH:
+            if len(context) > MAX_PARAGRAPH or any(str(qa["id"]) in exclude for qa in paragraph["qas"]):
                 continue
             answerable, impossible = [], []
             for qa in paragraph["qas"]:
@@ -96,16 +108,16 @@ def qa_cases(name: str, corpus_dir: Path, seed: int = SEED) -> list[dict[str, An
             paragraphs.append((a_index, context, answerable, impossible))
     rng = random.Random(f"{seed}:{name}")
     rng.shuffle(paragraphs)
-    used: set[int] = set()  # articles already used: every case on its own text
+    used: set[int] = set()  # articles (or paragraphs) already used: every case on its own text
 
     def take(need_impossible: bool = False, need_answerable: bool = True, yes_no: bool | None = False) -> tuple:
         for i, (a_index, _context, answerable, impossible) in enumerate(paragraphs):
-            if a_index in used:
+            if (i if per_paragraph else a_index) in used:
                 continue
             pool = [x for x in answerable if yes_no is None or (x[2] in ("YES", "NO")) == yes_no]
             if (need_answerable and not pool) or (need_impossible and not impossible):
                 continue
-            used.add(a_index)
+            used.add(i if per_paragraph else a_index)
             return paragraphs[i], (rng.choice(pool) if pool else None), (rng.choice(impossible) if impossible else None)
         raise SystemExit(f"{name}: ran out of paragraphs")
 
@@ -113,10 +125,10 @@ def qa_cases(name: str, corpus_dir: Path, seed: int = SEED) -> list[dict[str, An
     base = {"corpus": file, "book": book}
 
     def add(kind: str, question: str, refs: list[dict[str, Any]], answers: list[str], **extra: Any) -> None:
-        cases.append({"id": f"{name}{len(cases) + 1:02d}", "kind": kind, "label_enough": kind in ("full", "multihop_both"),
+        cases.append({"id": f"{prefix or name}{len(cases) + 1:02d}", "kind": kind, "label_enough": kind in ("full", "multihop_both"),
                       "question": question, **base, "refs": refs, "answer_strings": answers, **extra})
 
-    yes_no_wanted = 2 if name == "cail" else 0
+    yes_no_wanted = 2 if name == "cail" and yes_no else 0
     for k in range(QA_PLAN["full"]):
         is_yes_no = k < yes_no_wanted
         (_, context, _, _), (qid, q, a), _ = take(yes_no=is_yes_no)
@@ -134,9 +146,9 @@ def qa_cases(name: str, corpus_dir: Path, seed: int = SEED) -> list[dict[str, An
     for kind in ("multihop_both", "multihop_one", "unrelated"):
         for _ in range(QA_PLAN[kind]):
             while True:
-                (_, c1, _, _), (qid1, q1, a1), _ = take()
-                (_, c2, _, _), (qid2, q2, a2), _ = take()
-                if a2 not in c1 and a1 not in c2:
+                (art1, c1, _, _), (qid1, q1, a1), _ = take()
+                (art2, c2, _, _), (qid2, q2, a2), _ = take()
+                if a2 not in c1 and a1 not in c2 and art1 != art2:
                     break
             if kind == "multihop_both":
                 add(kind, _question(q1) + _question(q2), [_ref(qid1, c1), _ref(qid2, c2)], [a1, a2])
@@ -182,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     q = sub.add_parser("qa")
     q.add_argument("--corpus-dir", type=Path)
+    f = sub.add_parser("fresh", help="a third set of each QA dataset, from articles no other set uses")
+    f.add_argument("--seed", type=int, default=FRESH_SEED)
+    f.add_argument("--corpus-dir", type=Path)
     s = sub.add_parser("split")
     s.add_argument("file", type=Path)
     p = sub.add_parser("passages")
@@ -201,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
                       "Verify: python scripts/verify_cases.py FILE"]
             write_split(name, qa_cases(name, corpus_dir), header)
         return 0
+    if args.command == "fresh":
+        return fresh(args.corpus_dir or default_corpus_dir(), args.seed)
     if args.command == "split":
         path: Path = args.file
         name = path.name.split(".")[0]
@@ -210,6 +227,36 @@ def main(argv: list[str] | None = None) -> int:
         write_split(name, cases, header)
         return 0
     return passages(args)
+
+
+def used_qids(name: str) -> set[str]:
+    """The qids the set's tune and held-out cases are written on (their paragraphs and second parts)."""
+    qids: set[str] = set()
+    for half in ("tune", "heldout"):
+        for line in (OUT / f"{name}.{half}.jsonl").read_text(encoding="utf-8").splitlines():
+            if not line.strip() or line.startswith("#"):
+                continue
+            case = json.loads(line)
+            qids.update(str(r["qid"]) for r in case.get("refs") or [])
+            note = str(case.get("note") or "")
+            if ": " in note:
+                qids.add(note.split(": ", 1)[1].split(",")[0].strip())
+    return qids
+
+
+def fresh(corpus_dir: Path, seed: int) -> int:
+    """``<set>.fresh.jsonl``: the same plan drawn with another seed from the articles neither half uses,
+    for a measurement after all tuning (no YES/NO cases: their deciding words are read by hand)."""
+    for name, (file, book) in QA_SETS.items():
+        header = [f"{book} judge cases, a third set: references into ../shared/corpus/{file} (no dataset text here).",
+                  f"Picked by scripts/make_dev_cases.py fresh (seed {seed}) from articles that neither the tune nor "
+                  "the held-out half uses (SQuAD, with 35 articles: from paragraphs neither uses); labels are the dataset's human labels (label_source dataset: marked "
+                  "unanswerable) or built from them. No YES/NO questions.",
+                  "Made after the checks were tuned, to be measured once: not for tuning.",
+                  "Verify: python scripts/verify_cases.py FILE"]
+        cases = qa_cases(name, corpus_dir, seed, exclude=used_qids(name), prefix=f"{name}f", yes_no=False)
+        write(OUT / f"{name}.fresh.jsonl", header, cases)
+    return 0
 
 
 def passages(args: argparse.Namespace) -> int:

@@ -253,6 +253,20 @@ def test_shipped_dev_sets_resolve_and_pass_the_verifier(name: str, capsys: pytes
     assert capsys.readouterr().out.strip().endswith("ok")
 
 
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", ["cail", "squad"])
+def test_the_fresh_qa_sets_use_no_paragraph_of_the_tuned_halves(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    fresh = DEV / f"{name}.fresh.jsonl"
+    if not fresh.is_file():
+        pytest.skip(f"no fresh {name} set on this branch")
+    cases = load_cases(fresh)
+    used = {p.text for half in ("tune", "heldout") for c in load_cases(DEV / f"{name}.{half}.jsonl") for p in c.context}
+    assert len(cases) == 24 and sum(c.label_enough for c in cases) == 12
+    assert not {p.text for c in cases for p in c.context} & used
+    assert _script("verify_cases").main([str(fresh)]) == 0
+    assert capsys.readouterr().out.strip().endswith("ok")
+
+
 # ----------------------------------------------------------------------------- the wrong / faithful sentences
 SENTENCES = REPO / "bench" / "cases" / "sentences"
 WRONG_KINDS = {"question_echo", "cross_language", "negation", "other_person", "other_action", "invented_detail",
