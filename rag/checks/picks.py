@@ -11,7 +11,8 @@ not-enough cases). A pick is refused, with the reason, when:
 - the part asks where (在哪, 什么地方, where) and the copied words name only a time or a number;
 - the kind of thing asked about (the word after 什么 / 几只 / 多少: 什么线, 几只小鸭; "what colour")
   is named neither in the sentence nor the one before it;
-- the sentence and the one before it share no content word with the part, the copied words aside.
+- the sentence and the one before it share no content word with the part, the copied words aside, or
+  name none of the names a Chinese part writes in Latin letters (Qwest).
 
 Pure: no model, no I/O."""
 
@@ -20,8 +21,18 @@ from __future__ import annotations
 import re
 
 from rag.checks.quotes import is_yes_no
-from rag.checks.sentences import script_of
-from rag.checks.text import MEASURES, STOP_HAN, content, found_in, han_pairs, is_han, normalize, stem
+from rag.checks.text import (
+    MEASURES,
+    STOP_HAN,
+    content,
+    found_in,
+    han_pairs,
+    is_han,
+    latin_names,
+    normalize,
+    script_of,
+    stem,
+)
 from rag.i18n import Msg
 
 # Words after 什么/哪 that name no particular kind of thing: they say nothing a sentence must repeat.
@@ -88,6 +99,11 @@ def pick_refused(part: str, answer: str, sentence: str, before: str = "",
     if head is not None and normalize(head).text not in window:
         return Msg.of("check.pick_other_kind", kind=kind)
     if not _speaks_of(part, answer, window, common):
+        return Msg.of("check.pick_not_about")
+    # a name a Chinese part writes in Latin letters (Qwest, UGSS) is what it asks of: a sentence
+    # with none of them is about something else
+    names = latin_names(part) - latin_names(answer) if script_of(part) == "han" else set()
+    if names and not any(normalize(name).text in window for name in names):
         return Msg.of("check.pick_not_about")
     # what is asked is said next to the question word (在什么地方找到了, 居住在哪, 戒指是谁给的): a
     # sentence that names the part's people but none of the words around its question word is about

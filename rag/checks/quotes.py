@@ -35,8 +35,11 @@ from rag.checks.text import (
     coverage,
     found_in,
     is_han,
+    latin_names,
+    latin_words,
     name_groups,
     normalize,
+    script_of,
     shared_terms,
 )
 from rag.i18n import Msg, codes, join
@@ -352,6 +355,13 @@ def part_of_question(part: str, question: str) -> bool:
     terms = content(part)
     if not terms.terms or not question.strip():
         return True
+    # a Chinese question's name in Latin letters is its own: a part naming another (USGS for the
+    # question's UGSS) is about something the question does not ask of; one written out whole
+    # (Dyrachium for a question's cut-off "Dy") is the same
+    if script_of(question) == "han":
+        asked = set(latin_words(question)) | latin_names(question)
+        if any(not any(n.startswith(a) or a.startswith(n) for a in asked) for n in latin_names(part)):
+            return False
     return bool(shared_terms(terms, normalize(question).text))
 
 

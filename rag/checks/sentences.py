@@ -42,6 +42,7 @@ from rag.checks.text import (
     is_han,
     latin_words,
     normalize,
+    script_of,
     stem,
 )
 from rag.i18n import Msg
@@ -203,6 +204,12 @@ _YES_NO_QUESTION = re.compile(r"吗|是否|是不是|有没有|能否|可否|^\s
                               r"have|will|would)\b", re.I)
 ECHO_NEW = 0.2  # share of new content terms up to which a sentence with a question word restates the question
 _QUESTION_WORDS = frozenset({"问题", "回答", "本题", "题目", "question", "answer"})
+# Words a sentence uses to speak of the text it cites, not of what the text says ("这段材料对此有相关的
+# 叙述", "the passage discusses"): beside a question word they add nothing to the question
+_TEXT_WORDS = re.compile(r"问题|题目|材料|段落|这段|该段|此段|文中|原文|本文|上文|文字|内容|所涉|涉及|提及|提到|谈到|叙述|"
+                         r"记载|介绍|讨论|说明|相关|有关|之一|需要|弄清|事实认定|判决书?|"
+                         r"\b(?:passage|text|source|mentions?|discuss(?:es)?|describes?|relevant|concerns?)\b",
+                         re.I)
 # Words that stand where an answer should be ("藏在了某个地方", "放了若干双", "picked up some book"): a
 # sentence that fills the question's gap with one of them says no more than the question. Not 某 alone,
 # which anonymised names use (王1某, 某运输公司).
@@ -211,16 +218,6 @@ _INDEFINITE = re.compile(_SOME.format(more="") + r"(?:地方|时间|时候|东�
                          r"一段(?:路|时间|距离)?|有人|"
                          r"\b(?:some(?:one|body|thing|where|time|how)?|a certain|certain|an? (?:unnamed|unspecified))\b",
                          re.I)
-
-
-def script_of(text: str) -> str | None:
-    """"han" or "latin": the script most of ``text``'s content is in (a Han character weighs as much as
-    a Latin word); None when it has neither."""
-    han = sum(1 for ch in text if is_han(ch))
-    latin = len(latin_words(text))
-    if not han and not latin:
-        return None
-    return "han" if han >= latin else "latin"
 
 
 def _units(text: str, script: str) -> int:
@@ -266,6 +263,8 @@ def _is_echo(sentence: str, question: str | None, names: Names) -> bool:
     asks = bool(_WH.search(bare))
     if _INDEFINITE.search(bare):  # a placeholder fills the gap: read it as the question word it stands for
         bare, asks = _INDEFINITE.sub(" ", bare), True
+    if asks:  # "这段材料谈到了…的问题": the words that speak of the text and the question say nothing
+        bare = _TEXT_WORDS.sub(" ", bare)
     terms = content(bare, names).terms
     new = [t for t, forms in terms if not found_in(forms, q) and t not in q_stems]
     if asks:  # "…是否收到了赔偿款，正是要回答的问题": words naming the question add nothing to it

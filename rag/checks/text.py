@@ -330,6 +330,27 @@ def latin_words(text: str) -> list[str]:
     return _LATIN_WORD.findall(unicodedata.normalize("NFKC", text).lower())
 
 
+_LATIN_NAME = re.compile(r"(?<![A-Za-z0-9])[A-Za-z][A-Za-z0-9&.+-]*[A-Za-z0-9]")
+
+
+def latin_names(text: str) -> set[str]:
+    """The names a Han text writes in Latin letters (Qwest, USGS, Internet2), lower case: words of two
+    letters or more with a capital; the x of a coded name (张x1) and a lower-case unit (km) are not."""
+    text = unicodedata.normalize("NFKC", text)
+    return {w.lower().rstrip(".") for w in _LATIN_NAME.findall(text)
+            if sum(ch.isalpha() for ch in w) >= 2 and any(ch.isupper() for ch in w)}
+
+
+def script_of(text: str) -> str | None:
+    """"han" or "latin": the script most of ``text``'s content is in (a Han character weighs as much as
+    a Latin word); None when it has neither."""
+    han = sum(1 for ch in text if is_han(ch))
+    latin = len(latin_words(text))
+    if not han and not latin:
+        return None
+    return "han" if han >= latin else "latin"
+
+
 def content(text: str, names: Names | None = None) -> Content:
     """The content terms of ``text`` (see ``Content``): the book's names (``names``, ``name_groups``)
     and modern words found by the longest match, then single Han characters that are not function

@@ -219,3 +219,17 @@ def test_an_ordinal_may_be_written_without_第_in_the_source() -> None:
     vigil = "孔明在帐中祈禳已及六夜，见主灯明亮，心中甚喜。"
     assert _status("孔明祈禳到第六夜，见主灯明亮，心中甚喜[1]。", vigil) == "supported"
     assert _status("孔明祈禳到第七夜，见主灯明亮，心中甚喜[1]。", vigil) == "unsupported"
+
+
+def test_a_part_naming_another_latin_name_than_the_chinese_question_is_not_its_part() -> None:
+    text = "许多断层都可以产生强烈的地震。AGS已发布了本地区的地震预报，该预报模拟了这里发生的地震。"
+    q = "GAS发布了什么？"
+    check = verify_part("AGS发布了什么", "地震预报", 1, "AGS已发布了本地区的地震预报", [book(1, text)], question=q)
+    assert check.status == "unverified" and codes(check.detail) == {"check.not_a_part"}
+    # the question's own name, in any case, or the name the question cut short written out whole
+    same = verify_part("AGS发布了什么", "地震预报", 1, "AGS已发布了本地区的地震预报", [book(1, text)],
+                       question="ags发布了什么？")
+    assert same.status == "verified"
+    whole = verify_part("AGS发布了什么", "地震预报", 1, "AGS已发布了本地区的地震预报", [book(1, text)],
+                        question="A虫发布了什么？")
+    assert whole.status == "verified"

@@ -295,3 +295,11 @@ def test_a_sentence_that_names_the_question_it_restates_is_an_echo() -> None:
     question = "建行铜陵开发区支行是否收到了保险赔偿款？"
     assert status("建行铜陵开发区支行是否收到了保险赔偿款，正是本案要回答的问题[1]。", question, record) == "no_claim"
     assert status("是的，建行铜陵开发区支行收到了保险赔偿款[1]。", question, record) == "supported"
+
+
+def test_a_sentence_that_says_its_text_speaks_of_the_question_is_an_echo() -> None:
+    record = [Source(1, "经审理查明，甲乙双方之间先后一共进行了9次交易，货款均已结清。", "book", "")]
+    question = "甲乙双方一共进行了多少次交易？"
+    assert status("材料谈到了双方之间一共进行过多少次交易的问题[1]。", question, record) == "no_claim"
+    assert status("这段原文涉及甲乙双方一共进行了多少次交易[1]。", question, record) == "no_claim"
+    assert status("双方之间一共进行了9次交易[1]。", question, record) == "supported"

@@ -89,3 +89,11 @@ def test_an_english_question_of_two_parts_is_two() -> None:
 
     assert question_parts("Which dances did Tom ask for, and when he showed her the house, what did she feel?") == [
         "Which dances did Tom ask for", "when he showed her the house, what did she feel?"]
+
+
+def test_a_sentence_naming_none_of_a_chinese_parts_latin_names_is_not_about_it() -> None:
+    sentence = "Netplus是一个非营利性的计算机网络联盟，由研究和教育界的成员领导。"
+    assert codes(pick_refused("谁领导Lumen财团？", "研究和教育界的成员", sentence)) == "check.pick_not_about"
+    assert pick_refused("谁领导Netplus联盟？", "研究和教育界的成员", sentence) is None
+    # one of the part's names is enough; the copied words' own names are not asked of
+    assert pick_refused("Netplus与Lumen合作时由谁领导？", "研究和教育界的成员", sentence) is None
