@@ -4,6 +4,7 @@
 ``rag.i18n.Msg`` (codes ``check.*``: a part's ``detail``, a sentence's ``reason``; ``str()`` is the English
 text); code that decides on it reads its status, or its codes (``rag.i18n.codes``), never its wording."""
 
+from rag.checks.facts import CITATION
 from rag.checks.quotes import (
     MIN_QUOTE_WEIGHT,
     NOT_FOUND,
@@ -33,7 +34,7 @@ from rag.checks.sentences import (
 from rag.checks.text import Norm, cn_to_int, contains, content, content_weight, coverage, is_han, normalize
 
 __all__ = [
-    "MIN_QUOTE_WEIGHT", "NOT_FOUND", "AnswerCheck", "Norm", "PartCheck", "PartStatus", "QuoteMatch",
+    "CITATION", "MIN_QUOTE_WEIGHT", "NOT_FOUND", "AnswerCheck", "Norm", "PartCheck", "PartStatus", "QuoteMatch",
     "SentenceCheck", "SentenceStatus", "Source", "about_the_part", "answer_pieces", "answer_supported",
     "check_answer", "check_sentence", "citations_of", "cn_to_int", "contains", "content", "content_weight",
     "coverage", "is_han", "is_yes_no", "match_quote", "normalize", "part_of_question", "question_left_out",

@@ -8,7 +8,8 @@ import re
 
 from rag.checks.text import cn_to_int, contains, is_han, normalize
 
-CITATION = re.compile(r"\[(\d+(?:\s*[,，、-]\s*\d+)*)\]")
+# a citation numbers a source: one or two digits ([2015] in 邯郸燕赵[2015]鉴字 is a document's number)
+CITATION = re.compile(r"\[(\s*\d{1,2}(?:\s*[,，、-]\s*\d{1,2})*\s*)\]")
 LIST_MARKER = re.compile(r"^\s*(?:\d+[.)、]|[一二三四五六七八九十]+、|[-*+•])\s*")
 NUMBER = re.compile(r"\d+(?:[.:]\d+)*%?")
 QUOTED = re.compile(r"[“\"「『]([^”\"」』]{2,40})[”\"」』]")
@@ -17,13 +18,17 @@ _TITLE = re.compile(r"《[^》]{1,30}》")
 # Units a number is read with (三百六十岁 is 360岁, so a 360 that counts something else does not match);
 # a number followed by anything else is checked as a number.
 _UNITS = frozenset("年月日天岁回章集卷里丈尺寸斤两钱石斗升亩顷万千百")
+# what else a number in digits is read with in modern prose (15号, 3楼, 8成, 5级, 2倍, 100余元, 20多人)
+_DIGIT_UNITS = frozenset("号楼层成级倍余多期届路版款项栋户套台门罐箱袋包瓶盒份吨公")
 
 
 # A small number a sentence uses for its own items or the sources, not a fact of the book: "以上两件事",
 # "这两段", "以下五人", "两处资料"; and the count of a list it has just given: "范疆、张达二人".
 _SMALL = "一二两三四五六七八九"
 _OWN_ITEMS = re.compile(rf"(?:以上|上述|以下|下列|下面|这|那)([{_SMALL}\d])"
-                        rf"|([{_SMALL}\d])[处段条则份篇]?(?:资料|来源|段落|引文|出处|材料)")
+                        rf"|([{_SMALL}\d])[处段条则份篇]?(?:资料|来源|段落|引文|出处|材料)"
+                        # "两人膝下无子": opening a clause, "the two of them" names the pair just spoken of
+                        rf"|^\s*(?:这|他们|她们)?([两二俩])(?=人|位|者)")
 _LISTED = re.compile(rf"((?:[\u4e00-\u9fff]{{1,6}}[、和与及])+[\u4e00-\u9fff]{{1,6}}?)([{_SMALL}\d])[人位个名员将]")
 # Words that count a thing between a small number and the thing: 两个小童 / 二小童, 三位老者 / 三老者.
 _CLASSIFIERS = "个位名只匹头条张把件枚座间口员支根"
@@ -39,7 +44,14 @@ def _in_name(text: str, span: tuple[int, int]) -> bool:
     if not text[start:end].strip() or not text[start].isdigit():
         return False  # a number written in words
     before, after = text[start - 1:start], text[end:end + 1]
-    return (before.isascii() and before.isalpha()) or after == "某" or (after.isascii() and after.isalpha())
+    if (before.isascii() and before.isalpha()) or after == "某" or (after.isascii() and after.isalpha()):
+        return True
+    # between two Han characters with no counting word or unit after it (王0还与苏2及其兄): a coded name;
+    # a quantity in digits is followed by what it counts (6间, 2016年, 11次)
+    from rag.checks.text import MEASURES
+
+    return (is_han(before) and before != "第" and is_han(after) and after not in MEASURES
+            and after not in _UNITS and after not in _DIGIT_UNITS)
 
 
 WORD_NUMERAL = re.compile(r"[二两三四五六七八九][\u4e00-\u9fff]")
@@ -71,14 +83,24 @@ def _date_in(fact: str, haystack: str) -> bool | None:
     if not m or not (m.group(1) or m.group(3)):
         return None
     year, month, day = m.groups()
-    pattern = (f"{year}年" if year else "") + f"(?:0?{month}|{_MONTHS[int(month)]})月" + (
-        f"0?{day}[日号]" if day else "")
-    return re.search(rf"(?<!\d){pattern}", haystack) is not None
+    rest = f"(?:0?{month}|{_MONTHS[int(month)]})月" + (f"0?{day}[日号]" if day else "")
+    if re.search(rf"(?<!\d){year + '年' if year else ''}{rest}", haystack):
+        return True
+    # "同年9月初": the year is the one the text last named
+    return bool(year) and any(_last_year(haystack, m.start()) == year for m in re.finditer(rf"{_SAME_YEAR}{rest}", haystack))
+
+
+_SAME_YEAR = "(?:同年|当年|是年|该年|本年)"
+
+
+def _last_year(text: str, end: int) -> str | None:
+    years = re.findall(r"(?<!\d)(\d{4})年", text[:end])
+    return years[-1] if years else None
 
 
 def _own_counts(clause: str) -> list[int]:
     """Small numbers of ``clause`` that count the answer's own items or a list it has just given."""
-    found = [cn_to_int(m.group(1) or m.group(2)) for m in _OWN_ITEMS.finditer(clause)]
+    found = [cn_to_int(m.group(1) or m.group(2) or m.group(3).replace("俩", "两")) for m in _OWN_ITEMS.finditer(clause)]
     for m in _LISTED.finditer(clause):
         items = len(re.findall(r"[、和与及]", m.group(1))) + 1
         if cn_to_int(m.group(2)) == items:
@@ -119,6 +141,8 @@ def facts_of(sentence: str) -> list[str]:
             small = number.isdigit() and int(number) < 10  # 一/二/三 count anything: read a small number with its word
             if small and int(number) in own:
                 own.remove(int(number))
+            elif before == "第" and nxt == "问":  # 关于第二问: the question's own part, not a fact
+                continue
             elif small and before == "第":
                 facts.append(f"第{number}天" if nxt in ("天", "日") else f"第{number}{nxt if is_han(nxt) else ''}")
             elif small and before == "老":
@@ -143,6 +167,10 @@ def fact_in(fact: str, haystack: str) -> bool:
     if _CODE_NAME.fullmatch(fact) and not fact[1:].isdigit():
         # normalised text has no punctuation: "王x2，2014年" reads 王x22014年 (a number glued on after it)
         return re.search(rf"{re.escape(fact)}(?!\d)|{re.escape(fact)}(?=\d{{3,}})", haystack) is not None
+    coded = re.fullmatch(r"([\u4e00-\u9fff])(\d+)", fact) if not fact.startswith("第") else None  # 王0 (a coded name), or 有3 where the source says 有三
+    if coded:
+        head, digits = coded.groups()
+        return re.search(rf"{re.escape(head)}{_num(digits)}(?!\d)", haystack) is not None
     date = _date_in(fact, haystack)
     if date is not None:
         return date

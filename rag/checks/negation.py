@@ -27,7 +27,7 @@ def is_negated(text: str) -> bool:
 
 
 # characters between a negation and what it denies (没有被抢夺, 不曾去, 未能成功): skipped to reach it
-_NEGATED_SKIP = frozenset("被把将曾能会可得在有是要肯敢去来也都还再就又让使对向给从其")
+_NEGATED_SKIP = frozenset("被把将曾能会可得在有是要肯敢去来也都还再就又让使对向给从其予")
 _NEGATED_CLOSE = frozenset("有曾能")
 _EN_NEGATED_SKIP = frozenset({"be", "been", "being", "have", "has", "had", "to", "a", "an", "the", "any", "at", "all",
                               "ever", "even", "yet", "really", "so", "very", "much", "as", "it", "him", "her", "them"})
@@ -88,6 +88,12 @@ def _verbatim_quotes(body: str, sources_text: str) -> str:
     return QUOTED.sub(lambda m: " " * len(m.group(0)) if contains(hay, normalize(m.group(1)).text) else m.group(0), body)
 
 
+# a clause saying what the sources themselves do not say ("资料本身没有用…来定性"): about the text, not
+# a denial of something the text states
+_SOURCES_LACK = re.compile(r"^\s*(?:该|这|此|本|两|各)?[份段篇则]?(?:资料|材料|原文|来源|引文|段落|文中|书中|文本)"
+                           r"(?:本身|中|里|里面|上)?(?:并|都|也|均)?(?:没有|没|未|不|无)")
+
+
 def negation_differs(body: str, windows: Sequence[str], names: Names) -> str | None:
     """A clause of the sentence that denies what the sentences stating the claim affirm, or affirms
     what they deny ("没有被抢夺" / "被抢夺"; "was not" / "was"): that clause, else None. What a negation
@@ -103,7 +109,7 @@ def negation_differs(body: str, windows: Sequence[str], names: Names) -> str | N
     # what the sources deny is read close to the negation: 没 also means "sink" (都没在昏暗里)
     source_denied = {p for sc in source_clauses for p in _denied(sc, _NEGATED_CLOSE)}
     for clause in clauses:
-        if len(content(clause, names).terms) < NEGATION_MATCH:
+        if len(content(clause, names).terms) < NEGATION_MATCH or _SOURCES_LACK.match(clause):
             continue
         mine: dict[str, set[bool]] = {}
         for pred, denied in _predicates(clause):
@@ -151,7 +157,11 @@ def _clause_negation_differs(clause: str, source_clauses: Sequence[str], names: 
         after = normalize(text[m.end():m.end() + 8]).text[:4]
         if any(is_han(ch) for ch in after[:2]):
             lone = _LONE_WORD.match(text, m.end())  # 都没有错，: a word of one character ends the clause
-            if any(after[i:i + 2] in plain for i in range(len(after) - 1)) or (lone and lone.group(1) in plain):
+            # a negation the claim adds may bear on any word just after it (并非根据国家…); one of the
+            # source's, only on the word right after it, past 被/有/能 (无争议入职: 争议, not 入职)
+            starts = [i for i in range(len(after) - 1)
+                      if negated is clause or all(ch in _NEGATED_SKIP for ch in after[:i])]
+            if any(after[i:i + 2] in plain for i in starts) or (lone and lone.group(1) in plain):
                 return True
         elif any(ch in shared for ch in after):
             return True

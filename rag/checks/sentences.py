@@ -32,7 +32,7 @@ from rag.checks.facts import (
     fact_in,
     facts_of,
 )
-from rag.checks.negation import negation_differs
+from rag.checks.negation import is_negated, negation_differs
 from rag.checks.quotes import Source, source_names
 from rag.checks.text import (
     Names,
@@ -49,7 +49,7 @@ from rag.i18n import Msg
 
 # not_checked: a claim in another language than its sources that code cannot compare (never "supported")
 SentenceStatus = Literal["supported", "unsupported", "uncited", "no_claim", "not_checked"]
-_TRAILING_CITES = re.compile(r"[ \t]*(?:\[\d+(?:\s*[,，、-]\s*\d+)*\][ \t]*)+")
+_TRAILING_CITES = re.compile(rf"[ \t]*(?:{CITATION.pattern}[ \t]*)+")
 _BOOK_WORDS = ("书中", "原著", "本书", "原文", "小说中", "导读", "the book", "the novel", "the guide", "book sources")
 _HEDGES = ("无法确认", "无法从资料中确认", "不能确认", "未能确认", "没有提到", "未提及", "尚缺", "缺少", "没有找到",
            "没有说明", "未说明", "没有记载", "未记载", "资料中没有", "来源中没有", "无从",
@@ -154,7 +154,10 @@ def _is_hedge(sentence: str) -> bool:
     return any(h in low for h in _HEDGES) or bool(_HEDGE_PATTERN.search(sentence))
 
 
-_LABEL = re.compile(r"^\s*(?:[-*+•]\s+|\d+[.)、]\s*)?\*\*[^*]{1,30}\*\*\s*[:：]\s*")
+_LABEL = re.compile(r"^\s*(?:[-*+•]\s+|\d+[.)、]\s*)?(?:\*\*[^*]{1,30}\*\*"
+                    # a plain label of the answer's own making ("附带说明：", "相关情况：", "注意区分：")
+                    r"|[\u4e00-\u9fff]{0,4}(?:说明|情况|区分|补充|注意|结论|答案|总结|回答|要点|依据|背景|备注|提示|简答))"
+                    r"\s*[:：]\s*")
 _LEAD_IN = re.compile(r"(?:如下|以下|下列|the following|as follows)\s*[:：]?\s*$", re.IGNORECASE)
 
 
@@ -419,9 +422,13 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
     label = _LABEL.match(body)  # "**蒯越说的不吉利之处**：…": the label repeats the question, the rest claims
     if label and content(body[label.end():], names).terms:
         body = body[label.end():]
+    excused = _unclaimed_quotes(body, question)
+    for q in excused:  # what the sentence says the sources do not call it, or the question's own word
+        body = body.replace(q, " ")
     body_norm = normalize(body).text
     named = [n for n in names if len(n) > 1 and n in body_norm]
-    facts = [f for f in facts_of(sentence) if not (WORD_NUMERAL.fullmatch(f) and any(f in n for n in named))]
+    facts = [f for f in facts_of(sentence) if not (WORD_NUMERAL.fullmatch(f) and any(f in n for n in named))
+             and f not in {normalize(q).text for q in excused}]
     if "web" in origins and "book" not in origins and any(w in whole.lower() for w in _BOOK_WORDS):
         return "unsupported", Msg.of("check.sentence_web_as_book"), origin
     cited_text = " ".join(s.text for s in cited)
@@ -442,14 +449,17 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
     chapters = [f for f in facts if re.fullmatch(r"第\d+", f)]
     details = [f for f in facts if f not in chapters]
     missing = [f for f in chapters if not fact_in(f, everything)]
-    body_terms = content(body, names).terms
+    claim = _ATTRIBUTION.sub(" ", body)  # "资料只说明…，并指出…": what the sources say, not who says it
+    body_terms = content(claim, names).terms
     has_han = source_script == "han"
     terms = [(t, f) for t, f in body_terms if is_han(t[0]) == has_han and not t[0].isdigit()]
     region, windows = _best_region(terms, details, _windows(cited), [s.label for s in cited if s.label])
     quoted = [f for f in details if f in [normalize(q).text for q in QUOTED.findall(body)]]
     # quoted speech and numerals inside words (三调, 五圣) are words of the sources, wherever they are
-    missing += [f for f in details if not fact_in(f, everything if f in quoted or WORD_NUMERAL.fullmatch(f) else region)
-                and (f[0].isdigit() or f.startswith("第") or any(is_han(ch) for ch in f) == has_han)]
+    absent = [f for f in details if not fact_in(f, everything if f in quoted or WORD_NUMERAL.fullmatch(f) else region)
+              and (f[0].isdigit() or f.startswith("第") or any(is_han(ch) for ch in f) == has_han)]
+    found = [f for f in details if f not in absent]
+    missing += [f for f in absent if not _sum_of(f, found)]
     missing += [t for t, forms in body_terms if t in names and not found_in(forms, region)]
     if missing:
         return "unsupported", Msg.of("check.sentence_not_in_sources", missing=", ".join(dict.fromkeys(missing))), origin
@@ -469,10 +479,50 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
         subject = _missing_subject(body, everything, names, question) if has_han else None
         if subject:
             return "unsupported", Msg.of("check.sentence_not_in_sources", missing=subject), origin
-        thin = _thin_clause(body, region, names, has_han)
+        thin = _thin_clause(claim, region, names, has_han)
         if thin:
             return "unsupported", Msg.of("check.sentence_not_in_sources", missing=thin), origin
     return "supported", Msg.of("check.sentence_supported"), origin
+
+
+# Words that attribute a claim to the cited text ("资料只说明", "并指出", "材料中记载"): the sentence says
+# the text says it; they are not part of what is claimed
+_ATTRIBUTION = re.compile(r"(?:该|这|此|本|两)?[份段篇则]?(?:资料|材料|原文|来源|引文|文中|书中|文本)(?:本身|中|里|上)?"
+                          r"|指出|说明|提到|提及|写道|写明|记载|谈到|讲述|描述|叙述|表明|显示")
+
+
+def _sum_of(fact: str, stated: Sequence[str]) -> bool:
+    """A number the sentence works out from numbers its sources state ("代偿款30345.92元加保险费17044.26元
+    （合计47390.18元）"): the sum of two of them, or of all."""
+    def value(f: str) -> Decimal | None:
+        m = NUMBER.match(f)
+        try:
+            return Decimal(m.group(0)) if m and "%" not in m.group(0) and ":" not in m.group(0) else None
+        except InvalidOperation:
+            return None
+
+    target = value(fact)
+    parts = [v for v in (value(f) for f in stated) if v is not None]
+    if target is None or len(parts) < 2:
+        return False
+    return target == sum(parts) or any(a + b == target for i, a in enumerate(parts) for b in parts[i + 1:])
+
+
+def _unclaimed_quotes(body: str, question: str | None) -> list[str]:
+    """Quoted words a sentence does not claim its sources say: those it denies they use ("资料本身没有用
+    “聚众斗殴”来定性": a negation just before, in the same clause) and the question's own words it
+    speaks of ("问题中的“人民币”")."""
+    asked = normalize(question or "").text
+    out = []
+    for m in QUOTED.finditer(body):
+        word = normalize(m.group(1)).text
+        lead = CLAUSES.split(body[:m.start()])[-1][-_QUOTE_LEAD:]
+        if (asked and word and word in asked) or (lead and is_negated(lead)):
+            out.append(m.group(0))
+    return out
+
+
+_QUOTE_LEAD = 12  # characters of its clause before a quote within which a negation denies it
 
 
 def _thin_clause(body: str, region: str, names: Names, has_han: bool) -> str | None:
@@ -509,7 +559,9 @@ def _missing_subject(body: str, everything: str, names: Names, question: str | N
     return None
 
 
-_HEADING_LINE = re.compile(r"^\s*(?:#+\s*.+|\*\*[^*]+\*\*[:：]?|(?:[一二三四五六七八九十]+、|\d+[.)、])\s*\*\*[^*]+\*\*[:：]?)\s*$")
+_HEADING_LINE = re.compile(r"^\s*(?:#+\s*.+|\*\*[^*]+\*\*[:：]?|(?:[一二三四五六七八九十]+、|\d+[.)、])\s*\*\*[^*]+\*\*[:：]?"
+                           # "一、入职时间", "（二）旅游合同纠纷中的事故": a numbered section's title line
+                           r"|(?:[一二三四五六七八九十]+、|[（(][一二三四五六七八九十]+[)）])[^。！？!?；;，,\[\]]{1,20})\s*$")
 _NOTE = re.compile(r"^\s*[（(][^（）()]*[）)]\s*[。.]?\s*$")
 
 

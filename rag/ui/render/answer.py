@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from rag.checks import SentenceCheck
+from rag.checks import CITATION, SentenceCheck, citations_of
 from rag.i18n import node_title, t, text
 from rag.schemas import Passage, SearchResult
 from rag.ui.render.icons import NODE_ICONS, STATUS_ICONS
@@ -25,7 +25,6 @@ from rag.ui.render.safe import (
 from rag.ui.render.sources import passage_label
 from rag.ui.translate import STOP_NOTES, Turn, UiState
 
-_CITATION = re.compile(r"\[(\s*\d{1,3}(?:\s*[,，、]\s*\d{1,3})*\s*)\]")
 _CODE_SPAN = re.compile(r"`[^`\n]+`")
 # Markdown that opens a line (list item, heading, quote): a sentence mark starts after it.
 _LINE_LEAD = re.compile(r"^(?:\s*(?:[-*+]|\d{1,3}[.)])\s+|\s*#{1,6}\s+|\s*>\s?)+")
@@ -68,8 +67,8 @@ def _inline(text: str, cites: _Cites, unsupported: bool = False) -> str:
 
 def _links(text: str, cites: _Cites, unsupported: bool) -> str:
     marks: list[tuple[int, int, str]] = []
-    for m in _CITATION.finditer(text):
-        numbers = [int(x) for x in re.split(r"\s*[,，、]\s*", m.group(1).strip()) if x.strip().isdigit()]
+    for m in CITATION.finditer(text):
+        numbers = citations_of(m.group(0))
         marks.append((m.start(), m.end(), "".join(cites.link(n, unsupported) for n in numbers)))
     for start, end, href in find_urls(text):
         if not any(a < end and start < b for a, b, _ in marks):

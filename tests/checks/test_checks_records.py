@@ -1,0 +1,79 @@
+"""Sentence checks on modern documentary prose (court records, reports): the ways a faithful sentence
+is written there that a check must not refuse (a document number in brackets, coded names, "the two of
+them", 同年, a sum worked out, a section title, the answer's own labels) and
+the wrong sentences beside them that it still must. The texts are written for these tests."""
+
+from __future__ import annotations
+
+from rag.checks import Source, check_answer
+from rag.checks.sentences import citations_of
+
+RECORD = ("经审理查明：原告王0与被告苏2系父子关系，2010年1月31日，原告王0与被告苏2签订财产协议。"
+          "另查明，原告刘x0与李x6系夫妻关系，因原告与李x6膝下无子，1972年3月经协商收养被告刘x2为养子。")
+SALE = ("公诉机关指控，2015年8月，被告人周某甲通过网络发布出售考试答案的广告，并于同年9月初以每一科目人民币"
+        "1500元的价格将答案卖给被告人吴某。")
+LABOUR = ("原、被告双方对其他事项无争议入职时间:被告于2010年3月1日入职工作岗位:杂工。被告提交一份《自愿书》，"
+          "日期为2009年4月1日。鉴定意见书（燕赵[2015]鉴字第JS048号）认定制动系统存在设计缺陷。")
+DEBT = "原告代被告偿还借款30345.92元，另垫付保险费17044.26元，被告应一并偿还。"
+CHARGE = "被告人张某持刀将被害人刺伤，其行为已构成故意伤害罪。"
+
+
+def marks(answer: str, *texts: str, question: str | None = None) -> list[str]:
+    sources = [Source(i + 1, t, "book", "") for i, t in enumerate(texts)]
+    return [s.status for s in check_answer(answer, sources, question=question).sentences]
+
+
+def test_a_bracketed_document_number_is_no_citation() -> None:
+    assert citations_of("鉴定意见书（燕赵[2015]鉴字第JS048号）认定存在设计缺陷[1]。") == (1,)
+    assert marks("鉴定意见书（燕赵[2015]鉴字第JS048号）认定制动系统存在设计缺陷[1]。", LABOUR) == ["supported"]
+    assert marks("鉴定意见书认定制动系统存在设计缺陷[7]。", LABOUR) == ["unsupported"]  # [7] is still a citation
+
+
+def test_a_coded_name_between_han_characters_is_a_name_checked_as_written() -> None:
+    assert marks("2010年1月31日，王0还与苏2签订了财产协议[1]。", RECORD) == ["supported"]
+    assert marks("2010年1月31日，王3还与苏2签订了财产协议[1]。", RECORD) == ["unsupported"]
+
+
+def test_the_two_of_them_opening_a_clause_counts_nothing() -> None:
+    assert marks("刘x0与李x6是夫妻。两人膝下无子，于1972年3月收养刘x2为养子[1]。", RECORD) == ["supported", "supported"]
+    assert marks("刘x0与李x6是夫妻。三人膝下无子，于1972年3月收养刘x2为养子[1]。", RECORD)[1] == "unsupported"
+
+
+def test_the_same_year_is_the_year_last_named() -> None:
+    assert marks("周某甲于2015年9月初以每一科目1500元的价格把答案卖给了吴某[1]。", SALE) == ["supported"]
+    assert marks("周某甲于2016年9月初以每一科目1500元的价格把答案卖给了吴某[1]。", SALE) == ["unsupported"]
+
+
+
+def test_a_negation_denies_the_word_after_it_not_the_next_one() -> None:
+    # 无争议 denies 争议: the 入职时间 that follows it is stated, not denied
+    assert marks("《自愿书》的日期为2009年4月1日，早于入职时间[1]。", LABOUR) == ["supported"]
+
+
+def test_a_sum_of_stated_numbers_is_stated() -> None:
+    assert marks("被告应偿还代偿款30345.92元加保险费17044.26元，合计47390.18元[1]。", DEBT) == ["supported"]
+    assert marks("被告应偿还代偿款30345.92元加保险费17044.26元，合计47391.18元[1]。", DEBT) == ["unsupported"]
+
+
+def test_a_word_the_sentence_says_the_source_does_not_use_is_not_claimed() -> None:
+    assert marks("张某的行为构成“故意伤害罪”，并非“聚众斗殴”[1]。", CHARGE) == ["supported"]
+    assert marks("张某的行为构成“聚众斗殴”[1]。", CHARGE) == ["unsupported"]
+
+
+def test_a_numbered_section_title_is_no_claim() -> None:
+    assert marks("一、入职时间\n被告于2010年3月1日入职，岗位为杂工[1]。", LABOUR) == ["no_claim", "supported"]
+
+
+def test_the_answers_own_label_and_attribution_are_not_claims() -> None:
+    assert marks("附带说明：被告于2010年3月1日入职，岗位为杂工[1]。", LABOUR) == ["supported"]
+    assert marks("资料只说明被告于2010年3月1日入职，并指出其工作岗位为杂工[1]。", LABOUR) == ["supported"]
+    assert marks("附带说明：被告于2011年3月1日入职，岗位为杂工[1]。", LABOUR) == ["unsupported"]
+
+
+def test_the_questions_own_part_is_no_number() -> None:
+    assert marks("关于第二问：被告于2010年3月1日入职[1]。", LABOUR, question="被告何时入职？岗位是什么？") == ["supported"]
+
+
+def test_a_source_that_withholds_what_the_claim_grants_is_contradicted() -> None:
+    refused = "原告称结婚登记时使用的是假户口本，被告对此不予认可。"
+    assert marks("对于原告所称使用假户口本一事，被告予以认可[1]。", refused) == ["unsupported"]
