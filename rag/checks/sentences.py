@@ -32,7 +32,7 @@ from rag.checks.facts import (
     fact_in,
     facts_of,
 )
-from rag.checks.negation import is_negated, negation_differs
+from rag.checks.negation import negation_differs
 from rag.checks.quotes import Source, source_names
 from rag.checks.text import (
     Names,
@@ -45,6 +45,7 @@ from rag.checks.text import (
     script_of,
     stem,
 )
+from rag.checks.wording import ATTRIBUTION, missing_subject, sum_of, unclaimed_quotes
 from rag.i18n import Msg
 
 # not_checked: a claim in another language than its sources that code cannot compare (never "supported")
@@ -422,7 +423,7 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
     label = _LABEL.match(body)  # "**蒯越说的不吉利之处**：…": the label repeats the question, the rest claims
     if label and content(body[label.end():], names).terms:
         body = body[label.end():]
-    excused = _unclaimed_quotes(body, question)
+    excused = unclaimed_quotes(body, question)
     for q in excused:  # what the sentence says the sources do not call it, or the question's own word
         body = body.replace(q, " ")
     body_norm = normalize(body).text
@@ -449,7 +450,7 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
     chapters = [f for f in facts if re.fullmatch(r"第\d+", f)]
     details = [f for f in facts if f not in chapters]
     missing = [f for f in chapters if not fact_in(f, everything)]
-    claim = _ATTRIBUTION.sub(" ", body)  # "资料只说明…，并指出…": what the sources say, not who says it
+    claim = ATTRIBUTION.sub(" ", body)  # "资料只说明…，并指出…": what the sources say, not who says it
     body_terms = content(claim, names).terms
     has_han = source_script == "han"
     terms = [(t, f) for t, f in body_terms if is_han(t[0]) == has_han and not t[0].isdigit()]
@@ -459,7 +460,7 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
     absent = [f for f in details if not fact_in(f, everything if f in quoted or WORD_NUMERAL.fullmatch(f) else region)
               and (f[0].isdigit() or f.startswith("第") or any(is_han(ch) for ch in f) == has_han)]
     found = [f for f in details if f not in absent]
-    missing += [f for f in absent if not _sum_of(f, found)]
+    missing += [f for f in absent if not sum_of(f, found)]
     missing += [t for t, forms in body_terms if t in names and not found_in(forms, region)]
     if missing:
         return "unsupported", Msg.of("check.sentence_not_in_sources", missing=", ".join(dict.fromkeys(missing))), origin
@@ -476,53 +477,13 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
         run = run or (_novel_run(body_terms, region, REGION_RUN) if has_han and REGION_RUN else None)
         if run:
             return "unsupported", Msg.of("check.sentence_not_in_sources", missing=run), origin
-        subject = _missing_subject(body, everything, names, question) if has_han else None
+        subject = missing_subject(body, everything, names, question) if has_han else None
         if subject:
             return "unsupported", Msg.of("check.sentence_not_in_sources", missing=subject), origin
         thin = _thin_clause(claim, region, names, has_han)
         if thin:
             return "unsupported", Msg.of("check.sentence_not_in_sources", missing=thin), origin
     return "supported", Msg.of("check.sentence_supported"), origin
-
-
-# Words that attribute a claim to the cited text ("资料只说明", "并指出", "材料中记载"): the sentence says
-# the text says it; they are not part of what is claimed
-_ATTRIBUTION = re.compile(r"(?:该|这|此|本|两)?[份段篇则]?(?:资料|材料|原文|来源|引文|文中|书中|文本)(?:本身|中|里|上)?"
-                          r"|指出|说明|提到|提及|写道|写明|记载|谈到|讲述|描述|叙述|表明|显示")
-
-
-def _sum_of(fact: str, stated: Sequence[str]) -> bool:
-    """A number the sentence works out from numbers its sources state ("代偿款30345.92元加保险费17044.26元
-    （合计47390.18元）"): the sum of two of them, or of all."""
-    def value(f: str) -> Decimal | None:
-        m = NUMBER.match(f)
-        try:
-            return Decimal(m.group(0)) if m and "%" not in m.group(0) and ":" not in m.group(0) else None
-        except InvalidOperation:
-            return None
-
-    target = value(fact)
-    parts = [v for v in (value(f) for f in stated) if v is not None]
-    if target is None or len(parts) < 2:
-        return False
-    return target == sum(parts) or any(a + b == target for i, a in enumerate(parts) for b in parts[i + 1:])
-
-
-def _unclaimed_quotes(body: str, question: str | None) -> list[str]:
-    """Quoted words a sentence does not claim its sources say: those it denies they use ("资料本身没有用
-    “聚众斗殴”来定性": a negation just before, in the same clause) and the question's own words it
-    speaks of ("问题中的“人民币”")."""
-    asked = normalize(question or "").text
-    out = []
-    for m in QUOTED.finditer(body):
-        word = normalize(m.group(1)).text
-        lead = CLAUSES.split(body[:m.start()])[-1][-_QUOTE_LEAD:]
-        if (asked and word and word in asked) or (lead and is_negated(lead)):
-            out.append(m.group(0))
-    return out
-
-
-_QUOTE_LEAD = 12  # characters of its clause before a quote within which a negation denies it
 
 
 def _thin_clause(body: str, region: str, names: Names, has_han: bool) -> str | None:
@@ -535,27 +496,6 @@ def _thin_clause(body: str, region: str, names: Names, has_han: bool) -> str | N
             stated = sum(1 for _, forms in terms if found_in(forms, region)) / len(terms)
             if stated < CLAUSE_COVERAGE:
                 return clause.strip()
-    return None
-
-
-def _missing_subject(body: str, everything: str, names: Names, question: str | None) -> str | None:
-    """A sentence opening with two content characters (a name: 宋江 of "宋江把那株绿杨树带根拔起") neither
-    of which its cited sources have anywhere (``everything``) nor the question (the scene it sets,
-    "取经成功后…", is not a claim of the sources): the claim is about someone else. Only the sentence's
-    first clause: later ones open with what the subject did (自称, 并说), as often as not in other words."""
-    from rag.checks.text import FUNCTION_WORDS, STOP_HAN, VARIANTS
-
-    asked = normalize(question or "").text
-    for clause in [c for c in CLAUSES.split(body) if normalize(c).text][:1]:
-        norm = normalize(clause).text
-        head = norm[:2]
-        if len(norm) < 4 or len(head) < 2 or not all(is_han(ch) and ch not in STOP_HAN for ch in head):
-            continue
-        if any(w in VARIANTS or w in FUNCTION_WORDS for w in (head[0], head, norm[:3])) or any(
-                norm.startswith(n) for n in names):
-            continue
-        if not any(found_in(frozenset({ch}), everything) or ch in asked for ch in head):
-            return head
     return None
 
 

@@ -1,0 +1,73 @@
+"""How an answer sentence words what it does not claim: the words that attribute it to its text ("资料
+只说明", "并指出"), quoted words it denies its text uses or takes from the question, and a number it works
+out from numbers its text states; and a sentence whose subject its text never names. Read by the sentence checks (``rag.checks.sentences``). Pure."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
+
+from rag.checks.facts import CLAUSES, NUMBER, QUOTED
+from rag.checks.negation import is_negated
+from rag.checks.text import Names, found_in, is_han, normalize
+
+# Words that attribute a claim to the cited text ("资料只说明", "并指出", "材料中记载"): the sentence says
+# the text says it; they are not part of what is claimed
+ATTRIBUTION = re.compile(r"(?:该|这|此|本|两)?[份段篇则]?(?:资料|材料|原文|来源|引文|文中|书中|文本)(?:本身|中|里|上)?"
+                          r"|指出|说明|提到|提及|写道|写明|记载|谈到|讲述|描述|叙述|表明|显示")
+
+
+def sum_of(fact: str, stated: Sequence[str]) -> bool:
+    """A number the sentence works out from numbers its sources state ("代偿款30345.92元加保险费17044.26元
+    （合计47390.18元）"): the sum of two of them, or of all."""
+    def value(f: str) -> Decimal | None:
+        m = NUMBER.match(f)
+        try:
+            return Decimal(m.group(0)) if m and "%" not in m.group(0) and ":" not in m.group(0) else None
+        except InvalidOperation:
+            return None
+
+    target = value(fact)
+    parts = [v for v in (value(f) for f in stated) if v is not None]
+    if target is None or len(parts) < 2:
+        return False
+    return target == sum(parts) or any(a + b == target for i, a in enumerate(parts) for b in parts[i + 1:])
+
+
+def unclaimed_quotes(body: str, question: str | None) -> list[str]:
+    """Quoted words a sentence does not claim its sources say: those it denies they use ("资料本身没有用
+    “聚众斗殴”来定性": a negation just before, in the same clause) and the question's own words it
+    speaks of ("问题中的“人民币”")."""
+    asked = normalize(question or "").text
+    out = []
+    for m in QUOTED.finditer(body):
+        word = normalize(m.group(1)).text
+        lead = CLAUSES.split(body[:m.start()])[-1][-_QUOTE_LEAD:]
+        if (asked and word and word in asked) or (lead and is_negated(lead)):
+            out.append(m.group(0))
+    return out
+
+
+_QUOTE_LEAD = 12  # characters of its clause before a quote within which a negation denies it
+
+
+def missing_subject(body: str, everything: str, names: Names, question: str | None) -> str | None:
+    """A sentence opening with two content characters (a name: 宋江 of "宋江把那株绿杨树带根拔起") neither
+    of which its cited sources have anywhere (``everything``) nor the question (the scene it sets,
+    "取经成功后…", is not a claim of the sources): the claim is about someone else. Only the sentence's
+    first clause: later ones open with what the subject did (自称, 并说), as often as not in other words."""
+    from rag.checks.text import FUNCTION_WORDS, STOP_HAN, VARIANTS
+
+    asked = normalize(question or "").text
+    for clause in [c for c in CLAUSES.split(body) if normalize(c).text][:1]:
+        norm = normalize(clause).text
+        head = norm[:2]
+        if len(norm) < 4 or len(head) < 2 or not all(is_han(ch) and ch not in STOP_HAN for ch in head):
+            continue
+        if any(w in VARIANTS or w in FUNCTION_WORDS for w in (head[0], head, norm[:3])) or any(
+                norm.startswith(n) for n in names):
+            continue
+        if not any(found_in(frozenset({ch}), everything) or ch in asked for ch in head):
+            return head
+    return None
