@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from rag.checks.text import cn_to_int, contains, is_han, normalize
+from rag.checks.text import MEASURES, cn_to_int, contains, is_han, normalize
 
 # a citation numbers a source: one or two digits ([2015] in 邯郸燕赵[2015]鉴字 is a document's number)
 CITATION = re.compile(r"\[(\s*\d{1,2}(?:\s*[,，、-]\s*\d{1,2})*\s*)\]")
@@ -48,8 +48,6 @@ def _in_name(text: str, span: tuple[int, int]) -> bool:
         return True
     # between two Han characters with no counting word or unit after it (王0还与苏2及其兄): a coded name;
     # a quantity in digits is followed by what it counts (6间, 2016年, 11次)
-    from rag.checks.text import MEASURES
-
     return (is_han(before) and before != "第" and is_han(after) and after not in MEASURES
             and after not in _UNITS and after not in _DIGIT_UNITS)
 
@@ -167,7 +165,8 @@ def fact_in(fact: str, haystack: str) -> bool:
     if _CODE_NAME.fullmatch(fact) and not fact[1:].isdigit():
         # normalised text has no punctuation: "王x2，2014年" reads 王x22014年 (a number glued on after it)
         return re.search(rf"{re.escape(fact)}(?!\d)|{re.escape(fact)}(?=\d{{3,}})", haystack) is not None
-    coded = re.fullmatch(r"([\u4e00-\u9fff])(\d+)", fact) if not fact.startswith("第") else None  # 王0 (a coded name), or 有3 where the source says 有三
+    # 王0 (a coded name), or 有3 where the source says 有三
+    coded = re.fullmatch(r"([\u4e00-\u9fff])(\d+)", fact) if not fact.startswith("第") else None
     if coded:
         head, digits = coded.groups()
         return re.search(rf"{re.escape(head)}{_num(digits)}(?!\d)", haystack) is not None
@@ -210,8 +209,6 @@ HAN_NUMERALS = ("零〇", "一", "二两", "三", "四", "五", "六", "七", "�
 
 def _in_compound(digit: str, haystack: str) -> bool:
     """A small number written as part of a word in the source, without a counting word (四只 / 母子四虎)."""
-    from rag.checks.text import MEASURES
-
     return any(m.group(1) not in MEASURES for m in re.finditer(rf"[{HAN_NUMERALS[int(digit)]}]([\u4e00-\u9fff])", haystack))
 
 
