@@ -1,6 +1,9 @@
 """A model's label of an answer sentence (``VERIFY_ANSWERS=llm``) joined with what code found, by
 rules code can stand behind:
 
+- A sentence whose words and facts code found in its sources, but not in its order ("not checked":
+  another person doing the thing, another action with the same words, or a paraphrase) is supported
+  when the model says its sources state it, unsupported when the model doubts it.
 - A sentence code found supported keeps its ✓ only if the model does not say its sources leave it
   unstated or contradict it: comparing characters cannot see another person doing the thing or
   another action with the same words; a model reading the sentence can.
@@ -51,6 +54,14 @@ def _refused_for_wording(reason: Msg | str) -> bool:
     return not any(ch.isdigit() for ch in missing)  # a missing number is a fact, not wording
 
 
+def unconfirmed(check: SentenceCheck) -> bool:
+    """Code found the sentence's words and facts in its sources, not as it puts them (not checked)."""
+    return check.status == "not_checked" and isinstance(check.reason, Msg) and (
+        check.reason.code == "check.sentence_unconfirmed" or (
+            check.reason.code == "check.sentence_covered"
+            and getattr(check.reason.params.get("detail"), "code", None) == "check.sentence_unconfirmed"))
+
+
 def needs_label(check: SentenceCheck) -> bool:
     """Whether the model's label can change ``check``: supported, or refused for its wording only."""
     return bool(check.citations) and (check.status in ("supported", "not_checked") or (
@@ -81,6 +92,9 @@ def apply_label(check: SentenceCheck, label: str, why: str, quote: str, cited: S
     doubt = _doubt(label, why)
     if check.status in ("supported", "not_checked") and doubt is not None:
         return replace(check, status="unsupported", reason=doubt)
+    if unconfirmed(check):  # code found its words, not what it says: the model read it and says the source does
+        return replace(check, status="supported", reason=Msg.of("check.sentence_model_confirmed")) \
+            if label == "supported" else check
     lifts = check.status == "not_checked" or (check.status == "unsupported" and _refused_for_wording(check.reason))
     if not lifts or label != "supported" or not quote.strip():
         return check

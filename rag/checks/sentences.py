@@ -10,6 +10,10 @@
   (classical and modern forms alike: rag.checks.text), with no run of its content the sources lack
   ("赵云" where the source says 张飞). A sentence that calls the book its source while citing only web
   pages is flagged.
+- Supported by code alone only when the sources say it in its words and order (function words apart):
+  a sentence whose words are all there but not as it puts them (another person doing the thing,
+  another action, a paraphrase) is "not checked"; a model reading the source may confirm it
+  (``rag.checks.labels``), code cannot.
 Pure: no model, no I/O.
 """
 
@@ -45,10 +49,11 @@ from rag.checks.text import (
     script_of,
     stem,
 )
-from rag.checks.wording import ATTRIBUTION, missing_subject, sum_of, unclaimed_quotes
+from rag.checks.wording import ATTRIBUTION, missing_subject, sum_of, unaligned, unclaimed_quotes
 from rag.i18n import Msg
 
-# not_checked: a claim in another language than its sources that code cannot compare (never "supported")
+# not_checked: a claim code cannot confirm (never "supported"): in another language than its sources, or
+# its words there but not as the sentence puts them
 SentenceStatus = Literal["supported", "unsupported", "uncited", "no_claim", "not_checked"]
 _TRAILING_CITES = re.compile(rf"[ \t]*(?:{CITATION.pattern}[ \t]*)+")
 _BOOK_WORDS = ("书中", "原著", "本书", "原文", "小说中", "导读", "the book", "the novel", "the guide", "book sources")
@@ -483,6 +488,9 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
         thin = _thin_clause(claim, region, names, has_han)
         if thin:
             return "unsupported", Msg.of("check.sentence_not_in_sources", missing=thin), origin
+        gap = unaligned(normalize(claim).text, region) if has_han else unaligned(claim, " ".join(windows), latin=True)
+        if gap:  # its words are there, not what it says: a model reading it (or the reader) must tell
+            return "not_checked", Msg.of("check.sentence_unconfirmed", words="、".join(gap[:3])), origin
     return "supported", Msg.of("check.sentence_supported"), origin
 
 

@@ -1,16 +1,29 @@
 """How an answer sentence words what it does not claim: the words that attribute it to its text ("资料
 只说明", "并指出"), quoted words it denies its text uses or takes from the question, and a number it works
-out from numbers its text states; and a sentence whose subject its text never names. Read by the sentence checks (``rag.checks.sentences``). Pure."""
+out from numbers its text states; a sentence whose subject its text never names; and what of a sentence
+its text does not state word for word, in its order. Read by the sentence checks
+(``rag.checks.sentences``). Pure."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 
 from rag.checks.facts import CLAUSES, NUMBER, QUOTED
 from rag.checks.negation import is_negated
-from rag.checks.text import Names, found_in, is_han, normalize
+from rag.checks.text import (
+    FUNCTION_WORDS,
+    STOP_EN,
+    STOP_HAN,
+    Names,
+    found_in,
+    is_han,
+    latin_words,
+    normalize,
+    stem,
+)
 
 # Words that attribute a claim to the cited text ("资料只说明", "并指出", "材料中记载"): the sentence says
 # the text says it; they are not part of what is claimed
@@ -71,3 +84,41 @@ def missing_subject(body: str, everything: str, names: Names, question: str | No
         if not any(found_in(frozenset({ch}), everything) or ch in asked for ch in head):
             return head
     return None
+
+
+# what the sentence may say in its own words: function words ("原著", "发生", "后来") and a chapter number,
+# which is checked against the headings (rag.checks.sentences), not against the text's sentences
+_GLUE = re.compile("|".join(sorted(map(re.escape, FUNCTION_WORDS), key=len, reverse=True)) + r"|第\d+[回章节]?")
+
+
+def unaligned(claim: str, region: str, *, latin: bool = False) -> list[str]:
+    """The content of ``claim`` that ``region`` (the sentences that state most of it) does not say in the
+    claim's own order: Han characters other than function characters, digits and letters (both texts
+    normalised), or, for texts in Latin script (``latin``, both as written), the stems of its content
+    words. Empty when the claim is the region's own words (function words apart). A claim whose words are all somewhere in the
+    region can still say another thing: "李某某持匕首将窦某某划伤" where the region says 窦某某 did it to
+    李某某, 转让 where it says 授权; only its words in their order show code that the region says it."""
+    if not latin:
+        def keep(ch: str) -> bool:
+            return ch.isalnum() and not (is_han(ch) and ch in STOP_HAN)
+        a, b = list(_GLUE.sub(" ", claim)), list(region)
+    else:
+        def keep(ch: str) -> bool:
+            return True
+        a = [stem(w) for w in latin_words(claim) if len(w) >= 3 and w not in STOP_EN]
+        b = [stem(w) for w in latin_words(region) if len(w) >= 3 and w not in STOP_EN]
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    said = [False] * len(a)
+    for block in matcher.get_matching_blocks():
+        said[block.a:block.a + block.size] = [True] * block.size
+    runs: list[str] = []
+    last = -2
+    for i, item in enumerate(a):
+        if said[i] or not keep(item):
+            continue
+        if i == last + 1 and runs:
+            runs[-1] += f" {item}" if latin else item
+        else:
+            runs.append(item)
+        last = i
+    return runs

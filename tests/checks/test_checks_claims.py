@@ -43,7 +43,7 @@ def test_a_placeholder_where_the_answer_should_be_is_no_claim() -> None:
     assert status("Lu Zhishen pulled up something by the roots [2].", question=willow,
                   sources=[Source(2, "Lu Zhishen pulled the willow tree up by the roots.", "book")]) == "no_claim"
     # the answer itself is a claim, and an anonymised 某 is a name, not a placeholder
-    assert status("武松打虎之前一连吃了十五碗酒[1]。") == "supported"
+    assert status("武松打虎之前一连吃了十五碗酒[1]。") == "not_checked"
     court = [Source(1, "被告人王1某于2015年将土枪藏在自家柴房内。", "book")]
     assert status("王1某把土枪藏在自家柴房内[1]。", question="王1某把土枪藏在哪里？", sources=court) == "supported"
 
@@ -68,10 +68,10 @@ def test_another_action_is_not_supported() -> None:
     assert status("智深用斧头砍倒了那株绿杨树，又把它烧成了灰[2]。", question=None) == "unsupported"
 
 
-@pytest.mark.xfail(strict=True, reason="a limit of comparing characters: two changed characters of nine, the "
-                   "rest stated; the dev sets' faithful paraphrases differ from their sources as much")
 def test_another_action_in_a_short_sentence_is_not_supported() -> None:
-    assert status("鲁智深用斧头砍倒了绿杨树[2]。", question="鲁智深怎么对付绿杨树？") == "unsupported"
+    # two changed characters of nine, the rest stated: code cannot refuse it (the dev sets' faithful
+    # paraphrases differ from their sources as much), nor mark it supported
+    assert status("鲁智深用斧头砍倒了绿杨树[2]。", question="鲁智深怎么对付绿杨树？") == "not_checked"
 
 
 @pytest.mark.parametrize("sentence", ["智深没有把那株绿杨树带根拔起[2]。", "武松没有吃十五碗酒[1]。"])
@@ -126,7 +126,7 @@ def test_decimals_percentages_and_names_with_digits_are_facts_as_written() -> No
 
 def test_a_count_with_another_counting_word() -> None:
     src = [Source(1, "那母子四虎都被他打死在冈上，一只也没有走脱。")]
-    assert status("他在冈上打死了四只老虎[1]。", None, src) == "supported"
+    assert status("他在冈上打死了四只老虎[1]。", None, src) == "not_checked"
 
 
 def test_english_number_words_verify_a_chinese_answer_on_an_english_book() -> None:
@@ -190,7 +190,7 @@ RECORD_SOURCES = [Source(1, RECORD, "book", "")]
 
 def test_a_date_is_stated_only_as_a_whole() -> None:
     # 2018年 and 1月6日 are both in the record, for two events: the date of the contract is 2017年1月6日
-    assert status("张x1与王x2于2017年1月6日签订了房屋租赁合同[1]。", None, RECORD_SOURCES) == "supported"
+    assert status("张x1与王x2于2017年1月6日签订了房屋租赁合同[1]。", None, RECORD_SOURCES) == "not_checked"
     assert status("张x1与王x2于2018年1月6日签订了房屋租赁合同[1]。", None, RECORD_SOURCES) == "unsupported"
     assert status("原告于2018年5月2日诉至法院[1]。", None, RECORD_SOURCES) == "supported"
     assert status("原告于2018年3月2日诉至法院[1]。", None, RECORD_SOURCES) == "unsupported"
@@ -217,7 +217,7 @@ def test_a_negation_inside_the_sources_own_words_is_theirs() -> None:
 def test_a_character_that_also_means_something_else_is_not_read_as_a_negation() -> None:
     # 没 in 都没在昏暗里 is "sank into", not "not"
     source = [Source(1, "他走进房里，只有一间旧房，和几个破书桌都没在昏暗里。", "book", "")]
-    assert status("他走进房里，只看见一间昏暗的旧房和几个破书桌[1]。", None, source) == "supported"
+    assert status("他走进房里，只看见一间昏暗的旧房和几个破书桌[1]。", None, source) == "not_checked"
 
 
 def test_an_english_title_does_not_end_the_sentence() -> None:
@@ -248,7 +248,7 @@ def test_an_english_sentence_on_a_chinese_record_with_coded_names_is_not_checked
 def test_a_leave_taking_is_no_negation() -> None:
     # 别 of 拜别 / 谢别 takes leave; it denies nothing
     source = [Source(1, "次日，玄德谢别刘表，引军往新野。", "book", "")]
-    assert status("次日玄德拜别刘表，引军去了新野[1]。", None, source) == "supported"
+    assert status("次日玄德拜别刘表，引军去了新野[1]。", None, source) == "not_checked"
 
 
 def test_a_sentence_about_the_questions_own_words_is_no_claim() -> None:
@@ -283,7 +283,7 @@ def test_a_negation_in_an_unpunctuated_record_bears_only_on_its_own_words() -> N
     # follows it, though 赔偿款 shares 偿 with it
     record = [Source(1, "借款到期后借款人未偿还到期的借款本金及利息保险公司根据合同约定于2017年1月5日向银行"
                         "以转账方式支付了42万元的赔偿款同时银行出具了确认书", "book", "")]
-    assert status("保险公司于2017年1月5日以转账方式向银行支付了42万元的赔偿款[1]。", None, record) == "supported"
+    assert status("保险公司于2017年1月5日以转账方式向银行支付了42万元的赔偿款[1]。", None, record) == "not_checked"
     assert status("借款到期后借款人偿还了本息[1]。", None, record) == "unsupported"
     # a one-character word denied at the end of its clause is still read
     ledger = [Source(1, "凤姐听了一共四件，指两件说道：“这两件开销错了，再算清了来取。”", "book", "")]
@@ -294,7 +294,7 @@ def test_a_sentence_that_names_the_question_it_restates_is_an_echo() -> None:
     record = [Source(1, "华安财保公司于2018年1月5日向建行铜陵开发区支行支付254231.76元的保险赔偿款。", "book", "")]
     question = "建行铜陵开发区支行是否收到了保险赔偿款？"
     assert status("建行铜陵开发区支行是否收到了保险赔偿款，正是本案要回答的问题[1]。", question, record) == "no_claim"
-    assert status("是的，建行铜陵开发区支行收到了保险赔偿款[1]。", question, record) == "supported"
+    assert status("是的，建行铜陵开发区支行收到了保险赔偿款[1]。", question, record) == "not_checked"
 
 
 def test_a_sentence_that_says_its_text_speaks_of_the_question_is_an_echo() -> None:

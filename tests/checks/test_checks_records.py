@@ -35,28 +35,28 @@ def test_a_coded_name_between_han_characters_is_a_name_checked_as_written() -> N
 
 
 def test_the_two_of_them_opening_a_clause_counts_nothing() -> None:
-    assert marks("刘x0与李x6是夫妻。两人膝下无子，于1972年3月收养刘x2为养子[1]。", RECORD) == ["supported", "supported"]
+    assert marks("刘x0与李x6是夫妻。两人膝下无子，于1972年3月收养刘x2为养子[1]。", RECORD) == ["supported", "not_checked"]
     assert marks("刘x0与李x6是夫妻。三人膝下无子，于1972年3月收养刘x2为养子[1]。", RECORD)[1] == "unsupported"
 
 
 def test_the_same_year_is_the_year_last_named() -> None:
-    assert marks("周某甲于2015年9月初以每一科目1500元的价格把答案卖给了吴某[1]。", SALE) == ["supported"]
+    assert marks("周某甲于2015年9月初以每一科目1500元的价格把答案卖给了吴某[1]。", SALE) == ["not_checked"]
     assert marks("周某甲于2016年9月初以每一科目1500元的价格把答案卖给了吴某[1]。", SALE) == ["unsupported"]
 
 
 
 def test_a_negation_denies_the_word_after_it_not_the_next_one() -> None:
     # 无争议 denies 争议: the 入职时间 that follows it is stated, not denied
-    assert marks("《自愿书》的日期为2009年4月1日，早于入职时间[1]。", LABOUR) == ["supported"]
+    assert marks("《自愿书》的日期为2009年4月1日，早于入职时间[1]。", LABOUR) == ["not_checked"]
 
 
 def test_a_sum_of_stated_numbers_is_stated() -> None:
-    assert marks("被告应偿还代偿款30345.92元加保险费17044.26元，合计47390.18元[1]。", DEBT) == ["supported"]
+    assert marks("被告应偿还代偿款30345.92元加保险费17044.26元，合计47390.18元[1]。", DEBT) == ["not_checked"]
     assert marks("被告应偿还代偿款30345.92元加保险费17044.26元，合计47391.18元[1]。", DEBT) == ["unsupported"]
 
 
 def test_a_word_the_sentence_says_the_source_does_not_use_is_not_claimed() -> None:
-    assert marks("张某的行为构成“故意伤害罪”，并非“聚众斗殴”[1]。", CHARGE) == ["supported"]
+    assert marks("张某的行为构成“故意伤害罪”，并非“聚众斗殴”[1]。", CHARGE) == ["not_checked"]
     assert marks("张某的行为构成“聚众斗殴”[1]。", CHARGE) == ["unsupported"]
 
 
@@ -66,12 +66,12 @@ def test_a_numbered_section_title_is_no_claim() -> None:
 
 def test_the_answers_own_label_and_attribution_are_not_claims() -> None:
     assert marks("附带说明：被告于2010年3月1日入职，岗位为杂工[1]。", LABOUR) == ["supported"]
-    assert marks("资料只说明被告于2010年3月1日入职，并指出其工作岗位为杂工[1]。", LABOUR) == ["supported"]
+    assert marks("资料只说明被告于2010年3月1日入职，并指出其工作岗位为杂工[1]。", LABOUR) == ["not_checked"]
     assert marks("附带说明：被告于2011年3月1日入职，岗位为杂工[1]。", LABOUR) == ["unsupported"]
 
 
 def test_the_questions_own_part_is_no_number() -> None:
-    assert marks("关于第二问：被告于2010年3月1日入职[1]。", LABOUR, question="被告何时入职？岗位是什么？") == ["supported"]
+    assert marks("关于第二问：被告于2010年3月1日入职[1]。", LABOUR, question="被告何时入职？岗位是什么？") == ["not_checked"]
 
 
 def test_a_source_that_withholds_what_the_claim_grants_is_contradicted() -> None:

@@ -148,14 +148,15 @@ def test_recorded_replies_meet_the_evidence_targets(tmp_path) -> None:
 @pytest.mark.corpus
 @pytest.mark.parametrize("fixture", ["capable", "capable-answers2", "capable-answers3"])
 def test_recorded_answers_meet_the_sentence_targets(tmp_path, capsys, fixture: str) -> None:
-    """Faithful answers of the capable model, in each of its three recorded sets: >= 80% of the claim
-    sentences written in the sources' language supported (the checks compare each claim with the
-    sentences that state it, and the dev sets' paraphrases differ from their classical sources more
-    than that allows; see docs/benchmarks.md), <= 5% uncited; seeded errors (now also invented details,
+    """Faithful answers of the capable model, in each of its three recorded sets, marked by code alone:
+    <= 20% of the claim sentences refused (the checks compare each claim with the sentences that state
+    it, and the dev sets' paraphrases differ from their classical sources more than that allows; see
+    docs/benchmarks.md; a paraphrase whose words are there is "not checked", for a model's label to
+    confirm), <= 5% uncited; seeded errors (now also invented details,
     negations, other people and actions, question echoes, claims in the other language) >= 80% flagged,
     question echoes and claims in the other language all of them; every tampered verified case flips
     (the first set holds the judge's replies)."""
-    totals = {"sentences": 0, "supported": 0, "uncited": 0, "not_checked": 0}
+    totals = {"sentences": 0, "unsupported": 0, "uncited": 0}
     tried = flagged = 0
     never: dict[str, list[int]] = {"question_echo": [0, 0], "cross_language": [0, 0]}
     for cases_file in SETS:
@@ -171,7 +172,7 @@ def test_recorded_answers_meet_the_sentence_targets(tmp_path, capsys, fixture: s
         for kind, row in never.items():
             row[0] += data["seeded"]["seeded"][kind]["flagged"]
             row[1] += data["seeded"]["seeded"][kind]["tried"]
-    assert totals["supported"] >= 0.8 * (totals["sentences"] - totals["not_checked"])
+    assert totals["unsupported"] <= 0.2 * totals["sentences"]
     assert totals["uncited"] <= 0.05 * totals["sentences"]
     assert flagged >= 0.8 * tried
     assert all(row[1] > 0 and row[0] == row[1] for row in never.values()), never

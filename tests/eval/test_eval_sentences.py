@@ -69,7 +69,8 @@ def test_seeded_errors_of_every_kind_are_made_from_the_reply_and_reported(tmp_pa
     for kind in ("invented_detail", "negation", "question_echo", "cross_language", "unrelated_fact"):
         row = report["seeded"][kind]
         assert row["tried"] > 0 and row["flagged"] == row["tried"], (kind, report["missed"])
-    assert report["faithful"]["supported"] == report["faithful"]["sentences"] == 3
+    # none of the reply's own sentences refused (its words in another order are for a model to confirm)
+    assert report["faithful"]["sentences"] == 3 and report["faithful"]["unsupported"] == 0
 
 
 def test_a_models_labels_are_replayed_by_case_and_sentence_through_http(tmp_path: Path) -> None:
@@ -80,9 +81,10 @@ def test_a_models_labels_are_replayed_by_case_and_sentence_through_http(tmp_path
     cases_path = _write(tmp_path / "cases.jsonl", CASES)
     cases = {c.id: c for c in load_cases(cases_path)}
     rows = [
-        # code: supported (all its words are there); the model: another person did it -> unsupported
+        # code: not checked (all its words are there, not in its order); the model: another person did
+        # it -> unsupported
         {"case": "w1", "sentence": "众泼皮把那株绿杨树带根拔起[1]。", "kind": "other_person", "label": "wrong"},
-        # code: supported; the model agrees -> stays supported
+        # code: supported (the source's words in its order); the model agrees -> stays supported
         {"case": "w1", "sentence": "智深把那株绿杨树带根拔起[1]。", "kind": "faithful", "label": "faithful"},
         # code: refused for its wording (a paraphrase); the model quotes the words that state it -> supported
         {"case": "t1", "sentence": "进店之后，他前前后后总共喝下十五碗[1]。", "kind": "faithful", "label": "faithful"},
@@ -102,7 +104,7 @@ def test_a_models_labels_are_replayed_by_case_and_sentence_through_http(tmp_path
     assert main(["eval", "sentences", "--cases", str(cases_path), "--sentences", str(sentences),
                  "--report", str(code_only)]) == 0
     assert [r["status"] for r in json.loads(code_only.read_text(encoding="utf-8"))["results"]] == [
-        "supported", "supported", "unsupported"]
+        "not_checked", "supported", "unsupported"]
     labelled = tmp_path / "labels.json"
     assert main(["eval", "sentences", "--cases", str(cases_path), "--sentences", str(sentences),
                  "--replay", str(fixture), "--report", str(labelled)]) == 0
