@@ -22,6 +22,12 @@ _UNITS = frozenset("年月日天岁回章集卷里丈尺寸斤两钱石斗升亩
 _DIGIT_UNITS = frozenset("号楼层成级倍余多期届路版款项栋户套台门罐箱袋包瓶盒份吨公")
 
 
+# The cited text named as such ("这段资料", "材料中", "原文本身"): what a sentence says of its sources, not a
+# claim about the book (attribution, a clause saying the text lacks something)
+SOURCE_NOUN = (r"(?:该|这|此|本|两|各)?[份段篇则]?(?:资料|材料|原文|来源|引文|段落|文中|书中|文本)"
+               r"(?:本身|中|里面|里|上)?")
+
+
 # A small number a sentence uses for its own items or the sources, not a fact of the book: "以上两件事",
 # "这两段", "以下五人", "两处资料"; and the count of a list it has just given: "范疆、张达二人".
 _SMALL = "一二两三四五六七八九"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from rag.checks.facts import CLAUSES, QUOTED
+from rag.checks.facts import CLAUSES, QUOTED, SOURCE_NOUN
 from rag.checks.text import STOP_EN, Names, contains, content, found_in, is_han, normalize, stem
 
 # Negation words (Chinese and English); words that hold one without negating (不久, 无论, 非常) are
@@ -90,8 +90,7 @@ def _verbatim_quotes(body: str, sources_text: str) -> str:
 
 # a clause saying what the sources themselves do not say ("资料本身没有用…来定性"): about the text, not
 # a denial of something the text states
-_SOURCES_LACK = re.compile(r"^\s*(?:该|这|此|本|两|各)?[份段篇则]?(?:资料|材料|原文|来源|引文|段落|文中|书中|文本)"
-                           r"(?:本身|中|里|里面|上)?(?:并|都|也|均)?(?:没有|没|未|不|无)")
+_SOURCES_LACK = re.compile(rf"^\s*{SOURCE_NOUN}(?:并|都|也|均)?(?:没有|没|未|不|无)")
 
 
 def negation_differs(body: str, windows: Sequence[str], names: Names) -> str | None:

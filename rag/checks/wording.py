@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 
-from rag.checks.facts import CLAUSES, NUMBER, QUOTED
+from rag.checks.facts import CLAUSES, NUMBER, QUOTED, SOURCE_NOUN
 from rag.checks.negation import is_negated
 from rag.checks.text import (
     FUNCTION_WORDS,
@@ -27,8 +27,7 @@ from rag.checks.text import (
 
 # Words that attribute a claim to the cited text ("资料只说明", "并指出", "材料中记载"): the sentence says
 # the text says it; they are not part of what is claimed
-ATTRIBUTION = re.compile(r"(?:该|这|此|本|两)?[份段篇则]?(?:资料|材料|原文|来源|引文|文中|书中|文本)(?:本身|中|里|上)?"
-                          r"|指出|说明|提到|提及|写道|写明|记载|谈到|讲述|描述|叙述|表明|显示")
+ATTRIBUTION = re.compile(rf"{SOURCE_NOUN}|指出|说明|提到|提及|写道|写明|记载|谈到|讲述|描述|叙述|表明|显示")
 
 
 def sum_of(fact: str, stated: Sequence[str]) -> bool:
