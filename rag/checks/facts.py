@@ -22,6 +22,11 @@ _UNITS = frozenset("年月日天岁回章集卷里丈尺寸斤两钱石斗升亩
 _DIGIT_UNITS = frozenset("号楼层成级倍余多期届路版款项栋户套台门罐箱袋包瓶盒份吨公")
 
 
+# Words that ask (Chinese, then English wh-words): a sentence or clause with one reads as a question
+ASKING = r"什么|谁|哪|几|多少|多久|多远|多大|多重|吗|如何|怎|为何|为什么|是否|是不是|有没有"
+ASKING_EN = "what|who|whom|whose|which|where|when|why|how"
+
+
 # The cited text named as such ("这段资料", "材料中", "原文本身"): what a sentence says of its sources, not a
 # claim about the book (attribution, a clause saying the text lacks something)
 SOURCE_NOUN = (r"(?:该|这|此|本|两|各)?[份段篇则]?(?:资料|材料|原文|来源|引文|段落|文中|书中|文本)"

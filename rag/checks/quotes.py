@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
+from rag.checks.facts import ASKING, ASKING_EN
 from rag.checks.text import (
     STOP_HAN,
     Content,
@@ -479,8 +480,7 @@ def verify_part(part: str, answer: str | None, source: int | None, quote: str | 
 
 
 _CLAUSE = re.compile(r"[，,；;：:]")
-_ASKS = re.compile(r"什么|谁|哪|几|多少|多久|多远|多大|多重|吗|么|如何|怎|为何|为什么|何|是否|是不是|有没有|\?|？|"
-                   r"\b(?:what|who|whom|whose|which|where|when|why|how|did|does|is|was|were)\b", re.I)
+_ASKS = re.compile(rf"{ASKING}|么|何|\?|？|\b(?:{ASKING_EN}|did|does|is|was|were)\b", re.I)
 QUESTION_SHARE = 0.25  # of each sentence of the question, the share of content terms the parts must mention
 
 

@@ -26,6 +26,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Literal
 
 from rag.checks.facts import (
+    ASKING,
+    ASKING_EN,
     CITATION,
     CLAUSES,
     HAN_NUMERALS,
@@ -207,8 +209,7 @@ def _novel_run(terms: Sequence[tuple[str, frozenset[str]]], haystack: str, size:
 
 
 # --------------------------------------------------------------------------- what a sentence claims
-_WH = re.compile(r"什么|谁|哪|几|多少|多久|多远|多大|多重|吗|如何|怎|为何|为什么|是否|是不是|有没有|"
-                 r"\b(?:what|who|whom|whose|which|where|when|why|how)\b", re.I)
+_WH = re.compile(rf"{ASKING}|\b(?:{ASKING_EN})\b", re.I)
 _YES_NO_QUESTION = re.compile(r"吗|是否|是不是|有没有|能否|可否|^\s*(?:did|does|do|is|was|were|are|can|could|has|had|"
                               r"have|will|would)\b", re.I)
 ECHO_NEW = 0.2  # share of new content terms up to which a sentence with a question word restates the question
