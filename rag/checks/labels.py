@@ -42,24 +42,26 @@ DOUBT = ("unsupported", "contradicted")
 TRANSLATION_BEFORE = 200  # characters before the quote's sentences read with them for a translation
 
 
-def _refused_for_wording(reason: Msg | str) -> bool:
-    if not isinstance(reason, Msg):
-        return False
-    if reason.code == "check.sentence_covered":  # a run's sentence: the reason it carries is what counts
+def _own_reason(reason: Msg | str) -> Msg | None:
+    """The reason code gave for the sentence itself: a run's sentence carries it inside its "covered"."""
+    if isinstance(reason, Msg) and reason.code == "check.sentence_covered":
         detail = reason.params.get("detail")
-        return _refused_for_wording(detail) if isinstance(detail, Msg) else False
-    if reason.code not in WORDING:
+        return detail if isinstance(detail, Msg) else None
+    return reason if isinstance(reason, Msg) else None
+
+
+def _refused_for_wording(reason: Msg | str) -> bool:
+    own = _own_reason(reason)
+    if own is None or own.code not in WORDING:
         return False
-    missing = str(reason.params.get("missing", ""))
+    missing = str(own.params.get("missing", ""))
     return not any(ch.isdigit() for ch in missing)  # a missing number is a fact, not wording
 
 
 def unconfirmed(check: SentenceCheck) -> bool:
     """Code found the sentence's words and facts in its sources, not as it puts them (not checked)."""
-    return check.status == "not_checked" and isinstance(check.reason, Msg) and (
-        check.reason.code == "check.sentence_unconfirmed" or (
-            check.reason.code == "check.sentence_covered"
-            and getattr(check.reason.params.get("detail"), "code", None) == "check.sentence_unconfirmed"))
+    reason = _own_reason(check.reason)
+    return check.status == "not_checked" and reason is not None and reason.code == "check.sentence_unconfirmed"
 
 
 def needs_label(check: SentenceCheck) -> bool:

@@ -17,6 +17,7 @@ from rag.checks.text import (
     FUNCTION_WORDS,
     STOP_EN,
     STOP_HAN,
+    VARIANTS,
     Names,
     found_in,
     is_han,
@@ -69,8 +70,6 @@ def missing_subject(body: str, everything: str, names: Names, question: str | No
     of which its cited sources have anywhere (``everything``) nor the question (the scene it sets,
     "取经成功后…", is not a claim of the sources): the claim is about someone else. Only the sentence's
     first clause: later ones open with what the subject did (自称, 并说), as often as not in other words."""
-    from rag.checks.text import FUNCTION_WORDS, STOP_HAN, VARIANTS
-
     asked = normalize(question or "").text
     for clause in [c for c in CLAUSES.split(body) if normalize(c).text][:1]:
         norm = normalize(clause).text
@@ -94,8 +93,8 @@ def unaligned(claim: str, region: str, *, latin: bool = False) -> list[str]:
     """The content of ``claim`` that ``region`` (the sentences that state most of it) does not say in the
     claim's own order: Han characters other than function characters, digits and letters (both texts
     normalised), or, for texts in Latin script (``latin``, both as written), the stems of its content
-    words. Empty when the claim is the region's own words (function words apart). A claim whose words are all somewhere in the
-    region can still say another thing: "李某某持匕首将窦某某划伤" where the region says 窦某某 did it to
+    words. Empty when the claim is the region's own words (function words apart). A claim whose words
+    are all somewhere in the region can still say another thing: "李某某持匕首将窦某某划伤" where the region says 窦某某 did it to
     李某某, 转让 where it says 授权; only its words in their order show code that the region says it."""
     if not latin:
         def keep(ch: str) -> bool:
