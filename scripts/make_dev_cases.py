@@ -196,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--corpus-dir", type=Path)
     f = sub.add_parser("fresh", help="a third set of each QA dataset, from articles no other set uses")
     f.add_argument("--seed", type=int, default=FRESH_SEED)
+    f.add_argument("--name", default="fresh", help="the file's half name (<set>.NAME.jsonl); a later draw excludes "
+                   "every set already written")
+    f.add_argument("--prefix", default="f", help="added to the set's name for the cases' ids (cailf01)")
     f.add_argument("--corpus-dir", type=Path)
     s = sub.add_parser("split")
     s.add_argument("file", type=Path)
@@ -217,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
             write_split(name, qa_cases(name, corpus_dir), header)
         return 0
     if args.command == "fresh":
-        return fresh(args.corpus_dir or default_corpus_dir(), args.seed)
+        return fresh(args.corpus_dir or default_corpus_dir(), args.seed, args.name, args.prefix)
     if args.command == "split":
         path: Path = args.file
         name = path.name.split(".")[0]
@@ -229,33 +232,39 @@ def main(argv: list[str] | None = None) -> int:
     return passages(args)
 
 
-def used_qids(name: str) -> set[str]:
-    """The qids the set's tune and held-out cases are written on (their paragraphs and second parts)."""
+def used_qids_of(path: Path) -> set[str]:
+    """The qids one case file is on (its paragraphs and second parts)."""
     qids: set[str] = set()
-    for half in ("tune", "heldout"):
-        for line in (OUT / f"{name}.{half}.jsonl").read_text(encoding="utf-8").splitlines():
-            if not line.strip() or line.startswith("#"):
-                continue
-            case = json.loads(line)
-            qids.update(str(r["qid"]) for r in case.get("refs") or [])
-            note = str(case.get("note") or "")
-            if ": " in note:
-                qids.add(note.split(": ", 1)[1].split(",")[0].strip())
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        case = json.loads(line)
+        qids.update(str(r["qid"]) for r in case.get("refs") or [])
+        note = str(case.get("note") or "")
+        if ": " in note:
+            qids.add(note.split(": ", 1)[1].split(",")[0].strip())
     return qids
 
 
-def fresh(corpus_dir: Path, seed: int) -> int:
-    """``<set>.fresh.jsonl``: the same plan drawn with another seed from the articles neither half uses,
-    for a measurement after all tuning (no YES/NO cases: their deciding words are read by hand)."""
+def used_qids(name: str) -> set[str]:
+    """The qids every written half of the set is on."""
+    return {q for path in sorted(OUT.glob(f"{name}.*.jsonl")) for q in used_qids_of(path)}
+
+
+def fresh(corpus_dir: Path, seed: int, half: str = "fresh", prefix: str = "f") -> int:
+    """``<set>.<half>.jsonl``: the same plan drawn with another seed from the articles no written set
+    uses, for a measurement after all tuning (no YES/NO cases: their deciding words are read by hand)."""
     for name, (file, book) in QA_SETS.items():
-        header = [f"{book} judge cases, a third set: references into ../shared/corpus/{file} (no dataset text here).",
-                  f"Picked by scripts/make_dev_cases.py fresh (seed {seed}) from articles that neither the tune nor "
-                  "the held-out half uses (SQuAD, with 35 articles: from paragraphs neither uses); labels are the dataset's human labels (label_source dataset: marked "
-                  "unanswerable) or built from them. No YES/NO questions.",
+        out = OUT / f"{name}.{half}.jsonl"
+        used = used_qids(name) - (used_qids_of(out) if out.exists() else set())  # redrawn alike
+        header = [f"{book} judge cases, another set: references into ../shared/corpus/{file} (no dataset text here).",
+                  f"Picked by scripts/make_dev_cases.py fresh --seed {seed} --name {half} from articles that no other "
+                  "set of it uses (SQuAD, with 35 articles: from paragraphs none uses); labels are the dataset's human "
+                  "labels (label_source dataset: marked unanswerable) or built from them. No YES/NO questions.",
                   "Made after the checks were tuned, to be measured once: not for tuning.",
                   "Verify: python scripts/verify_cases.py FILE"]
-        cases = qa_cases(name, corpus_dir, seed, exclude=used_qids(name), prefix=f"{name}f", yes_no=False)
-        write(OUT / f"{name}.fresh.jsonl", header, cases)
+        cases = qa_cases(name, corpus_dir, seed, exclude=used, prefix=f"{name}{prefix}", yes_no=False)
+        write(out, header, cases)
     return 0
 
 

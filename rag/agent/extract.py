@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -38,7 +39,7 @@ from rag.checks.picks import pick_refused
 from rag.checks.quotes import MAX_QUOTE_WEIGHT, MIN_QUOTE_WEIGHT
 from rag.checks.select import Chosen, all_sentences, bearing_sentences
 from rag.checks.text import MEASURES, STOP_EN, contains, content_weight, frequent_words, latin_words, stem
-from rag.i18n import join, t
+from rag.i18n import Msg, join, t
 from rag.lang import detect_lang
 from rag.llm import ChatModel, MethodCache, self_hosted
 from rag.schemas import ClaimedPart, Evaluation, EvidenceJudgement, Passage, SearchResult
@@ -204,8 +205,9 @@ def extract(llm: ChatModel, question: str, passages: Sequence[Passage], web_resu
         reason=t(lang, "agent.small_picked_all" if answered else "agent.small_picked_some"),
         parts=claimed, enough=answered, web_query=None if answered else question, confidence=0.5)
     common = common_words(sources)
-    checks = [_stricter(check, sentence_of.get(i), every, common) for i, check in
-              enumerate(check_parts(claimed, sources, question))]
+    checks = _alike(
+        [_stricter(check, sentence_of.get(i), every, common) for i, check in
+         enumerate(check_parts(claimed, sources, question))], sentence_of)
     if config.relevance:
         checks = relevant_parts(llm, checks, question)
     return Extracted(Judged(decide(judgement, checks, "evidence", question, strict=True), list(errors)), chosen)
@@ -222,6 +224,18 @@ def common_words(sources: Sequence[Source]) -> frozenset[str]:
                 counts[word] = counts.get(word, 0) + 1
     latin = [w for w, n in counts.items() if n >= COMMON_AT_LEAST and w not in STOP_EN]
     return frozenset([*han, *latin, *(stem(w) for w in latin)])
+
+
+def _alike(checks: list[PartCheck], sentence_of: dict[int, Chosen]) -> list[PartCheck]:
+    """Verified parts a small model answered with the same words of the same sentence: a sentence that
+    answers two different parts of a question alike shows that the model did not tell them apart (a
+    bank named both as the lender and as who provided a contract the sources never name); neither is
+    taken."""
+    keys = {i: (normalize(check.answer or "").text, sentence_of[i].sid) for i, check in enumerate(checks)
+            if check.status == "verified" and i in sentence_of}
+    counts = Counter(keys.values())
+    return [replace(check, status="unverified", detail=join([check.detail, Msg.of("check.pick_same_for_parts")]))
+            if i in keys and counts[keys[i]] > 1 else check for i, check in enumerate(checks)]
 
 
 def _stricter(check: PartCheck, picked: Chosen | None, every: list[Chosen], common: frozenset[str]) -> PartCheck:

@@ -41,6 +41,8 @@ _OWN_ITEMS = re.compile(rf"(?:以上|上述|以下|下列|下面|这|那)([{_SMA
                         # "两人膝下无子": opening a clause, "the two of them" names the pair just spoken of
                         rf"|^\s*(?:这|他们|她们)?([两二俩])(?=人|位|者)")
 _LISTED = re.compile(rf"((?:[\u4e00-\u9fff]{{1,6}}[、和与及])+[\u4e00-\u9fff]{{1,6}}?)([{_SMALL}\d])[人位个名员将]")
+# A small number with the word of the kinds a list is made of: "有两类：", "分三点：", "两个方面："
+_LIST_COUNT = re.compile(rf"([{_SMALL}\d])(?:个|项|类|种|点|条|件|步|部分|方面)")
 # Words that count a thing between a small number and the thing: 两个小童 / 二小童, 三位老者 / 三老者.
 _CLASSIFIERS = "个位名只匹头条张把件枚座间口员支根"
 _NEXT_DAY = ("次日", "翌日", "明日", "次早", "翌早", "来日", "第2日", "第2天")
@@ -102,14 +104,27 @@ def _date_in(fact: str, haystack: str) -> bool | None:
 _SAME_YEAR = "(?:同年|当年|是年|该年|本年)"
 
 
+def date_in_context(fact: str, region: str, whole: str) -> bool:
+    """A date with its year whose month and day ``region`` states while its year is named before it in
+    the ``whole`` text ("同年11月18日" sixty characters after "2014年"): the passage states the date, the
+    sentences around it do not repeat the year."""
+    m = _DATE_FACT.fullmatch(fact)
+    if not m or not (m.group(1) and m.group(3)):
+        return False
+    return bool(_date_in(f"{int(m.group(2))}月{int(m.group(3))}日", region)) and bool(_date_in(fact, whole))
+
+
 def _last_year(text: str, end: int) -> str | None:
     years = re.findall(r"(?<!\d)(\d{4})年", text[:end])
     return years[-1] if years else None
 
 
-def _own_counts(clause: str) -> list[int]:
-    """Small numbers of ``clause`` that count the answer's own items or a list it has just given."""
+def _own_counts(clause: str, listing: bool = False) -> list[int]:
+    """Small numbers of ``clause`` that count the answer's own items or a list it has just given;
+    ``listing``: the clause opens a list the answer gives next ("作案工具有两类："), whose count it is."""
     found = [cn_to_int(m.group(1) or m.group(2) or m.group(3).replace("俩", "两")) for m in _OWN_ITEMS.finditer(clause)]
+    if listing:
+        found += [cn_to_int(m.group(1)) for m in _LIST_COUNT.finditer(clause)]
     for m in _LISTED.finditer(clause):
         items = len(re.findall(r"[、和与及]", m.group(1))) + 1
         if cn_to_int(m.group(2)) == items:
@@ -131,8 +146,11 @@ def facts_of(sentence: str) -> list[str]:
         value = cn_to_int(raw)
         facts.append(f"第{value if value is not None else raw}")
     chapters = {f[1:] for f in facts}
-    for clause in CLAUSES.split(body.replace("*", "")):
-        own = _own_counts(clause)
+    clauses = CLAUSES.split(body.replace("*", ""))
+    # a sentence ending in a colon opens a list: its last clause may count the list's items
+    last = max((k for k, c in enumerate(clauses) if c.strip()), default=-1) if body.rstrip().endswith((":", "：")) else -1
+    for k, clause in enumerate(clauses):
+        own = _own_counts(clause, listing=k == last)
         normed = normalize(clause)
         norm = normed.text
         dates = _dates(norm)
@@ -161,7 +179,7 @@ def facts_of(sentence: str) -> list[str]:
             else:
                 facts.append(number + nxt if nxt and (nxt in _UNITS or (small and is_han(nxt))) else number)
         # a numeral that is part of a word (八卦炉, 五常, 三藏) is checked as that word as written
-        facts += WORD_NUMERAL.findall(norm)
+        facts += [w for w in WORD_NUMERAL.findall(norm) if not (k == last and _LIST_COUNT.match(w))]
     facts += [normalize(q).text for q in QUOTED.findall(body)]
     return [f for f in facts if f]
 

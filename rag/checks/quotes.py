@@ -229,6 +229,17 @@ def main_answer(answer: str) -> str:
 _ALTERNATIVE = re.compile(r"还是|或者是|或是|\bor\b", re.I)
 
 
+def _joined_in(answer_norm: str, part_norm: str) -> bool:
+    """Whether the answer's Han characters stand side by side in the part as in the answer (each pair
+    of neighbours but two function characters): 被告 is not in 原告要求诉讼费由谁承担, nor 算法分析 in
+    特定算法的分析 — the question's characters in another order or joined to others name something it
+    asks for, not the question again."""
+    pairs = [answer_norm[i:i + 2] for i in range(len(answer_norm) - 1)
+             if is_han(answer_norm[i]) and is_han(answer_norm[i + 1])
+             and not (answer_norm[i] in STOP_HAN and answer_norm[i + 1] in STOP_HAN)]
+    return all(p in part_norm for p in pairs)
+
+
 def answer_supported(answer: str, region: str, passage: str = "", part: str = "",
                      quoted: str = "", names: Names | None = None) -> tuple[bool, Msg]:
     """Whether the quote states ``answer`` (see the module docstring). ``quoted``: the passage text the
@@ -259,7 +270,8 @@ def answer_supported(answer: str, region: str, passage: str = "", part: str = ""
     # 外部) repeats the question's words and answers it
     if part and not (_ALTERNATIVE.search(part) and not _ALTERNATIVE.search(answer)):
         own = content(answer, names).terms
-        if own and all(contains(normalize(part).text, t) for t, _ in own):
+        part_norm = normalize(part).text
+        if own and all(contains(part_norm, t) for t, _ in own) and _joined_in(answer_norm, part_norm):
             return False, Msg.of("check.answer_repeats_question")
     if not answer_norm:
         return False, Msg.of("check.empty_answer")

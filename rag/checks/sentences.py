@@ -35,6 +35,7 @@ from rag.checks.facts import (
     NUMBER,
     QUOTED,
     WORD_NUMERAL,
+    date_in_context,
     fact_in,
     facts_of,
 )
@@ -464,6 +465,7 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
     quoted = [f for f in details if f in [normalize(q).text for q in QUOTED.findall(body)]]
     # quoted speech and numerals inside words (三调, 五圣) are words of the sources, wherever they are
     absent = [f for f in details if not fact_in(f, everything if f in quoted or WORD_NUMERAL.fullmatch(f) else region)
+              and not date_in_context(f, region, everything)
               and (f[0].isdigit() or f.startswith("第") or any(is_han(ch) for ch in f) == has_han)]
     found = [f for f in details if f not in absent]
     missing += [f for f in absent if not sum_of(f, found)]
@@ -510,7 +512,7 @@ def _thin_clause(body: str, region: str, names: Names, has_han: bool) -> str | N
 
 _HEADING_LINE = re.compile(r"^\s*(?:#+\s*.+|\*\*[^*]+\*\*[:：]?|(?:[一二三四五六七八九十]+、|\d+[.)、])\s*\*\*[^*]+\*\*[:：]?"
                            # "一、入职时间", "（二）旅游合同纠纷中的事故": a numbered section's title line
-                           r"|(?:[一二三四五六七八九十]+、|[（(][一二三四五六七八九十]+[)）])[^。！？!?；;，,\[\]]{1,20})\s*$")
+                           r"|(?:[一二三四五六七八九十]+、|[（(][一二三四五六七八九十]+[)）])[^。！？!?；;，,\[\]]{1,40})\s*$")
 _NOTE = re.compile(r"^\s*[（(][^（）()]*[）)]\s*[。.]?\s*$")
 
 

@@ -445,6 +445,7 @@ CHECKS: dict[str, str] = {
     "check.answer_differs": "the answer differs from what the quote says",
     "check.not_about_part": "the quote's sentence does not speak of this part of the question",
     "check.pick_echo": "the words copied are the question's own, not an answer",
+    "check.pick_same_for_parts": "the same words of the same sentence were copied for another part of the question too: a sentence that answers two different questions alike answers neither for sure",
     "check.pick_yes_no": "a bare yes or no from a small model is not taken: code cannot compare it with the sentence",
     "check.pick_other_language": "the question and the sentence are in different languages: code cannot confirm that the sentence answers it",
     "check.pick_time_for_place": "the question asks where, and the words copied name only a time or a number",

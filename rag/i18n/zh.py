@@ -434,6 +434,7 @@ CHECKS: dict[str, str] = {
     "check.answer_differs": "答案与引文所说不同",
     "check.not_about_part": "引文所在的句子没有说到问题的这一部分",
     "check.pick_echo": "摘出的词是问题本身的话，不是答案",
+    "check.pick_same_for_parts": "问题的另一部分也摘了同一句里的同样几个词：同一句话同样地回答两个不同的问题，两个都不能确定",
     "check.pick_yes_no": "小模型只答“是”或“否”，程序无法拿它和句子比对，不采用",
     "check.pick_other_language": "问题和句子不是同一种语言：程序无法确认这个句子回答了问题",
     "check.pick_time_for_place": "问题问的是在哪里，摘出的词只说了时间或数目",

@@ -165,6 +165,16 @@ def test_a_wrong_pick_is_never_supported_and_the_found_text_is_shown_as_not_conf
     assert not any(c.status == "supported" for c in values["answer_checks"])
 
 
+def test_the_same_words_of_one_sentence_for_two_parts_answer_neither() -> None:
+    from rag.i18n import codes
+
+    model = small_model(picker("十五碗", "十五碗"))
+    evaluation = run(model, question="武松前后共吃了几碗酒？店家卖给武松几碗酒？")["evaluations"][-1]
+    assert not evaluation.enough
+    assert [p.status for p in evaluation.parts] == ["unverified", "unverified"]
+    assert all("check.pick_same_for_parts" in codes(p.detail) for p in evaluation.parts)
+
+
 def test_a_question_echo_is_not_an_answer() -> None:
     model = small_model(picker("十五碗", QUESTION))
     values = run(model)

@@ -77,6 +77,14 @@ def test_the_answer_must_answer_not_repeat_or_copy() -> None:
     text = "唐僧把唐太宗所赐的紫金钵盂送给阿傩，才换来有字真经。如来封唐僧为旃檀功德佛。"
     repeat = verify_part("被如来封为什么佛", "如来", 1, "如来封唐僧为旃檀功德佛", [book(1, text)], question=q)
     assert repeat.status == "unverified" and "check.answer_repeats_question" in codes(repeat.detail)
+    # the question's characters joined otherwise name what it asks for: 被告 is not 原告, nor 算法分析 "算法的分析"
+    court = "法院判决：本案诉讼费由被告承担。"
+    other = verify_part("原告要求诉讼费由谁承担", "被告", 1, "诉讼费由被告承担", [book(1, court)], question="原告要求诉讼费由谁承担？")
+    assert other.status == "verified", other.detail
+    field = "分析特定算法属于算法分析领域，而研究问题本身的难度属于计算复杂性理论。"
+    named = verify_part("特定算法的分析属于哪个领域", "算法分析", 1, "分析特定算法属于算法分析领域", [book(1, field)],
+                        question="特定算法的分析属于哪个领域？")
+    assert named.status == "verified", named.detail
     long_text = "他们一路上经历了许多磨难，" * 4 + text
     long_quote = verify_part("被如来封为什么佛", "旃檀功德佛", 1, long_text, [book(1, long_text)], question=q)
     assert long_quote.status == "unverified" and codes(long_quote.detail) == {"check.quote_too_long"}

@@ -45,6 +45,23 @@ def test_the_same_year_is_the_year_last_named() -> None:
 
 
 
+def test_a_date_whose_year_the_passage_named_earlier_is_stated() -> None:
+    # the sentences around "同年11月18日" do not repeat the year: the passage named it sixty characters before
+    text = ("2014年10月，被告人钱某制作了若干封信件。同年11月初，钱某租用了一处仓库存放货物。钱某雇用两名工人看守仓库。"
+            "钱某随后前往外地联系买家。钱某与买家约定分批交货。同年11月18日，买方向钱某的银行卡内存入货款80000元。")
+    assert marks("2014年11月18日，买方向钱某的银行卡内存入货款80000元[1]。", text) == ["not_checked"]
+    assert marks("2015年11月18日，买方向钱某的银行卡内存入货款80000元[1]。", text) == ["unsupported"]
+    assert marks("2014年11月19日，买方向钱某的银行卡内存入货款80000元[1]。", text) == ["unsupported"]
+
+
+def test_a_lead_in_counts_the_list_it_opens() -> None:
+    text = "被告人的作案工具是石头和炸药。被告人用石头砸向被害人。被告人又回家拿来炸药，欲炸被害人的拖拉机。"
+    answer = "根据资料，被告人的作案工具有两类：\n- 石头：被告人用石头砸向被害人[1]。\n- 炸药：被告人回家拿来炸药[1]。"
+    assert marks(answer, text)[0] != "unsupported"
+    # a count in a sentence that opens no list is a claim like any other
+    assert marks("根据资料，被告人的作案工具有两类[1]。", text) == ["unsupported"]
+
+
 def test_a_negation_denies_the_word_after_it_not_the_next_one() -> None:
     # 无争议 denies 争议: the 入职时间 that follows it is stated, not denied
     assert marks("《自愿书》的日期为2009年4月1日，早于入职时间[1]。", LABOUR) == ["not_checked"]
@@ -62,6 +79,9 @@ def test_a_word_the_sentence_says_the_source_does_not_use_is_not_claimed() -> No
 
 def test_a_numbered_section_title_is_no_claim() -> None:
     assert marks("一、入职时间\n被告于2010年3月1日入职，岗位为杂工[1]。", LABOUR) == ["no_claim", "supported"]
+    # a long title, with the answer's own remark in brackets, is a title too
+    assert marks("一、被告（资料中称“杂工”）入职的时间与工作岗位的具体情况\n被告于2010年3月1日入职，岗位为杂工[1]。",
+                 LABOUR) == ["no_claim", "supported"]
 
 
 def test_the_answers_own_label_and_attribution_are_not_claims() -> None:
