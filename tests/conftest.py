@@ -146,7 +146,7 @@ def judge_reply(schema: str | None, verdict: Any, messages: list[Any]) -> Any:
 def evidence_for(verdict: Any, prompt: str) -> Any:
     """A scripted verdict (``ev(...)``) as the evidence-mode judge would give it, from the real
     prompt: "enough" quotes the start of the first quotable source verbatim and gives it as the answer
-    to a part made of the question and the quote (so code verifies it),
+    to a part made of the question (its years and titles aside) and the quote (so code verifies it),
     "not enough" names each missing point as not found. Anything else (errors, text, a dict that
     already has parts) is passed through."""
     if not isinstance(verdict, dict) or "parts" in verdict or "enough" not in verdict:
@@ -163,7 +163,10 @@ def evidence_for(verdict: Any, prompt: str) -> Any:
                 if quote and not quote.startswith(("URL:", "Site:", "<<<", "[")) \
                         and content_weight(normalize(quote).text) >= MIN_QUOTE_WEIGHT:
                     question = prompt.split("QUESTION:", 1)[-1].split("\n", 1)[0].strip()
-                    parts = [{"part": f"{question} {quote}".strip(), "answer": quote, "source": int(m.group(1)),
+                    # the question's words without its own facts (a year, a title the book has not: the
+                    # parts code checks against the sources), and the quote
+                    asked = re.sub(r"\d+年?|[《“][^》”]*[》”]", " ", question)
+                    parts = [{"part": f"{asked} {quote}".strip(), "answer": quote, "source": int(m.group(1)),
                               "quote": quote}]
                     break
             if parts:

@@ -42,7 +42,10 @@ _OWN_ITEMS = re.compile(rf"(?:以上|上述|以下|下列|下面|这|那)([{_SMA
                         rf"|^\s*(?:这|他们|她们)?([两二俩])(?=人|位|者)")
 _LISTED = re.compile(rf"((?:[\u4e00-\u9fff]{{1,6}}[、和与及])+[\u4e00-\u9fff]{{1,6}}?)([{_SMALL}\d])[人位个名员将]")
 # A small number with the word of the kinds a list is made of: "有两类：", "分三点：", "两个方面："
-_LIST_COUNT = re.compile(rf"([{_SMALL}\d])(?:个|项|类|种|点|条|件|步|部分|方面)")
+_LIST_COUNT = re.compile(rf"([{_SMALL}\d])(?:个|项|类|种|点|条|件|份|步|部分|方面)")
+# ... and such a count whose list follows within the sentence, after a colon or in brackets ("两份合同（…，
+# 以及…）", "两个不同的案件：前者…，后者…")
+_OPENS_LIST = re.compile(rf"([{_SMALL}])(?:个|项|类|种|点|条|件|份|部分|方面)[^，,。；;：:（(]{{0,12}}[：:（(]")
 # Words that count a thing between a small number and the thing: 两个小童 / 二小童, 三位老者 / 三老者.
 _CLASSIFIERS = "个位名只匹头条张把件枚座间口员支根"
 _NEXT_DAY = ("次日", "翌日", "明日", "次早", "翌早", "来日", "第2日", "第2天")
@@ -111,7 +114,12 @@ def date_in_context(fact: str, region: str, whole: str) -> bool:
     m = _DATE_FACT.fullmatch(fact)
     if not m or not (m.group(1) and m.group(3)):
         return False
-    return bool(_date_in(f"{int(m.group(2))}月{int(m.group(3))}日", region)) and bool(_date_in(fact, whole))
+    year, month, day = m.groups()
+    if not _date_in(f"{int(month)}月{int(day)}日", region):
+        return False
+    # "2012年9月份……9月13日": a day without its year is in the year the text last named
+    days = re.finditer(rf"(?<![\d年])(?:0?{int(month)}|{_MONTHS[int(month)]})月0?{int(day)}[日号]", whole)
+    return bool(_date_in(fact, whole)) or any(_last_year(whole, d.start()) == year for d in days)
 
 
 def _last_year(text: str, end: int) -> str | None:
@@ -149,8 +157,10 @@ def facts_of(sentence: str) -> list[str]:
     clauses = CLAUSES.split(body.replace("*", ""))
     # a sentence ending in a colon opens a list: its last clause may count the list's items
     last = max((k for k, c in enumerate(clauses) if c.strip()), default=-1) if body.rstrip().endswith((":", "：")) else -1
+    opening = [m.group(0)[:-1] for m in _OPENS_LIST.finditer(body.replace("*", ""))]
     for k, clause in enumerate(clauses):
-        own = _own_counts(clause, listing=k == last)
+        opens = any(clause.strip() and clause.strip() in o or o in clause for o in opening)
+        own = _own_counts(clause, listing=k == last or opens)
         normed = normalize(clause)
         norm = normed.text
         dates = _dates(norm)
@@ -179,7 +189,7 @@ def facts_of(sentence: str) -> list[str]:
             else:
                 facts.append(number + nxt if nxt and (nxt in _UNITS or (small and is_han(nxt))) else number)
         # a numeral that is part of a word (八卦炉, 五常, 三藏) is checked as that word as written
-        facts += [w for w in WORD_NUMERAL.findall(norm) if not (k == last and _LIST_COUNT.match(w))]
+        facts += [w for w in WORD_NUMERAL.findall(norm) if not ((k == last or opens) and _LIST_COUNT.match(w))]
     facts += [normalize(q).text for q in QUOTED.findall(body)]
     return [f for f in facts if f]
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
-from rag.checks.facts import ASKING, ASKING_EN
+from rag.checks.facts import ASKING, ASKING_EN, fact_in, facts_of
 from rag.checks.text import (
     STOP_HAN,
     Content,
@@ -333,6 +333,10 @@ def about_the_part(part: str, answer: str, region: str, question: str = "", pass
     name. An English part on a Chinese passage must name something the quote's sentence says, as the
     book writes it (rag.crosslingual); a part with nothing to compare is not held to it."""
     names = names or {}
+    # what the part quotes ("设计方案二" 实际占多少) is what it asks about: a sentence of another ("设计方案一")
+    named = [t for t in named_terms(part) if any(is_han(ch) for ch in t)]
+    if any(is_han(ch) for ch in region) and any(not _named_in(t, region) for t in named):
+        return False, []
     facts = "".join(t for t, _ in hard_facts(answer, names))
     # a part asks what its sentence of the question asks ("多远" is "一个筋斗能翻多远"): the sentence of the
     # question that shares most with the part
@@ -360,6 +364,39 @@ def about_the_part(part: str, answer: str, region: str, question: str = "", pass
         return len(own) >= 2 and any(t not in names for t in own), own
     enough_of_it = sum(len(t) for t in shared) >= 2 or coverage(Content(tuple(asks)), region) >= 0.5
     return bool(asked) and enough_of_it, shared
+
+
+_NAMED = re.compile(r"[“\"「《]([^”\"」》]{2,30})[”\"」》]")
+
+
+def named_terms(text: str) -> list[str]:
+    """What a text quotes or names as a title (“设计方案二”, 《保证反担保合同》), normalised."""
+    return [t for t in (normalize(m.group(1)).text for m in _NAMED.finditer(text)) if t]
+
+
+def part_facts_missing(part: str, sources: Sequence[Source]) -> str:
+    """The facts a part asks about that no source states: its numbers with two digits or a unit of time
+    (在1975年写了什么: the source's paper is of 1965) and what it quotes or names as a title. A source
+    that has none of them does not speak of what the part asks, whatever it says of the rest."""
+    text = normalize(" ".join(f"{s.label} {s.text}" for s in sources)).text
+    numbers = [f for f in facts_of(part) if f[0].isdigit() and (len(f) - len(f.lstrip("0123456789")) >= 2
+                                                               or any(u in f for u in "年月日%"))]
+    missing = [f for f in numbers if not fact_in(f, text)] + [t for t in named_terms(part) if not _named_in(t, text)]
+    return "、".join(dict.fromkeys(missing))
+
+
+def _named_in(term: str, text: str) -> bool:
+    """A quoted term or title in ``text``: as written, or (a title the asker words otherwise: “在弗雷斯诺散步”
+    for 《走进弗雷斯诺》) half of its pairs of Han characters, unless the text has it with one character
+    changed: another of a series."""
+    if term in text:
+        return True
+    # one character changed is another of a series ("设计方案二" beside "设计方案一", 第二条 / 第三条)
+    n = len(term)
+    if any(sum(a != b for a, b in zip(term, text[i:i + n], strict=True)) == 1 for i in range(len(text) - n + 1)):
+        return False
+    pairs = [term[i:i + 2] for i in range(n - 1) if is_han(term[i]) and is_han(term[i + 1])]
+    return bool(pairs) and sum(p in text for p in pairs) >= 0.5 * len(pairs)
 
 
 def part_of_question(part: str, question: str) -> bool:
@@ -437,6 +474,9 @@ def verify_part(part: str, answer: str | None, source: int | None, quote: str | 
     assert quote is not None and answer is not None
     if question and not part_of_question(part, question):
         return PartCheck(part, answer, source, quote, "unverified", Msg.of("check.not_a_part"))
+    absent = part_facts_missing(part, sources)
+    if absent:  # the sources do not speak of what the part asks about (its 1975, its 《保证反担保合同》)
+        return PartCheck(part, answer, source, quote, "unverified", Msg.of("check.part_not_in_sources", missing=absent))
     quote_norm = normalize(quote).text
     if content_weight(normalize(quote, numerals=False).text) < MIN_QUOTE_WEIGHT:  # 重八十二斤 is five characters
         return PartCheck(part, answer, source, quote, "unverified", Msg.of("check.quote_too_short"))

@@ -165,9 +165,24 @@ def _is_hedge(sentence: str) -> bool:
 
 _LABEL = re.compile(r"^\s*(?:[-*+•]\s+|\d+[.)、]\s*)?(?:\*\*[^*]{1,30}\*\*"
                     # a plain label of the answer's own making ("附带说明：", "相关情况：", "注意区分：")
-                    r"|[\u4e00-\u9fff]{0,4}(?:说明|情况|区分|补充|注意|结论|答案|总结|回答|要点|依据|背景|备注|提示|简答))"
+                    r"|[\u4e00-\u9fff]{0,4}(?:说明|情况|区分|补充|注意|结论|答案|总结|回答|要点|依据|背景|备注|提示|简答)"
+                    # "关于许某为何未找到所长：": the part of the question it answers next
+                    r"|关于[^:：。！？!?\n]{1,30})"
                     r"\s*[:：]\s*")
 _LEAD_IN = re.compile(r"(?:如下|以下|下列|the following|as follows)\s*[:：]?\s*$", re.IGNORECASE)
+
+
+def _label_known(label: str, question: str | None, cited: Sequence[Source], names: Names) -> bool:
+    """Whether every word of a sentence's label is the question's or its sources' (a label naming what
+    neither has, "关于猕猴为何…：", is checked with the rest of the sentence)."""
+    known = normalize(" ".join([question or "", *(f"{s.label} {s.text}" for s in cited)])).text
+    said = _OWN_LABEL.sub(" ", _WH.sub(" ", LIST_MARKER.sub("", label)))  # its number, asking and own label words aside
+    return all(found_in(forms, known) for _, forms in content(said, names).terms)
+
+
+# words a label may use whatever the question's (its own label words, a reference to the question's
+# parts, a negation the question words otherwise: 未找到 for 没有找到)
+_OWN_LABEL = re.compile(r"未|没有|没|不|第[一二三四五六七八九十\d]+(?:问|个问题|部分)|问题[一二三四五六七八九十\d]*|关于|附带|相关|说明|情况|区分|补充|注意|结论|答案|总结|回答|要点|依据|背景|备注|提示|简答")
 
 
 def _is_heading(sentence: str) -> bool:
@@ -428,7 +443,7 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
     origin: Literal["book", "web", "both"] = "both" if len(origins) > 1 else next(iter(origins))
     whole = body = CITATION.sub(" ", sentence)
     label = _LABEL.match(body)  # "**蒯越说的不吉利之处**：…": the label repeats the question, the rest claims
-    if label and content(body[label.end():], names).terms:
+    if label and content(body[label.end():], names).terms and _label_known(body[:label.end()], question, cited, names):
         body = body[label.end():]
     excused = unclaimed_quotes(body, question)
     for q in excused:  # what the sentence says the sources do not call it, or the question's own word

@@ -28,7 +28,8 @@ from rag.checks.text import (
 
 # Words that attribute a claim to the cited text ("资料只说明", "并指出", "材料中记载"): the sentence says
 # the text says it; they are not part of what is claimed
-ATTRIBUTION = re.compile(rf"{SOURCE_NOUN}|指出|说明|提到|提及|写道|写明|记载|谈到|讲述|描述|叙述|表明|显示")
+ATTRIBUTION = re.compile(rf"{SOURCE_NOUN}|指出|说明|提到|提及|写道|写明|记载|谈到|讲述|描述|叙述|表明|显示"
+                         r"|持(?:这种|这一|此|该|同样的?)?(?:观点|看法|意见)")
 
 
 def sum_of(fact: str, stated: Sequence[str]) -> bool:

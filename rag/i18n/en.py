@@ -433,6 +433,7 @@ CHECKS: dict[str, str] = {
     # -- evidence and sentence checks (rag.checks)
     "check.not_examined": "{part} (not examined by the judge)",
     "check.no_evidence": "the judge found no evidence for this part",
+    "check.part_not_in_sources": "the sources do not speak of what this part asks about: {missing} is in none of them",
     "check.not_a_part": "this part is not a part of the question",
     "check.quote_too_short": "quote too short to verify",
     "check.quote_too_long": "quote too long to show what states the answer ({n} characters)",

@@ -422,6 +422,7 @@ CHECKS: dict[str, str] = {
     # -- evidence and sentence checks (rag.checks)
     "check.not_examined": "{part}（评判没有检查这一问）",
     "check.no_evidence": "模型没有为这部分找到证据",
+    "check.part_not_in_sources": "来源没有说到这一部分问的东西：哪一段都没有“{missing}”",
     "check.not_a_part": "这一部分并不是用户问题的一部分",
     "check.quote_too_short": "引文太短，无法核实",
     "check.quote_too_long": "引文太长（{n} 字），看不出是哪句说出了答案",

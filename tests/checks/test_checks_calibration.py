@@ -72,6 +72,27 @@ def test_a_quote_about_another_event_does_not_verify_the_part() -> None:
     assert good.status == "verified", good.detail
 
 
+def test_a_part_whose_own_facts_no_source_states_is_not_answered_there() -> None:
+    paper = "系统研究的开始归因于甲某和乙某（1965）的论文“论算法的复杂性”，该文提出了时间复杂性的定义。"
+    q = "甲某和乙某在1975年写了什么论文？"
+    year = verify_part("甲某和乙某在1975年写了什么论文", "论算法的复杂性", 1, "的论文“论算法的复杂性”", [book(1, paper)], question=q)
+    assert year.status == "unverified" and "check.part_not_in_sources" in codes(year.detail)
+    right = verify_part("甲某和乙某在1965年写了什么论文", "论算法的复杂性", 1, "的论文“论算法的复杂性”", [book(1, paper)],
+                        question="甲某和乙某在1965年写了什么论文？")
+    assert right.status == "verified", right.detail
+    # what the part quotes is what it asks about: a sentence about another design does not answer it
+    shares = "“设计方案一”占设计总工作量的比例达到25%。“设计方案二”未完成，双方对其比例有争议。"
+    other = verify_part("“设计方案二”占总工作量多少", "25%", 1, "“设计方案一”占设计总工作量的比例达到25%", [book(1, shares)],
+                        question="“设计方案二”占总工作量多少？")
+    assert other.status != "verified"
+    same = verify_part("“设计方案一”占总工作量多少", "25%", 1, "“设计方案一”占设计总工作量的比例达到25%", [book(1, shares)],
+                       question="“设计方案一”占总工作量多少？")
+    assert same.status == "verified", same.detail
+    contract = verify_part("《反担保合同》何时签订", "2016年3月11日", 1, "售价为50万元，2016年3月11日付清",
+                           [book(1, "合同约定该房屋售价为50万元，2016年3月11日付清。")], question="《反担保合同》何时签订？")
+    assert contract.status == "unverified" and "check.part_not_in_sources" in codes(contract.detail)
+
+
 def test_the_answer_must_answer_not_repeat_or_copy() -> None:
     q = "取经成功后唐僧被如来封为什么佛？"
     text = "唐僧把唐太宗所赐的紫金钵盂送给阿傩，才换来有字真经。如来封唐僧为旃檀功德佛。"
@@ -218,7 +239,12 @@ def test_a_name_with_a_numeral_is_a_name_and_a_short_fact_is_checked_by_its_fact
 
 
 def test_a_label_a_lead_in_and_a_note_on_what_the_sources_lack() -> None:
-    assert _status("**营寨连了多远，有什么不妥之处**：蜀兵树栅连营，纵横七百余里[1]。", CAMP) == "supported"
+    # the label is the question's: the rest claims ...
+    labelled = check_answer("**营寨连了多远，有什么不妥之处**：蜀兵树栅连营，纵横七百余里[1]。", [book(1, CAMP)],
+                            question="刘备的营寨连了多远？有什么不妥之处？")
+    assert labelled.sentences[0].status == "supported"
+    # ... and a label that names what neither the question nor the source has is checked with it
+    assert _status("**猕猴的营寨连了多远**：蜀兵树栅连营，纵横七百余里[1]。", CAMP) != "supported"
     assert _status("该段情节如下[1]：", CAMP) == "no_claim"
     assert _status("所给段落没有写到他拜师的经过[1]。", CAMP) == "no_claim"
 

@@ -52,6 +52,27 @@ def test_a_date_whose_year_the_passage_named_earlier_is_stated() -> None:
     assert marks("2014年11月18日，买方向钱某的银行卡内存入货款80000元[1]。", text) == ["not_checked"]
     assert marks("2015年11月18日，买方向钱某的银行卡内存入货款80000元[1]。", text) == ["unsupported"]
     assert marks("2014年11月19日，买方向钱某的银行卡内存入货款80000元[1]。", text) == ["unsupported"]
+    # a day named without its year is in the year the text last named ("2012年9月份……9月13日")
+    later = ("2012年9月份，陈某联系到被告人。被告人为林某做了检查。被告人收取了费用。被告人告知几天后复查。"
+             "林某回家休息。9月13日，林某再次来到被告人的出租房。")
+    assert marks("2012年9月13日，林某再次来到被告人的出租房[1]。", later) != ["unsupported"]
+    assert marks("2013年9月13日，林某再次来到被告人的出租房[1]。", later) == ["unsupported"]
+
+
+def test_a_count_whose_list_follows_in_the_sentence_is_its_own() -> None:
+    text = "原告与被告于2011年7月13日签订施工合同，约定修建商住楼。双方又于2011年12月30日签订施工合同，约定修建车库。"
+    listed = "被告与原告先后签订了两份施工合同（2011年7月13日的商住楼合同，以及2011年12月30日的车库合同）[1]。"
+    assert marks(listed, text) != ["unsupported"]
+    assert marks("被告与原告先后签订了两份施工合同[1]。", text) == ["unsupported"]
+
+
+def test_a_label_naming_the_part_it_answers_is_no_claim() -> None:
+    text = "被告人许某骗称自己是刑警大队的民警，随后离开了派出所。"
+    assert marks("1. 关于许某为何未找到所长：被告人许某骗称自己是刑警大队的民警[1]。", text,
+                 question="许某为什么没有找到所长？") != ["unsupported"]
+    # a label naming what neither the question nor the source has is checked with the rest
+    assert marks("1. 关于猕猴为何未找到所长：被告人许某骗称自己是刑警大队的民警[1]。", text,
+                 question="许某为什么没有找到所长？") == ["unsupported"]
 
 
 def test_a_lead_in_counts_the_list_it_opens() -> None:
@@ -91,7 +112,7 @@ def test_the_answers_own_label_and_attribution_are_not_claims() -> None:
 
 
 def test_the_questions_own_part_is_no_number() -> None:
-    assert marks("关于第二问：被告于2010年3月1日入职[1]。", LABOUR, question="被告何时入职？岗位是什么？") == ["not_checked"]
+    assert marks("关于第二问：被告于2010年3月1日入职[1]。", LABOUR, question="被告何时入职？岗位是什么？") == ["supported"]
 
 
 def test_a_source_that_withholds_what_the_claim_grants_is_contradicted() -> None:
