@@ -33,6 +33,16 @@ SOURCE_NOUN = (r"(?:该|这|此|本|两|各)?[份段篇则]?(?:资料|材料|原
                r"(?:本身|中|里面|里|上)?")
 
 
+# Words that stand where an answer should be ("藏在了某个地方", "放了若干双", "卖给了他人", "picked up some
+# book"): a sentence that fills the question's gap with one of them says no more than the question, and
+# an answer that is one of them names nothing. Not 某 alone, which anonymised names use (王1某, 某运输公司).
+SOME = "某(?:个|一|种|些|处|地|时|天|位|件|样|人{more})"  # 某个, 某位…: "some" before what is not named
+INDEFINITE = re.compile(SOME.format(more="") + r"(?:地方|时间|时候|东西|事情?|人|处)?|若干|"
+                        r"一段(?:路|时间|距离)?|有人|他人|别人|其他人|旁人|"
+                        r"\b(?:some(?:one|body|thing|where|time|how)?|a certain|certain|an? (?:unnamed|unspecified))\b",
+                        re.I)
+
+
 # A small number a sentence uses for its own items or the sources, not a fact of the book: "以上两件事",
 # "这两段", "以下五人", "两处资料"; and the count of a list it has just given: "范疆、张达二人".
 _SMALL = "一二两三四五六七八九"

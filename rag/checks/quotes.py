@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
-from rag.checks.facts import ASKING, ASKING_EN, fact_in, facts_of
+from rag.checks.facts import ASKING, ASKING_EN, INDEFINITE, fact_in, facts_of
 from rag.checks.text import (
     STOP_HAN,
     Content,
@@ -169,9 +169,10 @@ REPEAT_WEIGHT = 30.0  # a quote weighing more than this is not an answer by itse
 
 
 def hedged(answer: str) -> bool:
-    """An answer that says, in part, that the sources do not give it ("外地（未说明具体地点）", "unknown")."""
+    """An answer that says, in part, that the sources do not give it ("外地（未说明具体地点）", "unknown"),
+    or names nothing ("他人" for whom a flat was sold to, "someone")."""
     low = answer.lower()
-    return any(h in low for h in _HEDGED)
+    return any(h in low for h in _HEDGED) or bool(INDEFINITE.fullmatch(answer.strip(" 。.，,！!")))
 
 
 def says_not_found(value: str | None) -> bool:

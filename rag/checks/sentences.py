@@ -31,9 +31,11 @@ from rag.checks.facts import (
     CITATION,
     CLAUSES,
     HAN_NUMERALS,
+    INDEFINITE,
     LIST_MARKER,
     NUMBER,
     QUOTED,
+    SOME,
     WORD_NUMERAL,
     date_in_context,
     fact_in,
@@ -236,14 +238,6 @@ _TEXT_WORDS = re.compile(r"问题|题目|材料|段落|这段|该段|此段|文�
                          r"记载|介绍|讨论|说明|相关|有关|之一|需要|弄清|事实认定|判决书?|"
                          r"\b(?:passage|text|source|mentions?|discuss(?:es)?|describes?|relevant|concerns?)\b",
                          re.I)
-# Words that stand where an answer should be ("藏在了某个地方", "放了若干双", "picked up some book"): a
-# sentence that fills the question's gap with one of them says no more than the question. Not 某 alone,
-# which anonymised names use (王1某, 某运输公司).
-_SOME = "某(?:个|一|种|些|处|地|时|天|位|件|样|人{more})"  # 某个, 某位…: "some" before what is not named
-_INDEFINITE = re.compile(_SOME.format(more="") + r"(?:地方|时间|时候|东西|事情?|人|处)?|若干|"
-                         r"一段(?:路|时间|距离)?|有人|"
-                         r"\b(?:some(?:one|body|thing|where|time|how)?|a certain|certain|an? (?:unnamed|unspecified))\b",
-                         re.I)
 
 
 def _units(text: str, script: str) -> int:
@@ -257,7 +251,7 @@ def _units(text: str, script: str) -> int:
 OTHER_SCRIPT_FACTOR = 3
 # Words that stand where a fact should be (某位姐姐, 若干亩, 一定的方式, 某些方面, "said something"): a sentence that
 # answers with one its sources do not use says which one no more than the question did
-_PLACEHOLDER = re.compile(_SOME.format(more="|方面") + r"|若干|一定的|一些|有关方面|"
+_PLACEHOLDER = re.compile(SOME.format(more="|方面") + r"|若干|一定的|一些|有关方面|"
                           r"\b(?:something|someone|somebody|somewhere)\b", re.I)
 
 
@@ -287,8 +281,8 @@ def _is_echo(sentence: str, question: str | None, names: Names) -> bool:
     q = normalize(question).text
     q_stems = {stem(w) for w in latin_words(question)}
     asks = bool(_WH.search(bare))
-    if _INDEFINITE.search(bare):  # a placeholder fills the gap: read it as the question word it stands for
-        bare, asks = _INDEFINITE.sub(" ", bare), True
+    if INDEFINITE.search(bare):  # a placeholder fills the gap: read it as the question word it stands for
+        bare, asks = INDEFINITE.sub(" ", bare), True
     if asks:  # "这段材料谈到了…的问题": the words that speak of the text and the question say nothing
         bare = _TEXT_WORDS.sub(" ", bare)
     terms = content(bare, names).terms

@@ -144,6 +144,10 @@ def test_a_hedged_answer_is_not_a_verified_answer() -> None:
     check = verify_part("逃到了何处", "外地（未说明具体地点）", 1, "张某携款逃往外地", src, question="张某逃到了何处？")
     assert check.status == "unverified" and check.detail.code == "check.answer_hedged"
     assert verify_part("逃到了何处", "外地", 1, "张某携款逃往外地", src, question="张某逃到了何处？").status == "verified"
+    # an answer that names nobody ("他人") says the sources do not name them
+    sold = [Source(1, "该房已于2015年2月由公司出售给他人，原告至今未能入住。")]
+    nobody = verify_part("该房被出售给了谁", "他人", 1, "由公司出售给他人", sold, question="该房被出售给了谁？")
+    assert nobody.status == "unverified" and nobody.detail.code == "check.answer_hedged"
 
 
 def test_an_answer_equal_to_a_short_quote_is_fine() -> None:
