@@ -25,6 +25,7 @@ _DIGIT_UNITS = frozenset("号楼层成级倍余多期届路版款项栋户套台
 # Words that ask (Chinese, then English wh-words): a sentence or clause with one reads as a question
 ASKING = r"什么|谁|哪|几|多少|多久|多远|多大|多重|吗|如何|怎|为何|为什么|是否|是不是|有没有"
 ASKING_EN = "what|who|whom|whose|which|where|when|why|how"
+ASKS = re.compile(rf"{ASKING}|\b(?:{ASKING_EN})\b", re.I)  # a word that asks, in either language
 
 
 # The cited text named as such ("这段资料", "材料中", "原文本身"): what a sentence says of its sources, not a

@@ -26,8 +26,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Literal
 
 from rag.checks.facts import (
-    ASKING,
-    ASKING_EN,
+    ASKS,
     CITATION,
     CLAUSES,
     HAN_NUMERALS,
@@ -54,7 +53,7 @@ from rag.checks.text import (
     script_of,
     stem,
 )
-from rag.checks.wording import ATTRIBUTION, missing_subject, sum_of, unaligned, unclaimed_quotes
+from rag.checks.wording import ATTRIBUTION, label_known, missing_subject, sum_of, unaligned, unclaimed_quotes
 from rag.i18n import Msg
 
 # not_checked: a claim code cannot confirm (never "supported"): in another language than its sources, or
@@ -174,19 +173,6 @@ _LABEL = re.compile(r"^\s*(?:[-*+•]\s+|\d+[.)、]\s*)?(?:\*\*[^*]{1,30}\*\*"
 _LEAD_IN = re.compile(r"(?:如下|以下|下列|the following|as follows)\s*[:：]?\s*$", re.IGNORECASE)
 
 
-def _label_known(label: str, question: str | None, cited: Sequence[Source], names: Names) -> bool:
-    """Whether every word of a sentence's label is the question's or its sources' (a label naming what
-    neither has, "关于猕猴为何…：", is checked with the rest of the sentence)."""
-    known = normalize(" ".join([question or "", *(f"{s.label} {s.text}" for s in cited)])).text
-    said = _OWN_LABEL.sub(" ", _WH.sub(" ", LIST_MARKER.sub("", label)))  # its number, asking and own label words aside
-    return all(found_in(forms, known) for _, forms in content(said, names).terms)
-
-
-# words a label may use whatever the question's (its own label words, a reference to the question's
-# parts, a negation the question words otherwise: 未找到 for 没有找到)
-_OWN_LABEL = re.compile(r"未|没有|没|不|第[一二三四五六七八九十\d]+(?:问|个问题|部分)|问题[一二三四五六七八九十\d]*|关于|附带|相关|说明|情况|区分|补充|注意|结论|答案|总结|回答|要点|依据|背景|备注|提示|简答")
-
-
 def _is_heading(sentence: str) -> bool:
     """A heading, or a lead-in that only says a list follows ("该段情节如下[1]："), cited or not."""
     bare = CITATION.sub("", sentence).rstrip()
@@ -227,7 +213,6 @@ def _novel_run(terms: Sequence[tuple[str, frozenset[str]]], haystack: str, size:
 
 
 # --------------------------------------------------------------------------- what a sentence claims
-_WH = re.compile(rf"{ASKING}|\b(?:{ASKING_EN})\b", re.I)
 _YES_NO_QUESTION = re.compile(r"吗|是否|是不是|有没有|能否|可否|^\s*(?:did|does|do|is|was|were|are|can|could|has|had|"
                               r"have|will|would)\b", re.I)
 ECHO_NEW = 0.2  # share of new content terms up to which a sentence with a question word restates the question
@@ -280,7 +265,7 @@ def _is_echo(sentence: str, question: str | None, names: Names) -> bool:
         return False
     q = normalize(question).text
     q_stems = {stem(w) for w in latin_words(question)}
-    asks = bool(_WH.search(bare))
+    asks = bool(ASKS.search(bare))
     if INDEFINITE.search(bare):  # a placeholder fills the gap: read it as the question word it stands for
         bare, asks = INDEFINITE.sub(" ", bare), True
     if asks:  # "这段材料谈到了…的问题": the words that speak of the text and the question say nothing
@@ -437,7 +422,7 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
     origin: Literal["book", "web", "both"] = "both" if len(origins) > 1 else next(iter(origins))
     whole = body = CITATION.sub(" ", sentence)
     label = _LABEL.match(body)  # "**蒯越说的不吉利之处**：…": the label repeats the question, the rest claims
-    if label and content(body[label.end():], names).terms and _label_known(body[:label.end()], question, cited, names):
+    if label and content(body[label.end():], names).terms and label_known(body[:label.end()], question, [f"{s.label} {s.text}" for s in cited], names):
         body = body[label.end():]
     excused = unclaimed_quotes(body, question)
     for q in excused:  # what the sentence says the sources do not call it, or the question's own word

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 
-from rag.checks.facts import CLAUSES, NUMBER, QUOTED, SOURCE_NOUN
+from rag.checks.facts import ASKS, CLAUSES, LIST_MARKER, NUMBER, QUOTED, SOURCE_NOUN
 from rag.checks.negation import is_negated
 from rag.checks.text import (
     FUNCTION_WORDS,
@@ -19,6 +19,7 @@ from rag.checks.text import (
     STOP_HAN,
     VARIANTS,
     Names,
+    content,
     found_in,
     is_han,
     latin_words,
@@ -121,3 +122,17 @@ def unaligned(claim: str, region: str, *, latin: bool = False) -> list[str]:
             runs.append(item)
         last = i
     return runs
+
+
+# words a label may use whatever the question's (its own label words, a reference to the question's
+# parts, a negation the question words otherwise: 未找到 for 没有找到)
+_OWN_LABEL = re.compile(r"未|没有|没|不|第[一二三四五六七八九十\d]+(?:问|个问题|部分)|问题[一二三四五六七八九十\d]*|关于|附带|相关|"
+                        r"说明|情况|区分|补充|注意|结论|答案|总结|回答|要点|依据|背景|备注|提示|简答")
+
+
+def label_known(label: str, question: str | None, texts: Sequence[str], names: Names) -> bool:
+    """Whether every word of a sentence's label ("关于许某为何未找到所长：") is the question's or its
+    cited ``texts``': a label naming what neither has ("关于猕猴为何…：") is checked with its sentence."""
+    known = normalize(" ".join([question or "", *texts])).text
+    said = _OWN_LABEL.sub(" ", ASKS.sub(" ", LIST_MARKER.sub("", label)))  # its number, asking and own words aside
+    return all(found_in(forms, known) for _, forms in content(said, names).terms)
