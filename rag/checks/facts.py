@@ -53,10 +53,11 @@ _OWN_ITEMS = re.compile(rf"(?:以上|上述|以下|下列|下面|这|那)([{_SMA
                         rf"|^\s*(?:这|他们|她们)?([两二俩])(?=人|位|者)")
 _LISTED = re.compile(rf"((?:[\u4e00-\u9fff]{{1,6}}[、和与及])+[\u4e00-\u9fff]{{1,6}}?)([{_SMALL}\d])[人位个名员将]")
 # A small number with the word of the kinds a list is made of: "有两类：", "分三点：", "两个方面："
-_LIST_COUNT = re.compile(rf"([{_SMALL}\d])(?:个|项|类|种|点|条|件|份|步|部分|方面)")
+_LIST_WORD = "个|项|类|种|点|条|件|份|步|部分|方面"
+_LIST_COUNT = re.compile(rf"([{_SMALL}\d])(?:{_LIST_WORD})")
 # ... and such a count whose list follows within the sentence, after a colon or in brackets ("两份合同（…，
 # 以及…）", "两个不同的案件：前者…，后者…")
-_OPENS_LIST = re.compile(rf"([{_SMALL}])(?:个|项|类|种|点|条|件|份|部分|方面)[^，,。；;：:（(]{{0,12}}[：:（(]")
+_OPENS_LIST = re.compile(rf"([{_SMALL}])(?:{_LIST_WORD})[^，,。；;：:（(]{{0,12}}[：:（(]")
 # Words that count a thing between a small number and the thing: 两个小童 / 二小童, 三位老者 / 三老者.
 _CLASSIFIERS = "个位名只匹头条张把件枚座间口员支根"
 _NEXT_DAY = ("次日", "翌日", "明日", "次早", "翌早", "来日", "第2日", "第2天")
@@ -170,7 +171,7 @@ def facts_of(sentence: str) -> list[str]:
     last = max((k for k, c in enumerate(clauses) if c.strip()), default=-1) if body.rstrip().endswith((":", "：")) else -1
     opening = [m.group(0)[:-1] for m in _OPENS_LIST.finditer(body.replace("*", ""))]
     for k, clause in enumerate(clauses):
-        opens = any(clause.strip() and clause.strip() in o or o in clause for o in opening)
+        opens = any(o in clause for o in opening)
         own = _own_counts(clause, listing=k == last or opens)
         normed = normalize(clause)
         norm = normed.text

@@ -379,7 +379,7 @@ def part_facts_missing(part: str, sources: Sequence[Source]) -> str:
     """The facts a part asks about that no source states: its numbers with two digits or a unit of time
     (在1975年写了什么: the source's paper is of 1965) and what it quotes or names as a title. A source
     that has none of them does not speak of what the part asks, whatever it says of the rest."""
-    text = normalize(" ".join(f"{s.label} {s.text}" for s in sources)).text
+    text = " ".join(f"{s.label_norm.text} {s.norm.text}" for s in sources)  # (normalised once per source)
     numbers = [f for f in facts_of(part) if f[0].isdigit() and (len(f) - len(f.lstrip("0123456789")) >= 2
                                                                or any(u in f for u in "年月日%"))]
     missing = [f for f in numbers if not fact_in(f, text)] + [t for t in named_terms(part) if not _named_in(t, text)]

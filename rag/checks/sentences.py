@@ -53,7 +53,15 @@ from rag.checks.text import (
     script_of,
     stem,
 )
-from rag.checks.wording import ATTRIBUTION, label_known, missing_subject, sum_of, unaligned, unclaimed_quotes
+from rag.checks.wording import (
+    ATTRIBUTION,
+    LABEL,
+    label_known,
+    missing_subject,
+    sum_of,
+    unaligned,
+    unclaimed_quotes,
+)
 from rag.i18n import Msg
 
 # not_checked: a claim code cannot confirm (never "supported"): in another language than its sources, or
@@ -164,12 +172,6 @@ def _is_hedge(sentence: str) -> bool:
     return any(h in low for h in _HEDGES) or bool(_HEDGE_PATTERN.search(sentence))
 
 
-_LABEL = re.compile(r"^\s*(?:[-*+•]\s+|\d+[.)、]\s*)?(?:\*\*[^*]{1,30}\*\*"
-                    # a plain label of the answer's own making ("附带说明：", "相关情况：", "注意区分：")
-                    r"|[\u4e00-\u9fff]{0,4}(?:说明|情况|区分|补充|注意|结论|答案|总结|回答|要点|依据|背景|备注|提示|简答)"
-                    # "关于许某为何未找到所长：": the part of the question it answers next
-                    r"|关于[^:：。！？!?\n]{1,30})"
-                    r"\s*[:：]\s*")
 _LEAD_IN = re.compile(r"(?:如下|以下|下列|the following|as follows)\s*[:：]?\s*$", re.IGNORECASE)
 
 
@@ -421,8 +423,10 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
     origins = {s.origin for s in cited}
     origin: Literal["book", "web", "both"] = "both" if len(origins) > 1 else next(iter(origins))
     whole = body = CITATION.sub(" ", sentence)
-    label = _LABEL.match(body)  # "**蒯越说的不吉利之处**：…": the label repeats the question, the rest claims
-    if label and content(body[label.end():], names).terms and label_known(body[:label.end()], question, [f"{s.label} {s.text}" for s in cited], names):
+    everything = normalize(" ".join(f"{s.label} {s.text}" for s in cited)).text
+    label = LABEL.match(body)  # "**蒯越说的不吉利之处**：…": the label repeats the question, the rest claims
+    if label and content(body[label.end():], names).terms \
+            and label_known(body[:label.end()], f"{normalize(question or '').text} {everything}", names):
         body = body[label.end():]
     excused = unclaimed_quotes(body, question)
     for q in excused:  # what the sentence says the sources do not call it, or the question's own word
@@ -447,7 +451,6 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
         return status, why, origin
     # chapter numbers are checked against the headings and texts; everything else against the
     # sentences of the cited texts that state most of it (a heading alone never supports a detail)
-    everything = normalize(" ".join(f"{s.label} {s.text}" for s in cited)).text
     chapters = [f for f in facts if re.fullmatch(r"第\d+", f)]
     details = [f for f in facts if f not in chapters]
     missing = [f for f in chapters if not fact_in(f, everything)]

@@ -124,15 +124,25 @@ def unaligned(claim: str, region: str, *, latin: bool = False) -> list[str]:
     return runs
 
 
+# The words of a label of the answer's own making ("附带说明：", "相关情况：", "注意区分：")
+LABEL_WORDS = "说明|情况|区分|补充|注意|结论|答案|总结|回答|要点|依据|背景|备注|提示|简答"
+# A label the answer puts before a claim ("**蒯越说的不吉利之处**：", "附带说明：", "关于许某为何未找到所长："):
+# it names the part of the question the rest answers
+LABEL = re.compile(r"^\s*(?:[-*+•]\s+|\d+[.)、]\s*)?(?:\*\*[^*]{1,30}\*\*"
+                   # a plain label of the answer's own making ("附带说明：", "相关情况：", "注意区分：")
+                   rf"|[\u4e00-\u9fff]{{0,4}}(?:{LABEL_WORDS})"
+                   # "关于许某为何未找到所长：": the part of the question it answers next
+                   r"|关于[^:：。！？!?\n]{1,30})"
+                   r"\s*[:：]\s*")
 # words a label may use whatever the question's (its own label words, a reference to the question's
 # parts, a negation the question words otherwise: 未找到 for 没有找到)
-_OWN_LABEL = re.compile(r"未|没有|没|不|第[一二三四五六七八九十\d]+(?:问|个问题|部分)|问题[一二三四五六七八九十\d]*|关于|附带|相关|"
-                        r"说明|情况|区分|补充|注意|结论|答案|总结|回答|要点|依据|背景|备注|提示|简答")
+_OWN_LABEL = re.compile(rf"未|没有|没|不|第[一二三四五六七八九十\d]+(?:问|个问题|部分)|问题[一二三四五六七八九十\d]*|关于|附带|相关|"
+                        rf"{LABEL_WORDS}")
 
 
-def label_known(label: str, question: str | None, texts: Sequence[str], names: Names) -> bool:
-    """Whether every word of a sentence's label ("关于许某为何未找到所长：") is the question's or its
-    cited ``texts``': a label naming what neither has ("关于猕猴为何…：") is checked with its sentence."""
-    known = normalize(" ".join([question or "", *texts])).text
+def label_known(label: str, known: str, names: Names) -> bool:
+    """Whether every word of a sentence's label ("关于许某为何未找到所长：") is in ``known`` (the
+    normalised question and cited texts): a label naming what neither has ("关于猕猴为何…：") is checked
+    with its sentence."""
     said = _OWN_LABEL.sub(" ", ASKS.sub(" ", LIST_MARKER.sub("", label)))  # its number, asking and own words aside
     return all(found_in(forms, known) for _, forms in content(said, names).terms)
