@@ -338,6 +338,10 @@ def about_the_part(part: str, answer: str, region: str, question: str = "", pass
     named = [t for t in named_terms(part) if any(is_han(ch) for ch in t)]
     if any(is_han(ch) for ch in region) and any(not _named_in(t, region) for t in named):
         return False, []
+    # a quote that names another of the series and not the part's own is about the other, however
+    # the sentence goes on ("“设计方案一”占…25%，“设计方案二”建议…": 25% is the first's)
+    if quoted and any(t not in quoted and _one_changed(t, quoted) for t in named):
+        return False, []
     facts = "".join(t for t, _ in hard_facts(answer, names))
     # a part asks what its sentence of the question asks ("多远" is "一个筋斗能翻多远"): the sentence of the
     # question that shares most with the part
@@ -392,12 +396,18 @@ def _named_in(term: str, text: str) -> bool:
     changed: another of a series."""
     if term in text:
         return True
-    # one character changed is another of a series ("设计方案二" beside "设计方案一", 第二条 / 第三条)
-    n = len(term)
-    if any(sum(a != b for a, b in zip(term, text[i:i + n], strict=True)) == 1 for i in range(len(text) - n + 1)):
+    if _one_changed(term, text):
         return False
+    n = len(term)
     pairs = [term[i:i + 2] for i in range(n - 1) if is_han(term[i]) and is_han(term[i + 1])]
     return bool(pairs) and sum(p in text for p in pairs) >= 0.5 * len(pairs)
+
+
+def _one_changed(term: str, text: str) -> bool:
+    """Whether ``text`` has ``term`` with one character changed: another of a series ("设计方案二" beside
+    "设计方案一", 第二条 / 第三条)."""
+    n = len(term)
+    return any(sum(a != b for a, b in zip(term, text[i:i + n], strict=True)) == 1 for i in range(len(text) - n + 1))
 
 
 def part_of_question(part: str, question: str) -> bool:

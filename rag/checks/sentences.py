@@ -57,6 +57,7 @@ from rag.checks.wording import (
     ATTRIBUTION,
     LABEL,
     label_known,
+    lead_in,
     missing_subject,
     sum_of,
     unaligned,
@@ -424,9 +425,12 @@ def check_sentence(sentence: str, sources: dict[int, Source], cites: tuple[int, 
     origin: Literal["book", "web", "both"] = "both" if len(origins) > 1 else next(iter(origins))
     whole = body = CITATION.sub(" ", sentence)
     everything = normalize(" ".join(f"{s.label} {s.text}" for s in cited)).text
+    known = f"{normalize(question or '').text} {everything}"
+    if lead_in(body, known, names):
+        return "no_claim", Msg.of("check.sentence_lead_in"), None
     label = LABEL.match(body)  # "**蒯越说的不吉利之处**：…": the label repeats the question, the rest claims
     if label and content(body[label.end():], names).terms \
-            and label_known(body[:label.end()], f"{normalize(question or '').text} {everything}", names):
+            and label_known(body[:label.end()], known, names):
         body = body[label.end():]
     excused = unclaimed_quotes(body, question)
     for q in excused:  # what the sentence says the sources do not call it, or the question's own word

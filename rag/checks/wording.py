@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 
-from rag.checks.facts import ASKS, CLAUSES, LIST_MARKER, NUMBER, QUOTED, SOURCE_NOUN
+from rag.checks.facts import ASKS, CLAUSES, LIST_MARKER, NUMBER, QUOTED, SOURCE_NOUN, facts_of
 from rag.checks.negation import is_negated
 from rag.checks.text import (
     FUNCTION_WORDS,
@@ -146,3 +146,20 @@ def label_known(label: str, known: str, names: Names) -> bool:
     with its sentence."""
     said = _OWN_LABEL.sub(" ", ASKS.sub(" ", LIST_MARKER.sub("", label)))  # its number, asking and own words aside
     return all(found_in(forms, known) for _, forms in content(said, names).terms)
+
+
+# the words that open a list ("诉讼请求包括：", "作案工具分别是：", "as follows:")
+_OPENS = re.compile(r"包括|包含|如下|以下|下列|分别|主要|具体|有|是|为|涉及|列举|the following|as follows|include[sd]?|are|were",
+                    re.IGNORECASE)
+
+
+def lead_in(sentence: str, known: str, names: Names) -> bool:
+    """Whether a sentence only opens what follows ("原告的诉讼请求包括[1]："): it ends in a colon, states no
+    number and no negation, and its words, besides those that open a list, are the question's or the
+    cited texts' (``known``, normalised). Its list's sentences make the claims."""
+    body = sentence.rstrip()
+    if not body.endswith((":", "：")) or facts_of(body) or is_negated(body):
+        return False
+    said = _OPENS.sub(" ", ASKS.sub(" ", LIST_MARKER.sub("", body)))
+    return all(found_in(forms, known) for _, forms in content(said, names).terms)
+

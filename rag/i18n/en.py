@@ -470,6 +470,7 @@ CHECKS: dict[str, str] = {
     "check.relevance_no": "relevance check: the quote does not state the answer",
     "check.sentence_hedge": "says what the sources do not confirm",
     "check.sentence_no_claim": "no factual claim",
+    "check.sentence_lead_in": "opens what follows (its sentences are checked); no claim of its own",
     "check.sentence_about_question": "about the question's own words, not a claim about the sources",
     "check.sentence_uncited": "states facts without citing a source",
     "check.sentence_unknown_source": "cites a source that does not exist: {cites}",

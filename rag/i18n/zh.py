@@ -459,6 +459,7 @@ CHECKS: dict[str, str] = {
     "check.relevance_no": "相关性检查：引文并没有说出答案",
     "check.sentence_hedge": "说明了来源无法确认的内容",
     "check.sentence_no_claim": "没有事实性陈述",
+    "check.sentence_lead_in": "引出下文（下文各句另行检查），本身没有陈述",
     "check.sentence_about_question": "说的是问题本身的措辞，不是对来源的陈述",
     "check.sentence_uncited": "陈述了事实，但没有注明来源",
     "check.sentence_unknown_source": "引用了不存在的来源：{cites}",

@@ -88,6 +88,14 @@ def test_a_part_whose_own_facts_no_source_states_is_not_answered_there() -> None
     same = verify_part("“设计方案一”占总工作量多少", "25%", 1, "“设计方案一”占设计总工作量的比例达到25%", [book(1, shares)],
                        question="“设计方案一”占总工作量多少？")
     assert same.status == "verified", same.detail
+    # one sentence naming both: the quote names the other design, so its figure is the other's
+    both = "“设计方案一”占设计总工作量的比例达到25%，“设计方案二”建议根据其实际工作量给予增补。"
+    for_one = "“设计方案一”占设计总工作量的比例达到25%"
+    wrong = verify_part("“设计方案二”实际占总工作量多少", "25%", 1, for_one, [book(1, both)],
+                        question="“设计方案二”实际占总工作量多少？")
+    assert wrong.status != "verified", wrong.detail
+    right = verify_part("“设计方案一”占总工作量多少", "25%", 1, for_one, [book(1, both)], question="“设计方案一”占总工作量多少？")
+    assert right.status == "verified", right.detail
     contract = verify_part("《反担保合同》何时签订", "2016年3月11日", 1, "售价为50万元，2016年3月11日付清",
                            [book(1, "合同约定该房屋售价为50万元，2016年3月11日付清。")], question="《反担保合同》何时签订？")
     assert contract.status == "unverified" and "check.part_not_in_sources" in codes(contract.detail)

@@ -35,6 +35,17 @@ def test_the_question_echoed_is_no_claim() -> None:
     assert echo.reason.code == "check.sentence_question_echo"
 
 
+def test_a_lead_in_to_what_follows_claims_nothing_unless_it_says_something_new() -> None:
+    court = [Source(1, "原告诉讼请求：1.判令被告偿还代偿款30345.92元；2.判令被告支付违约金。", "book", "")]
+    q = "原告的诉讼请求是什么？"
+    lead = check_answer("原告的诉讼请求包括[1]：", court, question=q).sentences[0]
+    assert lead.status == "no_claim" and lead.reason.code == "check.sentence_lead_in"
+    # a count, a negation or a word neither the question nor the source has is a claim of its own
+    assert status("原告的诉讼请求有三项[1]：", q, court) != "no_claim"
+    assert status("被告不同意原告的诉讼请求[1]：", q, court) != "no_claim"
+    assert status("原告撤回了诉讼请求[1]：", q, court) != "no_claim"
+
+
 def test_a_placeholder_where_the_answer_should_be_is_no_claim() -> None:
     # the question restated with "some" / 若干 / 某个 filling its gap says nothing the question does not
     assert status("武松打虎之前喝了若干碗酒[1]。") == "no_claim"
