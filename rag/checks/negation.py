@@ -93,6 +93,11 @@ def _verbatim_quotes(body: str, sources_text: str) -> str:
 _SOURCES_LACK = re.compile(rf"^\s*{SOURCE_NOUN}(?:并|都|也|均)?(?:没有|没|未|不|无)")
 
 
+def sources_lack(clause: str) -> bool:
+    """Whether a clause says what the sources themselves do not say ("资料并没有说…", "原文未提…")."""
+    return bool(_SOURCES_LACK.match(clause))
+
+
 def negation_differs(body: str, windows: Sequence[str], names: Names) -> str | None:
     """A clause of the sentence that denies what the sentences stating the claim affirm, or affirms
     what they deny ("没有被抢夺" / "被抢夺"; "was not" / "was"): that clause, else None. What a negation
@@ -108,7 +113,7 @@ def negation_differs(body: str, windows: Sequence[str], names: Names) -> str | N
     # what the sources deny is read close to the negation: 没 also means "sink" (都没在昏暗里)
     source_denied = {p for sc in source_clauses for p in _denied(sc, _NEGATED_CLOSE)}
     for clause in clauses:
-        if len(content(clause, names).terms) < NEGATION_MATCH or _SOURCES_LACK.match(clause):
+        if len(content(clause, names).terms) < NEGATION_MATCH or sources_lack(clause):
             continue
         mine: dict[str, set[bool]] = {}
         for pred, denied in _predicates(clause):

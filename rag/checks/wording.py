@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 
 from rag.checks.facts import ASKS, CLAUSES, LIST_MARKER, NUMBER, QUOTED, SOURCE_NOUN, facts_of
-from rag.checks.negation import is_negated
+from rag.checks.negation import is_negated, sources_lack
 from rag.checks.text import (
     FUNCTION_WORDS,
     STOP_EN,
@@ -52,14 +52,16 @@ def sum_of(fact: str, stated: Sequence[str]) -> bool:
 
 def unclaimed_quotes(body: str, question: str | None) -> list[str]:
     """Quoted words a sentence does not claim its sources say: those it denies they use ("资料本身没有用
-    “聚众斗殴”来定性": a negation just before, in the same clause) and the question's own words it
+    “聚众斗殴”来定性": a negation just before, in the same clause, or a clause on what the sources lack) and the question's own words it
     speaks of ("问题中的“人民币”")."""
     asked = normalize(question or "").text
     out = []
     for m in QUOTED.finditer(body):
         word = normalize(m.group(1)).text
-        lead = CLAUSES.split(body[:m.start()])[-1][-_QUOTE_LEAD:]
-        if (asked and word and word in asked) or (lead and is_negated(lead)):
+        clause = CLAUSES.split(body[:m.start()])[-1]
+        lead = clause[-_QUOTE_LEAD:]
+        # a clause that says the sources do not say it ("资料并没有说…“不能解决”") denies it, however far
+        if (asked and word and word in asked) or (lead and is_negated(lead)) or sources_lack(clause):
             out.append(m.group(0))
     return out
 

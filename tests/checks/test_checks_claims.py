@@ -318,3 +318,12 @@ def test_a_sentence_that_says_its_text_speaks_of_the_question_is_an_echo() -> No
     assert status("材料谈到了双方之间一共进行过多少次交易的问题[1]。", question, record) == "no_claim"
     assert status("这段原文涉及甲乙双方一共进行了多少次交易[1]。", question, record) == "no_claim"
     assert status("双方之间一共进行了9次交易[1]。", question, record) == "supported"
+
+
+def test_a_quote_the_sentence_says_the_sources_lack_is_not_claimed_of_them() -> None:
+    src = [Source(1, "由威斯敏斯特宫保留和处理的问题称为保留事项，是苏格兰议会立法权限之外的主题。", "book", "")]
+    q = "哪些问题由威斯敏斯特处理？"
+    lacks = check_answer("资料并没有说威斯敏斯特处理的问题“不能解决”[1]。", src, question=q).sentences[0]
+    assert lacks.status != "unsupported", lacks.reason
+    assert lacks.status != "supported"  # a sentence about what the sources lack is no fact of theirs
+    assert status("资料说威斯敏斯特处理的问题“不能解决”[1]。", q, src) == "unsupported"
