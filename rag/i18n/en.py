@@ -208,7 +208,6 @@ LABELS: dict[str, str] = {
     # -- labels added by the trace, sources and answer panels (rag.ui.render)
     "chapter_n": "Chapter {n}",
 
-
     # -- the page
     "scope_placeholder": "empty: the whole book",
     "scope_no_limit": "empty: no limit",
