@@ -55,6 +55,7 @@ from rag.checks.text import (
 )
 from rag.checks.wording import (
     ATTRIBUTION,
+    FOLLOWS,
     LABEL,
     label_known,
     lead_in,
@@ -173,7 +174,7 @@ def _is_hedge(sentence: str) -> bool:
     return any(h in low for h in _HEDGES) or bool(_HEDGE_PATTERN.search(sentence))
 
 
-_LEAD_IN = re.compile(r"(?:如下|以下|下列|the following|as follows)\s*[:：]?\s*$", re.IGNORECASE)
+_LEAD_IN = re.compile(rf"(?:{FOLLOWS})\s*[:：]?\s*$", re.IGNORECASE)
 
 
 def _is_heading(sentence: str) -> bool:

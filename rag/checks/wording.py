@@ -52,8 +52,8 @@ def sum_of(fact: str, stated: Sequence[str]) -> bool:
 
 def unclaimed_quotes(body: str, question: str | None) -> list[str]:
     """Quoted words a sentence does not claim its sources say: those it denies they use ("资料本身没有用
-    “聚众斗殴”来定性": a negation just before, in the same clause, or a clause on what the sources lack) and the question's own words it
-    speaks of ("问题中的“人民币”")."""
+    “聚众斗殴”来定性": a negation just before, in the same clause, or a clause on what the sources lack)
+    and the question's own words it speaks of ("问题中的“人民币”")."""
     asked = normalize(question or "").text
     out = []
     for m in QUOTED.finditer(body):
@@ -147,12 +147,17 @@ def label_known(label: str, known: str, names: Names) -> bool:
     normalised question and cited texts): a label naming what neither has ("关于猕猴为何…：") is checked
     with its sentence."""
     said = _OWN_LABEL.sub(" ", ASKS.sub(" ", LIST_MARKER.sub("", label)))  # its number, asking and own words aside
-    return all(found_in(forms, known) for _, forms in content(said, names).terms)
+    return _all_known(said, known, names)
 
 
-# the words that open a list ("诉讼请求包括：", "作案工具分别是：", "as follows:")
-_OPENS = re.compile(r"包括|包含|如下|以下|下列|分别|主要|具体|有|是|为|涉及|列举|the following|as follows|include[sd]?|are|were",
-                    re.IGNORECASE)
+def _all_known(text: str, known: str, names: Names) -> bool:
+    return all(found_in(forms, known) for _, forms in content(text, names).terms)
+
+
+# the words that say a list follows ("该段情节如下：", "as follows:"), and all the words that open one
+# ("诉讼请求包括：", "作案工具分别是：")
+FOLLOWS = "如下|以下|下列|the following|as follows"
+_OPENS = re.compile(rf"{FOLLOWS}|包括|包含|分别|主要|具体|有|是|为|涉及|列举|include[sd]?|are|were", re.IGNORECASE)
 
 
 def lead_in(sentence: str, known: str, names: Names) -> bool:
@@ -162,6 +167,4 @@ def lead_in(sentence: str, known: str, names: Names) -> bool:
     body = sentence.rstrip()
     if not body.endswith((":", "：")) or facts_of(body) or is_negated(body):
         return False
-    said = _OPENS.sub(" ", ASKS.sub(" ", LIST_MARKER.sub("", body)))
-    return all(found_in(forms, known) for _, forms in content(said, names).terms)
-
+    return _all_known(_OPENS.sub(" ", ASKS.sub(" ", LIST_MARKER.sub("", body))), known, names)
