@@ -228,6 +228,23 @@ def main_answer(answer: str) -> str:
 
 
 _ALTERNATIVE = re.compile(r"还是|或者是|或是|\bor\b", re.I)
+_JOINER = re.compile(r"[与和及、跟同]")
+_ASKS_WHO = re.compile(r"谁|哪位|哪一位|\bwho\b", re.I)
+
+
+def _one_of_named(answer_norm: str, part_norm: str) -> bool:
+    """Whether a part asking who names people side by side (阿1某力力与肉某等人成立的组织的头领是谁) and
+    the answer is one of them (肉某): it picks one, as one side of a choice does, unless the question
+    word is itself one of the joined (谁和林某一起去的)."""
+    if not answer_norm or not _ASKS_WHO.search(part_norm):
+        return False
+    for m in _JOINER.finditer(part_norm):
+        before, after = part_norm[:m.start()], part_norm[m.end():]
+        if _ASKS_WHO.search(before[-3:]) or _ASKS_WHO.match(after):
+            continue
+        if before.endswith(answer_norm) or after.startswith(answer_norm):
+            return True
+    return False
 
 
 def _joined_in(answer_norm: str, part_norm: str) -> bool:
@@ -269,7 +286,8 @@ def answer_supported(answer: str, region: str, passage: str = "", part: str = ""
     answer_norm = normalize(answer).text
     # (a yes/no answer returned above); one side of a choice the question offers ("内部还是外部?" ->
     # 外部) repeats the question's words and answers it
-    if part and not (_ALTERNATIVE.search(part) and not _ALTERNATIVE.search(answer)):
+    if (part and not (_ALTERNATIVE.search(part) and not _ALTERNATIVE.search(answer))
+            and not _one_of_named(answer_norm, normalize(part).text)):
         own = content(answer, names).terms
         part_norm = normalize(part).text
         if own and all(contains(part_norm, t) for t, _ in own) and _joined_in(answer_norm, part_norm):
@@ -474,6 +492,16 @@ def source_names(sources: Sequence[Source], aliases: Mapping[str, Sequence[str]]
     return name_groups(found)
 
 
+_CLAUSE = re.compile(r"[，,；;。]")
+
+
+def _figures(quote: str) -> bool:
+    """Whether every clause of ``quote`` states a figure ("假冒…数额共人民币4899324元，侵犯…数额共人民币
+    121716元"): such a quote, copied whole, is the answer's figures with what each counts."""
+    clauses = [c for c in _CLAUSE.split(quote) if normalize(c).text]
+    return len(clauses) > 1 and all(any(t[0].isdigit() for t, _ in content(c).terms) for c in clauses)
+
+
 def verify_part(part: str, answer: str | None, source: int | None, quote: str | None,
                 sources: Sequence[Source], *, question: str = "",
                 aliases: Mapping[str, Sequence[str]] | None = None) -> PartCheck:
@@ -497,7 +525,8 @@ def verify_part(part: str, answer: str | None, source: int | None, quote: str | 
         return PartCheck(part, answer, source, quote, "unverified", Msg.of("check.answer_hedged"))
     # an answer that is its whole quote shows nothing of which words state it, unless the quote is short
     # (a figure: "4765.82万元"); digits and Latin letters weigh a third of a Han character
-    if content_weight(quote_norm) > REPEAT_WEIGHT and normalize(main_answer(answer)).text == quote_norm:
+    if (content_weight(quote_norm) > REPEAT_WEIGHT and normalize(main_answer(answer)).text == quote_norm
+            and not _figures(quote)):
         return PartCheck(part, answer, source, quote, "unverified", Msg.of("check.answer_repeats_quote"))
     ordered = sorted(sources, key=lambda s: (s.number != source, s.number))
     reasons: list[Msg] = []

@@ -121,6 +121,30 @@ def test_the_answer_must_answer_not_repeat_or_copy() -> None:
     assert good.status == "verified"
 
 
+def test_one_of_the_people_a_question_names_side_by_side_answers_who() -> None:
+    text = "老周与小梅等人成立了护林队，并将小梅选为队长，老周负责巡山。"
+    q = "老周与小梅等人成立的护林队的队长是谁？"
+    picked = verify_part("护林队的队长是谁", "小梅", 1, "并将小梅选为队长", [book(1, text)], question=q)
+    assert picked.status == "verified", picked.detail
+    # one person named, or the question word among the joined: the answer is the question's own
+    alone = verify_part("谁陪同老周巡山", "老周", 1, "老周负责巡山", [book(1, text)], question="谁陪同老周巡山？")
+    assert "check.answer_repeats_question" in codes(alone.detail)
+    joined = verify_part("谁和老周成立了护林队", "老周", 1, "老周与小梅等人成立了护林队", [book(1, text)],
+                         question="谁和老周成立了护林队？")
+    assert "check.answer_repeats_question" in codes(joined.detail)
+
+
+def test_an_answer_that_copies_a_quote_of_figures_each_with_what_it_counts_verifies() -> None:
+    text = "经审计，甲公司的非法经营数额共人民币4899324元，乙公司的非法经营数额共人民币121716元，均已退缴。"
+    quote = "甲公司的非法经营数额共人民币4899324元，乙公司的非法经营数额共人民币121716元"
+    figures = verify_part("两家公司的非法经营数额", quote, 1, quote, [book(1, text)], question="两家公司的非法经营数额各是多少？")
+    assert figures.status == "verified", figures.detail
+    # a sentence copied whole, a clause of it without a figure: it shows nothing of which words answer
+    whole = "经审计甲公司的非法经营数额共人民币4899324元，均已退缴并由公司负责人当庭认罪悔罪"
+    copied = verify_part("甲公司的非法经营数额", whole, 1, whole, [book(1, whole + "。")], question="甲公司的非法经营数额是多少？")
+    assert "check.answer_repeats_quote" in codes(copied.detail), copied.detail
+
+
 def test_a_copied_answer_with_a_changed_word_does_not_verify() -> None:
     q = "的卢马有什么不吉利？"
     text = "越曰：“此马眼下有泪槽，额边生白点，名为的卢，骑则妨主。张武为此马而亡。主公不可乘之。”"
