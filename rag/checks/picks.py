@@ -111,7 +111,7 @@ def pick_refused(part: str, answer: str, sentence: str, before: str = "",
         return Msg.of("check.pick_not_about")
     # what is asked is said next to the question word (在什么地方找到了, 居住在哪, 戒指是谁给的): a
     # sentence that names the part's people but none of the words around its question word is about
-    # another moment of theirs (找出北门 for 找到了); a named kind (什么韵) already tied it to the part
+    # another moment of theirs (找出北门 for 找到了); each side must be said (below)
     # the sources' own people and places (``common``) a sentence may leave out: it is theirs
     sides = [side for side in _beside_question(part_norm) if not any(p in common for p in side)]
     if kind is not None:
