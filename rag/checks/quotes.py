@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
-from rag.checks.facts import ASKING, ASKING_EN, INDEFINITE, fact_in, facts_of
+from rag.checks.facts import ASKING, ASKING_EN, CLAUSES, INDEFINITE, fact_in, facts_of
 from rag.checks.text import (
     STOP_HAN,
     Content,
@@ -286,10 +286,10 @@ def answer_supported(answer: str, region: str, passage: str = "", part: str = ""
     answer_norm = normalize(answer).text
     # (a yes/no answer returned above); one side of a choice the question offers ("内部还是外部?" ->
     # 外部) repeats the question's words and answers it
+    part_norm = normalize(part).text
     if (part and not (_ALTERNATIVE.search(part) and not _ALTERNATIVE.search(answer))
-            and not _one_of_named(answer_norm, normalize(part).text)):
+            and not _one_of_named(answer_norm, part_norm)):
         own = content(answer, names).terms
-        part_norm = normalize(part).text
         if own and all(contains(part_norm, t) for t, _ in own) and _joined_in(answer_norm, part_norm):
             return False, Msg.of("check.answer_repeats_question")
     if not answer_norm:
@@ -492,13 +492,10 @@ def source_names(sources: Sequence[Source], aliases: Mapping[str, Sequence[str]]
     return name_groups(found)
 
 
-_CLAUSE = re.compile(r"[，,；;。]")
-
-
 def _figures(quote: str) -> bool:
     """Whether every clause of ``quote`` states a figure ("假冒…数额共人民币4899324元，侵犯…数额共人民币
     121716元"): such a quote, copied whole, is the answer's figures with what each counts."""
-    clauses = [c for c in _CLAUSE.split(quote) if normalize(c).text]
+    clauses = [c for c in CLAUSES.split(quote) if normalize(c).text]
     return len(clauses) > 1 and all(any(t[0].isdigit() for t, _ in content(c).terms) for c in clauses)
 
 
