@@ -59,7 +59,7 @@ _LIST_COUNT = re.compile(rf"([{_SMALL}\d])(?:{_LIST_WORD})")
 # 以及…）", "两个不同的案件：前者…，后者…")
 _OPENS_LIST = re.compile(rf"([{_SMALL}])(?:{_LIST_WORD})[^，,。；;：:（(]{{0,12}}[：:（(]")
 # Words that count a thing between a small number and the thing: 两个小童 / 二小童, 三位老者 / 三老者.
-_CLASSIFIERS = "个位名只匹头条张把件枚座间口员支根"
+_CLASSIFIERS = "个位名只匹头条张把件枚座间口员支根项种类"
 _NEXT_DAY = ("次日", "翌日", "明日", "次早", "翌早", "来日", "第2日", "第2天")
 # clause breaks; a point, colon or comma between digits is part of a number (4765.82, 8:00, 1,200)
 CLAUSES = re.compile(r"[，。！？；：!?;（）()\n]+|[.:](?!\d)|,(?!\d{3})")

@@ -23,7 +23,7 @@ _NOT_NUMBERS = ("一起", "一样", "一直", "一定", "一些", "一切", "一
 _CHAPTER_UNITS = tuple("回章节集卷篇")  # 第一回: a lone 一 that is a chapter number
 # Counting words and units: a single numeral character is a number only before one of these (四只, 三年,
 # 两字) or after 第; elsewhere it is part of a word or a name (五常, 安倍晋三, 三藏) and stays as written.
-MEASURES = frozenset("个只位名人员匹条张把件枚座间支根株棵朵片块颗粒本部卷册篇首句字页层"
+MEASURES = frozenset("个只位名人员匹条张把件枚座间支根株棵朵片块颗粒本部卷册篇首句字页层项种类"
                      "年月日天夜岁旬周时点分秒刻更回章节集次遍番趟场顿段处"
                      "里丈尺寸斤两钱石斗升亩顷米克元角倍艘辆架封碗杯盏坛瓶壶斛")
 _EN_UNITS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,

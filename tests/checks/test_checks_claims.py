@@ -113,6 +113,7 @@ def test_not_checked_is_rendered_grey_and_never_counted_as_supported() -> None:
     ("4765.82万元", "4765.82万元"), ("8.4%", "8.4%"), ("3.71万人", "3.71万人"), ("8:00出发", "8:00出发"),
     ("Now I am twenty-eight", "nowiam28"), ("thirteen years old", "13yearsold"), ("no one came", "noonecame"),
     ("she is five-and-twenty", "sheis25"), ("唯一一个人", "唯一一个人"), ("第一一八回", "第118回"),
+    ("三项发现", "3项发现"), ("两种药物", "2种药物"),  # counting words of kinds and items
 ])
 def test_numbers_and_numerals_inside_words(text: str, norm: str) -> None:
     assert normalize(text).text == norm
@@ -138,6 +139,12 @@ def test_decimals_percentages_and_names_with_digits_are_facts_as_written() -> No
 def test_a_count_with_another_counting_word() -> None:
     src = [Source(1, "那母子四虎都被他打死在冈上，一只也没有走脱。")]
     assert status("他在冈上打死了四只老虎[1]。", None, src) == "not_checked"
+
+
+def test_a_count_of_items_or_kinds_is_checked_as_a_number() -> None:
+    src = [Source(1, "这一理论要调和两项发现之间的矛盾，并列出了三种药物。")]
+    assert status("这一理论要调和三项发现之间的矛盾[1]。", None, src) == "unsupported"
+    assert status("资料列出了四种药物[1]。", None, src) == "unsupported"
 
 
 def test_english_number_words_verify_a_chinese_answer_on_an_english_book() -> None:
